@@ -1,0 +1,1 @@
+"""cluster_sim: an agent-based, interactive teaching suite on cluster resource management."""
