@@ -1,0 +1,91 @@
+"""``ClusterConfig``: the engine's experiment config (cluster, schedulers, workload, horizon)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .config import Config, param
+from .workload import WorkloadSpec
+
+
+@dataclass(frozen=True)
+class ClusterConfig(Config):
+    """A cluster of machines, parallel schedulers over a shared state, and a synthetic workload.
+
+    Example
+    -------
+    >>> ClusterConfig.ci().machines
+    10
+    >>> ClusterConfig(update_delay=-1)
+    Traceback (most recent call last):
+    ...
+    ValueError: ClusterConfig.update_delay=-1 is out of range: allowed 0 <= update_delay <= 60 (seconds between snapshots of the central state pushed to schedulers' local views; 0 = always fresh)
+    """
+
+    # cluster
+    machines: int = param(50, lo=1, hi=20_000, doc="machines in the cluster")
+    cpu_per_machine: int = param(16, lo=1, hi=1024, doc="CPU units per machine")
+    mem_per_machine: int = param(64, lo=1, hi=4096, doc="memory units per machine")
+    hardware_types: int = param(1, lo=1, hi=8, doc="hardware generations; machine i has type i mod types")
+    speed_spread: float = param(0.0, lo=0.0, hi=3.0, step=0.1,
+                                doc="the fastest type runs tasks (1 + spread) times faster than the slowest")
+    # schedulers and the shared state
+    schedulers: int = param(1, lo=1, hi=64, doc="parallel schedulers sharing the central state")
+    update_delay: float = param(0.0, lo=0.0, hi=60.0, step=0.1,
+                                doc="seconds between snapshots of the central state pushed to schedulers' local views; 0 = always fresh")
+    view_refresh: str = param("synchronous", choices=("synchronous", "staggered"),
+                              doc="all local views refreshed at once, or spread evenly over the period")
+    think_time: float = param(0.01, lo=0.0, hi=10.0, step=0.001, doc="seconds a scheduler spends deciding one task")
+    placement: str = param("random", choices=("first_fit", "best_fit", "worst_fit", "random"),
+                           doc="how a scheduler picks a machine on its local view")
+    assignment: str = param("round_robin", choices=("round_robin", "random"), doc="how jobs are assigned to schedulers")
+    # workload
+    load: float = param(0.7, lo=0.01, hi=3.0, step=0.05, doc="offered CPU load: mean demand / cluster CPU capacity")
+    tasks_per_job: float = param(8.0, lo=1.0, hi=1000.0, step=1.0, doc="mean tasks per job")
+    stages_per_job: int = param(1, lo=1, hi=20, doc="at most this many stages (a DAG) per job")
+    duration_dist: str = param("exponential", choices=("exponential", "lognormal"), doc="task duration distribution")
+    mean_task_duration: float = param(10.0, lo=0.01, hi=3600.0, step=0.5, doc="mean task duration (s)")
+    duration_sigma: float = param(1.0, lo=0.0, hi=3.0, step=0.1, doc="lognormal shape of durations")
+    size_dist: str = param("exponential", choices=("exponential", "lognormal"), doc="task size distribution")
+    mean_task_cpu: float = param(2.0, lo=1.0, hi=1024.0, step=0.5, doc="mean CPU units per task")
+    mean_task_mem: float = param(4.0, lo=1.0, hi=4096.0, step=0.5, doc="mean memory units per task")
+    # run
+    horizon: float = param(600.0, lo=1.0, hi=1e6, step=10.0, doc="simulated seconds")
+    seed: int = param(0, lo=0, hi=2**31 - 1, doc="random seed (same seed and config: identical results)")
+
+    @classmethod
+    def ci(cls):
+        return cls(machines=10, horizon=200.0, schedulers=2, think_time=0.01)
+
+    @classmethod
+    def default(cls):
+        return cls(machines=50, horizon=600.0, schedulers=2)
+
+    @classmethod
+    def paper(cls):
+        """RMiner's cluster size (1500 machines x 64 CPU x 16 memory slots), ~200k tasks in 120 s."""
+        return cls(machines=1500, cpu_per_machine=64, mem_per_machine=16, schedulers=8,
+                   update_delay=0.5, think_time=0.001, load=0.8, tasks_per_job=12.0,
+                   mean_task_duration=5.0, mean_task_cpu=1.0, mean_task_mem=1.0, horizon=120.0)
+
+    # ---- derived ---------------------------------------------------------------------------
+    def speeds(self) -> list[float]:
+        """Speed factor per hardware type (durations are divided by it)."""
+        n = self.hardware_types
+        return [1.0 + self.speed_spread * k / (n - 1) if n > 1 else 1.0 for k in range(n)]
+
+    def arrival_rate(self) -> float:
+        """Jobs per second that offer ``load`` times the cluster's CPU capacity (nominal means)."""
+        speeds = self.speeds()
+        mean_speed = sum(speeds[i % len(speeds)] for i in range(self.machines)) / self.machines
+        capacity = self.machines * self.cpu_per_machine * mean_speed
+        work_per_job = self.tasks_per_job * self.mean_task_cpu * self.mean_task_duration
+        return self.load * capacity / work_per_job
+
+    def workload_spec(self) -> WorkloadSpec:
+        return WorkloadSpec(
+            arrival_rate=self.arrival_rate(), tasks_per_job=self.tasks_per_job,
+            stages_per_job=self.stages_per_job, duration_dist=self.duration_dist,
+            mean_task_duration=self.mean_task_duration, duration_sigma=self.duration_sigma,
+            size_dist=self.size_dist, mean_task_cpu=self.mean_task_cpu, mean_task_mem=self.mean_task_mem,
+        )

@@ -1,0 +1,281 @@
+"""``ClusterModel``: the Mesa model every lab shares, and ``run(config) -> ClusterResult``."""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from dataclasses import dataclass, field
+
+import mesa
+import numpy as np
+
+from .agents import CentralStateView, JobManager, Machine, Scheduler
+from .cluster_config import ClusterConfig
+from .metrics import StepIntegral
+from .placement import POLICIES
+from .workload import COMPLETED, FAILED, KILLED, QUEUED, RUNNING, STATES, Job, generate_jobs
+
+RESOURCES = ("cpu", "mem")
+
+
+@dataclass
+class ClusterMetrics:
+    """Headline numbers of a run, all exact (time integrals over [0, time], event counts)."""
+
+    time: float
+    utilisation: float  # time-average allocated CPU / CPU capacity
+    mem_utilisation: float
+    mean_queue_length: float  # time-average tasks waiting at schedulers
+    mean_job_wait: float  # arrival -> first task start, over jobs that started
+    mean_job_completion: float  # arrival -> last task finish, over completed jobs
+    conflicts: int
+    commits: int
+    jobs_submitted: int
+    jobs_completed: int
+    jobs_failed: int
+    tasks_submitted: int
+    tasks_by_state: dict = field(default_factory=dict)
+
+    @property
+    def conflict_rate(self) -> float:
+        """Conflicts per commit attempt."""
+        attempts = self.conflicts + self.commits
+        return self.conflicts / attempts if attempts else 0.0
+
+
+class ClusterModel(mesa.Model):
+    """A cluster of ``Machine`` agents, one ``CentralStateView``, parallel ``Scheduler`` agents and
+    a ``JobManager`` per arrived job, on Mesa's event clock.
+
+    Example
+    -------
+    >>> model = ClusterModel(ClusterConfig.ci())
+    >>> model.run_until(50.0)
+    >>> model.check_invariants()
+    >>> 0.0 < model.metrics.utilisation < 1.0
+    True
+    """
+
+    def __init__(self, config: ClusterConfig, *, jobs: list[Job] | None = None,
+                 completion_events: str = "bulk", check_every_event: bool = False,
+                 record_series: bool = True):
+        super().__init__(rng=config.seed)
+        self.config = config
+        self.check_every_event = check_every_event
+        n = config.machines
+        speeds = config.speeds()
+        types = np.arange(n) % config.hardware_types
+        self.speed = [speeds[k] for k in types]
+        capacity = np.tile(np.array([config.cpu_per_machine, config.mem_per_machine], dtype=np.int64), (n, 1))
+        self.csv = CentralStateView(self, capacity, completion_events=completion_events,
+                                    record_series=record_series)
+        self.machines = [Machine(self, i, int(types[i]), self.speed[i]) for i in range(n)]
+        # distinct capacity rows, to tell at arrival whether a task can fit anywhere at all
+        self._capacity_rows = np.unique(capacity, axis=0)
+        policy = POLICIES[config.placement]
+        fresh = config.update_delay == 0
+        self.schedulers = [
+            Scheduler(self, i, self.csv, self.csv.new_view(fresh), policy, config.think_time)
+            for i in range(config.schedulers)
+        ]
+        self.csv.start_view_updates(config.update_delay, config.view_refresh == "staggered")
+        # The workload has its own stream: changing a policy or a scheduler count does not change it.
+        if jobs is None:
+            wrng = np.random.default_rng([config.seed, 0xC1A5])
+            jobs = generate_jobs(config.workload_spec(), config.horizon, wrng)
+        self.jobs = sorted(jobs, key=lambda j: j.arrival)
+        self.arrived: list[Job] = []
+        self.job_managers: dict[int, JobManager] = {}
+        self.failures: list[tuple[int, str]] = []
+        self.queue = StepIntegral(record=record_series)
+        self._queued = 0
+        self._next_job = 0
+        if self.jobs:
+            self.schedule_event(self._arrive, at=self.jobs[0].arrival)
+
+    # ---- time ----------------------------------------------------------------------------------
+    def run_until(self, end_time: float) -> None:
+        super().run_until(end_time)
+        self.csv.settle()  # completions due by the horizon are part of the run
+
+    def after_event(self) -> None:
+        if self.check_every_event:
+            self.check_invariants()
+
+    # ---- arrivals and job bookkeeping ----------------------------------------------------------
+    def _arrive(self) -> None:
+        self.csv.settle()
+        now = self.time
+        jobs, i = self.jobs, self._next_job
+        while i < len(jobs) and jobs[i].arrival <= now:
+            job = jobs[i]
+            i += 1
+            if self.config.assignment == "round_robin":
+                k = job.id % len(self.schedulers)
+            else:
+                k = int(self.rng.integers(len(self.schedulers)))
+            job.scheduler = k
+            self.arrived.append(job)
+            manager = JobManager(self, job, self.schedulers[k])
+            self.job_managers[job.id] = manager
+            manager.start()
+        self._next_job = i
+        if i < len(jobs):
+            self.schedule_event(self._arrive, at=jobs[i].arrival)
+        self.after_event()
+
+    def unplaceable(self, job: Job):
+        """``(task, reason)`` for the first task of ``job`` that no machine could ever hold, or None."""
+        rows = self._capacity_rows
+        for task in job.tasks:
+            if not (rows >= np.asarray(task.demand)).all(axis=1).any():
+                largest = rows.max(axis=0).tolist()
+                return task, f"demand {list(task.demand)} exceeds the largest machine {largest} ({'/'.join(RESOURCES)})"
+        return None
+
+    def queue_changed(self, delta: int) -> None:
+        self._queued += delta
+        self.queue.set(self.time, self._queued)
+
+    def task_ended(self, task) -> None:
+        manager = self.job_managers.get(task.job.id)
+        if manager is None:
+            return
+        if task.state == COMPLETED:
+            manager.on_task_finished(task)
+        elif task.state == KILLED:
+            manager.on_task_killed(task)
+
+    def job_finished(self, manager: JobManager) -> None:
+        del self.job_managers[manager.job.id]
+        manager.remove()
+
+    def job_failed(self, manager: JobManager, reason: str) -> None:
+        self.failures.append((manager.job.id, reason))
+        # keep the manager while tasks of the job still run or wait, so their ends are handled
+        if not any(t.state in (RUNNING, QUEUED) for t in manager.job.tasks):
+            self.job_managers.pop(manager.job.id, None)
+            manager.remove()
+
+    def view_synced(self, view) -> None:
+        for s in self.schedulers:
+            if view is None or s.view is view:
+                s.unblock()
+
+    # ---- results -------------------------------------------------------------------------------
+    def tasks_by_state(self) -> dict[str, int]:
+        counts = Counter(t.state for j in self.arrived for s in j.stages for t in s.tasks)
+        return {s: counts.get(s, 0) for s in STATES}
+
+    @property
+    def metrics(self) -> ClusterMetrics:
+        t = self.time
+        cap = self.csv.ledger.capacity.sum(axis=0)
+        waits = [j.first_start - j.arrival for j in self.arrived if not math.isnan(j.first_start)]
+        done = [j.finish - j.arrival for j in self.arrived if not math.isnan(j.finish)]
+        span = t if t > 0 else 1.0
+        return ClusterMetrics(
+            time=t,
+            utilisation=self.csv.usage[0].total(t) / (cap[0] * span),
+            mem_utilisation=self.csv.usage[1].total(t) / (cap[1] * span),
+            mean_queue_length=self.queue.total(t) / span,
+            mean_job_wait=float(np.mean(waits)) if waits else float("nan"),
+            mean_job_completion=float(np.mean(done)) if done else float("nan"),
+            conflicts=self.csv.conflicts,
+            commits=self.csv.commits,
+            jobs_submitted=len(self.arrived),
+            jobs_completed=len(done),
+            jobs_failed=sum(j.failed for j in self.arrived),
+            tasks_submitted=sum(j.n_tasks for j in self.arrived),
+            tasks_by_state=self.tasks_by_state(),
+        )
+
+    # ---- invariants ----------------------------------------------------------------------------
+    def check_invariants(self) -> None:
+        """Raise ``AssertionError`` naming the first broken rule."""
+        ledger = self.csv.ledger
+        ledger.check()
+        held = np.zeros_like(ledger.allocated)
+        running_holds = 0
+        for _, machine, demand, task in ledger.holds():
+            if task.state == RUNNING:
+                held[machine] += demand
+                running_holds += 1
+        if not np.array_equal(held, ledger.allocated):
+            m = int(np.argwhere((held != ledger.allocated).any(axis=1))[0][0])
+            raise AssertionError(
+                f"ledger and running tasks disagree on machine {m}: ledger {ledger.allocated[m].tolist()}, "
+                f"running tasks hold {held[m].tolist()}"
+            )
+        states = self.tasks_by_state()
+        submitted = sum(j.n_tasks for j in self.arrived)
+        if sum(states.values()) != submitted:
+            raise AssertionError(f"tasks lost: {submitted} submitted, states count {sum(states.values())}: {states}")
+        if states[RUNNING] != running_holds:
+            raise AssertionError(f"{states[RUNNING]} tasks say running, the ledger holds {running_holds}")
+        queued = sum(len(s.queue) for s in self.schedulers)
+        if queued != self._queued or queued != states[QUEUED]:
+            raise AssertionError(
+                f"queues disagree: schedulers hold {queued}, the metric says {self._queued}, "
+                f"{states[QUEUED]} tasks say queued"
+            )
+        for j in self.arrived:
+            for t in j.tasks:
+                if t.state == COMPLETED and not (t.start <= t.finish <= self.time):
+                    raise AssertionError(f"task {t.id} completed at {t.finish}, outside [start {t.start}, now {self.time}]")
+                if t.state == FAILED and not t.note:
+                    raise AssertionError(f"task {t.id} failed without a reason")
+
+
+@dataclass
+class ClusterResult:
+    """What ``run`` returns: the config, the metrics, the exact step series and per-task records."""
+
+    config: ClusterConfig
+    metrics: ClusterMetrics
+    series: dict  # name -> (times, values): step functions, value holds from each time on
+    tasks: dict  # column -> ndarray: job, stage, machine, released, start, finish, state
+    jobs: dict  # column -> ndarray: arrival, first_start, finish, n_tasks, failed
+    capacity: np.ndarray  # total capacity per resource
+    failures: list
+
+
+def run(config: ClusterConfig, **model_kwargs) -> ClusterResult:
+    """Build the model, run it to ``config.horizon``, check the invariants, collect the result."""
+    model = ClusterModel(config, **model_kwargs)
+    model.run_until(config.horizon)
+    model.check_invariants()
+    return collect(model)
+
+
+def collect(model: ClusterModel) -> ClusterResult:
+    tasks = [t for j in model.arrived for t in j.tasks]
+    jobs = model.arrived
+    series = {}
+    if model.queue._times is not None:
+        for r, name in enumerate(RESOURCES):
+            series[name] = model.csv.usage[r].steps()
+        series["queue"] = model.queue.steps()
+    return ClusterResult(
+        config=model.config,
+        metrics=model.metrics,
+        series=series,
+        tasks={
+            "job": np.array([t.job.id for t in tasks], dtype=np.int64),
+            "stage": np.array([t.stage for t in tasks], dtype=np.int64),
+            "machine": np.array([t.machine for t in tasks], dtype=np.int64),
+            "released": np.array([t.released for t in tasks]),
+            "start": np.array([t.start for t in tasks]),
+            "finish": np.array([t.finish for t in tasks]),
+            "state": np.array([t.state for t in tasks]),
+        },
+        jobs={
+            "arrival": np.array([j.arrival for j in jobs]),
+            "first_start": np.array([j.first_start for j in jobs]),
+            "finish": np.array([j.finish for j in jobs]),
+            "n_tasks": np.array([j.n_tasks for j in jobs], dtype=np.int64),
+            "failed": np.array([j.failed for j in jobs], dtype=bool),
+        },
+        capacity=model.csv.ledger.capacity.sum(axis=0),
+        failures=list(model.failures),
+    )
