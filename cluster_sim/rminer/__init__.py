@@ -1,0 +1,19 @@
+"""Resource Miner (Wang et al., SoCC'23): shadow resources in shared-state scheduling.
+
+Pure layer (no Mesa): :mod:`.theory` (E(S) = d_u A / 2l), :mod:`.measure` (the exact shadow
+integral), :mod:`.shadow_view` (Algorithm 1), :mod:`.rm_filter` (§3.3), :mod:`.rm_scheduler`
+(Algorithm 2), :mod:`.eviction` (§3.5).
+"""
+
+from .eviction import conflict_victims, evict_at_view_update
+from .measure import ShadowMeter
+from .rm_filter import FilterFactors, RMFilter
+from .rm_scheduler import rm_choice, shadow_order
+from .shadow_view import ShadowIndex, ShadowResourceManager
+from .theory import expected_shadow, expected_survival_time, theory_shadow_ratio
+
+__all__ = [
+    "FilterFactors", "RMFilter", "ShadowIndex", "ShadowMeter", "ShadowResourceManager",
+    "conflict_victims", "evict_at_view_update", "expected_shadow", "expected_survival_time",
+    "rm_choice", "shadow_order", "theory_shadow_ratio",
+]

@@ -1,0 +1,156 @@
+"""The shadow state view: Algorithm 1 of the paper (§3.2), one merged index per machine.
+
+Each machine holding shadow resources has one *shadow resource state index*, a 6-tuple
+(shadow resource id, survival time, machine id, available, occupied, allocated tasks). The
+:class:`ShadowResourceManager` keeps the six fields as numpy arrays over machines (an O(1) update
+per event, the paper's "hash mapping"):
+
+* **echo state** (:meth:`echo_release`): the CSV tells the manager about every release at once. A
+  normal task's release adds to the machine's available shadow (creating the index, with survival
+  time = time to the next view update); an RM task's release merges back into its origin index if
+  no view update happened since it was placed (otherwise its resources were never invisible).
+* **view update** (:meth:`view_update`): every idle shadow becomes visible to the schedulers, so the
+  available amounts are cleared and indexes with nothing occupied are removed; indexes still
+  occupied by running RM tasks stay until those tasks release.
+* CSV allocations that eat into a machine's free resources shrink its available shadow
+  (:meth:`echo_allocate`), and report how much the RM tasks there now overflow the CSV's free
+  amount - a conflict RMiner must resolve by eviction (§3.5).
+
+Example
+-------
+>>> import numpy as np
+>>> srm = ShadowResourceManager(n_machines=3, n_resources=2)
+>>> srm.view_update(0.0, next_update=0.5)
+>>> srm.echo_release(0.2, machine=1, amount=np.array([4, 1]))
+>>> [tuple(map(int, ix.available)) for ix in srm.indexes(0.2)], round(srm.indexes(0.2)[0].survival_time, 3)
+([(4, 1)], 0.3)
+>>> srm.allocate_rm(1, np.array([3, 1]))
+>>> srm.view_update(0.5, next_update=1.0)  # idle shadow cleared, the occupied index survives
+>>> [(ix.machine, tuple(map(int, ix.available)), tuple(map(int, ix.occupied)), ix.allocated_tasks) for ix in srm.indexes(0.5)]
+[(1, (0, 0), (3, 1), 1)]
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class ShadowIndex:
+    """One shadow resource state index (the paper's 6-tuple), as a read-only record."""
+
+    shadow_id: int
+    survival_time: float
+    machine: int
+    available: np.ndarray
+    occupied: np.ndarray
+    allocated_tasks: int
+
+
+class ShadowResourceManager:
+    """Shadow state view over ``n_machines`` machines and ``n_resources`` resource kinds."""
+
+    def __init__(self, n_machines: int, n_resources: int = 1):
+        if n_machines < 1:
+            raise ValueError(f"n_machines={n_machines!r} is not allowed: need >= 1")
+        if n_resources < 1:
+            raise ValueError(f"n_resources={n_resources!r} is not allowed: need >= 1")
+        self.shadow_id = np.full(n_machines, -1, dtype=np.int64)  # -1: no index on this machine
+        self.available = np.zeros((n_machines, n_resources), dtype=np.int64)
+        self.occupied = np.zeros((n_machines, n_resources), dtype=np.int64)
+        self.allocated_tasks = np.zeros(n_machines, dtype=np.int64)
+        self.next_update = 0.0  # survival time of every index = next_update - now
+        self.epoch = 0  # number of view updates so far
+        self._next_id = 0
+        self.live: set[int] = set()  # machines holding an index
+
+    # ---- Algorithm 1 ----------------------------------------------------------------------
+    def _ensure_index(self, machine: int) -> None:
+        if self.shadow_id[machine] < 0:
+            self.shadow_id[machine] = self._next_id
+            self._next_id += 1
+            self.live.add(machine)
+
+    def echo_release(self, t: float, machine: int, amount: np.ndarray, rm_epoch: int | None = None) -> None:
+        """Echo of a release on ``machine``. ``rm_epoch`` is the epoch an RM task was placed in
+        (``None`` for a normal task)."""
+        if rm_epoch is None:
+            self._ensure_index(machine)  # lines 7-8: a new (or merged) index
+            self.available[machine] += amount
+            return
+        self.occupied[machine] -= amount
+        self.allocated_tasks[machine] -= 1
+        if rm_epoch == self.epoch:
+            # line 4: still invisible to every view, so it goes back to its origin shadow
+            self.available[machine] += amount
+        elif not self.occupied[machine].any() and not self.available[machine].any():
+            self._drop(machine)
+
+    def echo_allocate(self, machine: int, csv_free_after: np.ndarray) -> np.ndarray:
+        """Echo of a CSV allocation on ``machine``; returns the RM overflow (>0 means conflict).
+
+        The CSV does not know the RM tasks, so its free amount includes what they occupy. What is
+        left for the shadow is ``csv_free - occupied``; if that is negative the RM tasks there sit
+        on resources the CSV has just handed to a normal task.
+        """
+        room = csv_free_after - self.occupied[machine]
+        np.minimum(self.available[machine], np.maximum(room, 0), out=self.available[machine])
+        return np.maximum(-room, 0)
+
+    def view_update(self, t: float, next_update: float) -> None:
+        """Lines 10-14: idle shadow becomes visible; indexes with nothing occupied are removed."""
+        self.epoch += 1
+        self.next_update = float(next_update)
+        for m in list(self.live):
+            self.available[m] = 0
+            if not self.occupied[m].any():
+                self._drop(m)
+
+    def _drop(self, machine: int) -> None:
+        self.shadow_id[machine] = -1
+        self.available[machine] = 0
+        self.live.discard(machine)
+
+    # ---- used by the RM scheduler -----------------------------------------------------------
+    def allocate_rm(self, machine: int, demand: np.ndarray) -> None:
+        """An RM task takes ``demand`` of the machine's available shadow (never committed to the CSV)."""
+        if (self.available[machine] < demand).any():
+            raise ValueError(
+                f"demand={demand.tolist()} does not fit the available shadow "
+                f"{self.available[machine].tolist()} on machine {machine}"
+            )
+        self.available[machine] -= demand
+        self.occupied[machine] += demand
+        self.allocated_tasks[machine] += 1
+
+    def take_shadow(self, machine: int) -> None:
+        """Algorithm 2 line 11: a normal-path task takes the machine's shadow first; none is left."""
+        self.available[machine] = 0
+        if self.shadow_id[machine] >= 0 and not self.occupied[machine].any():
+            self._drop(machine)
+
+    def evict(self, machine: int, demand: np.ndarray) -> None:
+        """An RM task leaves ``machine`` (killed or migrated); its resources are not shadow any more."""
+        self.occupied[machine] -= demand
+        self.allocated_tasks[machine] -= 1
+        if self.shadow_id[machine] >= 0 and not self.occupied[machine].any() and not self.available[machine].any():
+            self._drop(machine)
+
+    # ---- read-out -------------------------------------------------------------------------
+    def survival_time(self, t: float) -> float:
+        """Time until the next view update: the survival time of every index at ``t``."""
+        return max(self.next_update - t, 0.0)
+
+    def total_available(self) -> np.ndarray:
+        return self.available.sum(axis=0)
+
+    def indexes(self, t: float) -> list[ShadowIndex]:
+        """The live indexes in machine order (for tables in the notebook)."""
+        s = self.survival_time(t)
+        return [
+            ShadowIndex(int(self.shadow_id[m]), s, int(m), self.available[m].copy(),
+                        self.occupied[m].copy(), int(self.allocated_tasks[m]))
+            for m in sorted(self.live)
+        ]
