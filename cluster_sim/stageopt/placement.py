@@ -1,0 +1,281 @@
+"""Placement plans (§5.2): the Fuxi baseline, IPA (Algorithm 1) and the exact min-max assignment.
+
+A placement plan sends each of the ``m`` instances of a stage to one of ``n`` machines. Machine
+``j`` can take at most ``capacity[j]`` instances (the paper's β_j, see :func:`slots_per_machine`).
+The stage latency is the largest instance latency, ``max_i L[i, assignment[i]]`` (Eq. 3).
+
+Tie rule (stated once, used everywhere): among instances with the same best possible latency the
+one with the larger row sum of ``L`` goes first (under column order that is the instance that is
+slower on every machine, which keeps Theorem 5.1 true with ties), then the lower instance index;
+among machines with the same latency the lowest machine index wins. The result is therefore a
+deterministic function of ``L`` and ``capacity``.
+
+Example (Fig. 6 of the paper)
+-----------------------------
+>>> import numpy as np
+>>> L = np.array([[8.0, 12.0, 10.0], [16.0, 24.0, 20.0]])
+>>> ipa_placement(L, np.ones(3, dtype=int)).tolist()       # i1 -> m3, i2 -> m1
+[2, 0]
+>>> fuxi_placement(np.array([0.4, 0.6, 0.8]), np.ones(3, dtype=int), 2).tolist()
+[0, 1]
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+
+import numpy as np
+from scipy.optimize import Bounds, LinearConstraint, milp
+from scipy.sparse import coo_matrix
+
+__all__ = [
+    "check_latency_matrix",
+    "slots_per_machine",
+    "stage_latency",
+    "fuxi_placement",
+    "ipa_placement",
+    "exact_min_max_placement",
+    "brute_force_min_max_placement",
+    "is_column_ordered",
+]
+
+
+# ---- validation ---------------------------------------------------------------------------------
+def check_latency_matrix(L, capacity) -> tuple[np.ndarray, np.ndarray]:
+    """Validate ``L`` (m, n) and ``capacity`` (n,) and return them as float / int64 arrays.
+
+    Raises ``ValueError`` for an empty machine list, mismatched shapes, non-finite or negative
+    latencies, negative or fractional capacities, and a stage that does not fit
+    (``"need X slots, have Y"``).
+    """
+    L = np.asarray(L, dtype=float)
+    if L.ndim != 2:
+        raise ValueError(f"L must be a 2-D (instances, machines) matrix, got shape {L.shape}")
+    m, n = L.shape
+    if n == 0:
+        raise ValueError("L has no machines (0 columns): the machine list is empty")
+    if m == 0:
+        raise ValueError("L has no instances (0 rows): a stage has at least one instance")
+    if not np.all(np.isfinite(L)) or np.any(L < 0):
+        raise ValueError("L must hold finite, non-negative latencies")
+    cap = np.asarray(capacity)
+    if cap.shape != (n,):
+        raise ValueError(
+            f"capacity must have one entry per machine: shape ({n},) to match L {L.shape}, "
+            f"got shape {cap.shape}"
+        )
+    if cap.dtype.kind == "f":
+        if not np.all(cap == np.floor(cap)):
+            raise ValueError("capacity must hold whole numbers of instance slots")
+    elif cap.dtype.kind not in "iu":
+        raise ValueError(f"capacity must be integers, got dtype {cap.dtype}")
+    cap = cap.astype(np.int64)
+    if np.any(cap < 0):
+        j = int(np.argmin(cap))
+        raise ValueError(f"capacity[{j}]={cap[j]} is negative: allowed capacity >= 0")
+    have = int(cap.sum())
+    if have < m:
+        raise ValueError(f"the stage does not fit: need {m} slots, have {have}")
+    return L, cap
+
+
+def slots_per_machine(free, theta0, alpha: int, m: int | None = None) -> np.ndarray:
+    """β_j = min(⌊U_j^1/Θ0^1⌋, …, ⌊U_j^d/Θ0^d⌋, α): instances machine j can take (§5.2).
+
+    ``free`` is (n, d) free resources per machine, ``theta0`` the (d,) HBO resource plan, and
+    ``alpha`` the diversity cap. When the stage size ``m`` is given, the paper's lower bound
+    α ≥ ⌈m/n⌉ is enforced.
+
+    >>> slots_per_machine(np.array([[8, 32], [3, 64]]), np.array([2, 4]), alpha=3).tolist()
+    [3, 1]
+    """
+    free = np.asarray(free, dtype=float)
+    theta0 = np.asarray(theta0, dtype=float)
+    if free.ndim != 2 or free.shape[0] == 0:
+        raise ValueError(f"free must be a non-empty (machines, resources) array, got shape {free.shape}")
+    if theta0.shape != (free.shape[1],):
+        raise ValueError(
+            f"theta0 must have one entry per resource: shape ({free.shape[1]},), got {theta0.shape}"
+        )
+    if np.any(theta0 <= 0):
+        raise ValueError(f"theta0={theta0.tolist()} must be positive in every resource")
+    if int(alpha) != alpha or alpha < 1:
+        raise ValueError(f"alpha={alpha!r} must be a whole number >= 1")
+    n = free.shape[0]
+    if m is not None and alpha < -(-m // n):
+        raise ValueError(f"alpha={alpha} is too small: the paper requires alpha >= ceil(m/n) = {-(-m // n)}")
+    # a tiny tolerance so that 4.0/2.0 computed in floating point never floors to 1
+    fit = np.floor(free / theta0 + 1e-9).min(axis=1)
+    return np.minimum(np.maximum(fit, 0), alpha).astype(np.int64)
+
+
+def stage_latency(L, assignment) -> float:
+    """The stage latency of a placement: the largest instance latency ``max_i L[i, a_i]``."""
+    L = np.asarray(L, dtype=float)
+    a = np.asarray(assignment, dtype=np.int64)
+    if a.shape != (L.shape[0],):
+        raise ValueError(f"assignment must have one machine per instance: shape ({L.shape[0]},), got {a.shape}")
+    return float(L[np.arange(L.shape[0]), a].max())
+
+
+def _check_feasible(a: np.ndarray, cap: np.ndarray) -> None:
+    used = np.bincount(a, minlength=cap.size)
+    assert np.all(used <= cap), "placement exceeds a machine's capacity"
+
+
+# ---- Fuxi ---------------------------------------------------------------------------------------
+def fuxi_placement(watermark, capacity, m: int) -> np.ndarray:
+    """The Fuxi scheduler's placement as §5 describes it.
+
+    (1) the key resource is the bottleneck: the column of ``watermark`` (n, R) with the highest
+    mean utilisation (a 1-D ``watermark`` is already the key resource); (2) machines are taken in
+    increasing watermark on it (ties: lower index); (3) instances, in id order, go to those
+    machines one each; a stage larger than the machine list wraps round again, one more
+    instance per machine per round, skipping full machines. Latency plays no part.
+    """
+    w = np.asarray(watermark, dtype=float)
+    cap = np.asarray(capacity)
+    if w.ndim == 2:
+        w = w[:, int(np.argmax(w.mean(axis=0)))] if w.shape[0] else w[:, 0]
+    if w.ndim != 1 or w.size == 0:
+        raise ValueError("watermark is empty: the machine list is empty")
+    _, cap = check_latency_matrix(np.zeros((max(int(m), 1), w.size)), cap)
+    if int(m) != m or m < 1:
+        raise ValueError(f"m={m!r} must be a whole number of instances >= 1")
+    order = np.argsort(w, kind="stable")
+    # round r offers one slot on every machine that still has more than r slots
+    slots = [order[cap[order] > r] for r in range(int(cap.max()))]
+    return np.concatenate(slots)[:m].astype(np.int64)
+
+
+# ---- IPA (Algorithm 1) ----------------------------------------------------------------------------
+def ipa_placement(L, capacity) -> np.ndarray:
+    """Algorithm 1 (IPA): send the instance with the largest best possible latency (BPL) first.
+
+    ``L`` is the (m, n) predicted latency matrix, ``capacity`` the (n,) slots per machine (β_j).
+    Repeatedly take the unplaced instance whose BPL — its smallest latency over machines that
+    still have a slot — is largest, and send it to that machine. When a machine fills up it
+    leaves the pool and the BPL of the instances that wanted it is recomputed. Returns the
+    (m,) machine index of every instance.
+
+    Optimal for the min-max objective when ``L`` is column-ordered (Theorem 5.1), see
+    :func:`exact_min_max_placement`.
+
+    >>> ipa_placement(np.array([[8.0, 12.0, 10.0], [16.0, 24.0, 20.0]]), [1, 1, 1]).tolist()
+    [2, 0]
+    """
+    L, cap = check_latency_matrix(L, capacity)
+    m, n = L.shape
+    cap = cap.copy()
+    # the available machines are those with a slot left; full columns read as +inf
+    Lm = np.where(cap > 0, L, np.inf)
+    best = np.argmin(Lm, axis=1)                    # argmin picks the lowest index on ties
+    bpl = Lm[np.arange(m), best]
+    # max-heap on BPL (negated); ties to the larger row sum, then the lower index (module docstring);
+    # stale entries carry an old version number
+    neg_rowsum = -L.sum(axis=1)
+    version = np.zeros(m, dtype=np.int64)
+    heap = [(-bpl[i], neg_rowsum[i], i, 0) for i in range(m)]
+    heapq.heapify(heap)
+    # instances waiting for each machine, so a full machine only triggers their recomputation
+    waiting: list[list[int]] = [[] for _ in range(n)]
+    for i in range(m):
+        waiting[best[i]].append(i)
+    assignment = np.full(m, -1, dtype=np.int64)
+    while heap:
+        _, _, i, ver = heapq.heappop(heap)
+        if ver != version[i] or assignment[i] >= 0:
+            continue
+        j = int(best[i])
+        assignment[i] = j
+        cap[j] -= 1
+        if cap[j] == 0:
+            Lm[:, j] = np.inf
+            movers = [k for k in waiting[j] if assignment[k] < 0 and best[k] == j]
+            waiting[j] = []
+            if movers:
+                idx = np.asarray(movers)
+                new_best = np.argmin(Lm[idx], axis=1)
+                for k, b in zip(movers, new_best):
+                    best[k] = b
+                    bpl[k] = Lm[k, b]
+                    version[k] += 1
+                    waiting[b].append(k)
+                    heapq.heappush(heap, (-bpl[k], neg_rowsum[k], k, int(version[k])))
+    return assignment
+
+
+# ---- exact references ------------------------------------------------------------------------------
+def exact_min_max_placement(L, capacity) -> tuple[np.ndarray, float]:
+    """The optimal min-max placement of Eq. (3), solved exactly as a MILP with HiGHS.
+
+    Variables: binary ``B[i, j]`` and the stage latency ``z``; minimise ``z`` subject to every
+    instance on one machine, at most ``capacity[j]`` instances on machine ``j`` and
+    ``Σ_j L[i, j] B[i, j] <= z`` for every instance. Returns ``(assignment, stage latency)``.
+    Meant for small stages (tests, notebooks): the problem is NP-hard in general.
+    """
+    L, cap = check_latency_matrix(L, capacity)
+    m, n = L.shape
+    nv = m * n + 1
+    c = np.zeros(nv)
+    c[-1] = 1.0
+    rows, cols, vals = [], [], []
+    # one machine per instance
+    for i in range(m):
+        rows += [i] * n
+        cols += list(range(i * n, (i + 1) * n))
+        vals += [1.0] * n
+    # machine capacity
+    for j in range(n):
+        rows += [m + j] * m
+        cols += [i * n + j for i in range(m)]
+        vals += [1.0] * m
+    # instance latency below z
+    for i in range(m):
+        r = m + n + i
+        rows += [r] * (n + 1)
+        cols += list(range(i * n, (i + 1) * n)) + [m * n]
+        vals += list(L[i]) + [-1.0]
+    A = coo_matrix((vals, (rows, cols)), shape=(2 * m + n, nv)).tocsr()
+    lb = np.concatenate([np.ones(m), np.zeros(n), np.full(m, -np.inf)])
+    ub = np.concatenate([np.ones(m), cap.astype(float), np.zeros(m)])
+    integrality = np.concatenate([np.ones(m * n), [0]])
+    bounds = Bounds(np.zeros(nv), np.concatenate([np.ones(m * n), [np.inf]]))
+    # mip_rel_gap=0: the default 1e-4 gap would accept a slightly worse plan as 'optimal'
+    res = milp(c, constraints=LinearConstraint(A, lb, ub), integrality=integrality, bounds=bounds,
+               options={"mip_rel_gap": 0.0})
+    if not res.success:  # pragma: no cover - feasibility was checked above
+        raise RuntimeError(f"HiGHS could not solve the placement MILP: {res.message}")
+    B = res.x[: m * n].reshape(m, n)
+    assignment = np.argmax(B, axis=1).astype(np.int64)
+    _check_feasible(assignment, cap)
+    return assignment, stage_latency(L, assignment)
+
+
+def brute_force_min_max_placement(L, capacity, max_plans: int = 200_000) -> tuple[np.ndarray, float]:
+    """Enumerate every placement (n^m of them) and keep the best: a reference for tiny stages."""
+    L, cap = check_latency_matrix(L, capacity)
+    m, n = L.shape
+    if n**m > max_plans:
+        raise ValueError(f"brute force would enumerate n^m = {n}^{m} plans, more than max_plans={max_plans}")
+    best, best_a = np.inf, None
+    for a in itertools.product(range(n), repeat=m):
+        a = np.asarray(a)
+        if np.any(np.bincount(a, minlength=n) > cap):
+            continue
+        v = L[np.arange(m), a].max()
+        if v < best:
+            best, best_a = v, a
+    return best_a.astype(np.int64), float(best)
+
+
+def is_column_ordered(L) -> bool:
+    """True when every column of ``L`` orders the instances the same way (ties allowed).
+
+    This is the column-order assumption of Theorem 5.1: sorting the rows by one column sorts
+    every column.
+    """
+    L = np.asarray(L, dtype=float)
+    order = np.lexsort(L.T[::-1])   # sort rows by column 0, then 1, ... to break ties
+    return bool(np.all(np.diff(L[order], axis=0) >= 0))
