@@ -1,0 +1,122 @@
+"""Figures every lab shares: utilisation, queue length, a Gantt view of tasks, CDFs.
+
+Each function returns (or draws on) a ``matplotlib.figure.Figure`` made without pyplot, so a
+notebook shows it once and headless runs leak no global figure state.
+"""
+
+from __future__ import annotations
+
+import matplotlib
+import matplotlib.ticker
+import numpy as np
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+
+
+def new_figure(nrows: int = 1, ncols: int = 1, size: tuple[float, float] = (7.0, 3.2)):
+    """A constrained-layout Figure and its axes (a single Axes, or an array of them)."""
+    fig = Figure(figsize=size, layout="constrained")
+    axes = fig.subplots(nrows, ncols, squeeze=True)
+    return fig, axes
+
+
+def step_curve(ax: Axes, times, values, t_end: float | None = None, **kwargs) -> None:
+    """Draw a step function whose value holds from each change time on (exactly as recorded)."""
+    times, values = np.asarray(times, float), np.asarray(values, float)
+    if t_end is not None and (len(times) == 0 or times[-1] < t_end):
+        times, values = np.append(times, t_end), np.append(values, values[-1] if len(values) else 0.0)
+    ax.step(times, values, where="post", **kwargs)
+
+
+def binned_means(times, values, t_end: float, bins: int):
+    """Exact averages of a step function over ``bins`` equal bins of [times[0], t_end]."""
+    times, values = np.asarray(times, float), np.asarray(values, float)
+    t = np.append(times, t_end) if times[-1] < t_end else times
+    cum = np.concatenate([[0.0], np.cumsum(values[: len(t) - 1] * np.diff(t))])
+    edges = np.linspace(times[0], t_end, bins + 1)
+    return edges, np.diff(np.interp(edges, t, cum)) / np.diff(edges)
+
+
+def plot_cdf(ax: Axes, samples: dict, xlabel: str, log: bool = False) -> None:
+    """Empirical CDFs of several samples on one axes (NaNs, e.g. unfinished jobs, are left out)."""
+    for label, x in samples.items():
+        x = np.sort(np.asarray(x, float))
+        x = x[~np.isnan(x)]
+        if len(x):
+            ax.step(x, np.arange(1, len(x) + 1) / len(x), where="post", label=f"{label} (n={len(x)})")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel("fraction ≤ x")
+    ax.set_ylim(0, 1.02)
+    if log:
+        ax.set_xscale("log")
+    ax.legend(fontsize=8)
+
+
+def plot_utilisation(result, ax: Axes | None = None, bins: int = 120):
+    """Allocated CPU and memory as a share of capacity: exact averages over time bins."""
+    fig = None
+    if ax is None:
+        fig, ax = new_figure()
+    horizon = result.metrics.time
+    for r, name in enumerate(("cpu", "mem")):
+        times, values = result.series[name]
+        edges, means = binned_means(times, values / result.capacity[r], horizon, bins)
+        ax.stairs(means, edges, baseline=None, label=f"{name} (mean {np.sum(means * np.diff(edges)) / horizon:.0%})")
+    ax.set_xlabel("time (s)")
+    ax.set_ylabel("allocated / capacity")
+    ax.set_ylim(0, 1.05)
+    ax.set_title("Utilisation")
+    ax.legend(fontsize=8, loc="lower right")
+    return fig or ax.figure
+
+
+def plot_queue(result, ax: Axes | None = None, bins: int = 120):
+    """Tasks waiting at the schedulers: exact averages over time bins (the raw step curve is a blur)."""
+    fig = None
+    if ax is None:
+        fig, ax = new_figure()
+    times, values = result.series["queue"]
+    edges, means = binned_means(times, values, result.metrics.time, bins)
+    ax.stairs(means, edges, baseline=None, color="tab:red")
+    ax.set_xlabel("time (s)")
+    ax.set_ylabel("queued tasks (bin average)")
+    ax.set_title(f"Queue (time-average {result.metrics.mean_queue_length:.1f})")
+    return fig or ax.figure
+
+
+def plot_gantt(result, ax: Axes | None = None, max_tasks: int = 400, machines: int = 20):
+    """Tasks as bars on the first ``machines`` machines; at most ``max_tasks`` bars (evenly sampled)."""
+    fig = None
+    if ax is None:
+        fig, ax = new_figure(size=(7.0, 3.6))
+    t = result.tasks
+    horizon = result.metrics.time
+    ran = np.flatnonzero((t["machine"] >= 0) & (t["machine"] < machines))
+    if len(ran) > max_tasks:
+        ran = ran[np.linspace(0, len(ran) - 1, max_tasks).astype(int)]
+    finish = np.where(np.isnan(t["finish"][ran]), horizon, t["finish"][ran])
+    colours = np.asarray(t["job"][ran]) % 10
+    cmap = matplotlib.colormaps["tab10"]
+    ax.barh(t["machine"][ran], finish - t["start"][ran], left=t["start"][ran], height=0.8,
+            color=cmap(colours), edgecolor="none", alpha=0.8)
+    ax.set_xlabel("time (s)")
+    ax.set_ylabel("machine")
+    shown = "" if len(ran) == int(((t["machine"] >= 0) & (t["machine"] < machines)).sum()) else f", {len(ran)} sampled"
+    ax.set_title(f"Tasks on machines 0–{machines - 1} (colour = job{shown})")
+    ax.set_xlim(0, horizon)
+    ax.yaxis.set_major_locator(matplotlib.ticker.MaxNLocator(integer=True))
+    return fig or ax.figure
+
+
+def plot_overview(result):
+    """Utilisation, queue, a Gantt view and the job wait / completion CDFs of one run."""
+    fig, axes = new_figure(2, 2, size=(11.0, 6.5))
+    plot_utilisation(result, axes[0, 0])
+    plot_queue(result, axes[0, 1])
+    plot_gantt(result, axes[1, 0])
+    j = result.jobs
+    # log scale: waits are often orders of magnitude shorter than completions
+    plot_cdf(axes[1, 1], {"wait": j["first_start"] - j["arrival"], "completion": j["finish"] - j["arrival"]},
+             "seconds after arrival", log=True)
+    axes[1, 1].set_title("Jobs")
+    return fig
