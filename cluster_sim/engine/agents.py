@@ -87,7 +87,9 @@ class CentralStateView(mesa.Agent):
     Listener hooks for labs (called with the model time of the event):
     ``release_listeners``: ``fn(task, time)`` when a task's resources return to the ledger;
     ``commit_listeners``: ``fn(task, time)`` after a successful commit;
-    ``sync_listeners``: ``fn(view, time)`` after a local view was refreshed.
+    ``sync_listeners``: ``fn(view, time)`` after a local view was refreshed;
+    ``pre_sync_listeners``: ``fn(view, time)`` just before a view takes its snapshot (``view`` is
+    None for a synchronous refresh of all views), so a lab can commit claims the snapshot must show.
     """
 
     def __init__(self, model: "ClusterModel", capacity: np.ndarray, *, completion_events: str = "bulk",
@@ -101,6 +103,7 @@ class CentralStateView(mesa.Agent):
         self.release_listeners: list[Callable] = []
         self.commit_listeners: list[Callable] = []
         self.sync_listeners: list[Callable] = []
+        self.pre_sync_listeners: list[Callable] = []
         self.commits = 0
         self.conflicts = 0
         self.usage = [StepIntegral(record=record_series) for _ in range(capacity.shape[1])]
@@ -131,8 +134,10 @@ class CentralStateView(mesa.Agent):
 
     def _sync_all(self) -> None:
         self.settle()
-        snapshot = self.ledger.free
         now = self.model.time
+        for fn in self.pre_sync_listeners:
+            fn(None, now)
+        snapshot = self.ledger.free
         for view in self.views:
             view.sync(snapshot, now)
             for fn in self.sync_listeners:
@@ -142,6 +147,8 @@ class CentralStateView(mesa.Agent):
 
     def sync_view(self, view: LocalStateView) -> None:
         self.settle()
+        for fn in self.pre_sync_listeners:
+            fn(view, self.model.time)
         view.sync(self.ledger.free, self.model.time)
         for fn in self.sync_listeners:
             fn(view, self.model.time)

@@ -56,6 +56,10 @@ class ClusterModel(mesa.Model):
     True
     """
 
+    #: the class of the parallel schedulers; a lab may set a ``Scheduler`` subclass (e.g. one that
+    #: filters tasks at enqueue) on a ``ClusterModel`` subclass
+    scheduler_class = Scheduler
+
     def __init__(self, config: ClusterConfig, *, jobs: list[Job] | None = None,
                  completion_events: str = "bulk", check_every_event: bool = False,
                  record_series: bool = True):
@@ -75,7 +79,7 @@ class ClusterModel(mesa.Model):
         policy = POLICIES[config.placement]
         fresh = config.update_delay == 0
         self.schedulers = [
-            Scheduler(self, i, self.csv, self.csv.new_view(fresh), policy, config.think_time)
+            self.scheduler_class(self, i, self.csv, self.csv.new_view(fresh), policy, config.think_time)
             for i in range(config.schedulers)
         ]
         self.csv.start_view_updates(config.update_delay, config.view_refresh == "staggered")
