@@ -1,0 +1,33 @@
+"""Lab 01: plan-aware resource shaping (Bag, Jindal, Patel, HotCloud'20).
+
+A SCOPE job holds a user-chosen number of *tokens* for its whole run. The resource shaper turns
+the job's stage graph into trees (:func:`treeify`), computes the peak number of tokens the rest of
+the job can use (:func:`remaining_peak`, a max-cut per tree) and releases the excess at every
+vertex completion (:class:`ResourceShaper`).
+
+Pure layer (no Mesa): ``graph``, ``trees``, ``peak``, ``shaper``, ``execution``, ``examples``,
+``fleet``. Mesa layer: ``agents`` (the job manager on the engine's event clock), ``lab``
+(config, ``run``, figures for the notebook).
+
+>>> import numpy as np
+>>> from cluster_sim.shaper import StageGraph, treeify, remaining_peak, ResourceShaper
+>>> g = StageGraph({"scan": 100, "join": 20, "out": 5}, [("scan", "join"), ("join", "out")])
+>>> remaining_peak(treeify(g, np.random.default_rng(0)), {"scan": 100})
+20
+>>> ResourceShaper().tokens_to_release(g, 150, {"scan": 100})
+130
+"""
+
+from .examples import FIGURE5_COMPLETED, FIGURE5_RUNNING, FIGURE5_TOKENS, figure5_job, random_stage_graph
+from .execution import MODES, JobExecution, JobRun, StepCurve, draw_durations, replay, replayed_peak
+from .graph import StageGraph
+from .peak import IncrementalPeak, exact_peak, remaining_peak, tree_widths
+from .shaper import ResourceShaper
+from .trees import Tree, canonical_forest, dropped_edges, trees_from_edges, treeify
+
+__all__ = [
+    "FIGURE5_COMPLETED", "FIGURE5_RUNNING", "FIGURE5_TOKENS", "IncrementalPeak", "JobExecution", "JobRun",
+    "MODES", "ResourceShaper", "StageGraph", "StepCurve", "Tree", "canonical_forest", "draw_durations",
+    "dropped_edges", "exact_peak", "figure5_job", "random_stage_graph", "remaining_peak", "replay",
+    "replayed_peak", "tree_widths", "trees_from_edges", "treeify",
+]
