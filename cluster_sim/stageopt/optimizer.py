@@ -1,0 +1,220 @@
+"""The Stage Optimizer (SO, §3.2 and §5): Fuxi's plan, IPA's placement and RAA's resource plan.
+
+The optimiser only sees the learned :class:`~.latency_model.LatencyModel`; plans are scored
+against the hidden ground truth (or the model itself, or a noisy version of it) by
+:func:`evaluate_plan`.
+
+>>> import numpy as np
+>>> from cluster_sim.stageopt.latency_model import LatencyModel, simulate_traces
+>>> from cluster_sim.stageopt.workload import make_machines, make_stage
+>>> rng = np.random.default_rng(0)
+>>> model = LatencyModel(max_iter=40).fit(simulate_traces(rng, stages=20, instances_per_stage=20, machines=20))
+>>> stage, machines = make_stage(rng, 30), make_machines(rng, 12)
+>>> so = StageOptimizer(model, theta0=(2.0, 4.0), alpha=4)
+>>> plan = so.raa(stage, machines, so.ipa(stage, machines))
+>>> plan.assignment.shape, plan.theta.shape
+((30,), (30, 2))
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, replace
+
+import numpy as np
+from scipy.stats import truncnorm
+
+from .clustering import density_clusters_1d, ipa_clustered, machine_groups
+from .latency_model import LatencyModel, features
+from .placement import fuxi_placement, ipa_placement, slots_per_machine
+from .raa import pareto_indices, raa_general, raa_path, wun
+from .workload import Machines, StageSpec, cloud_cost, resource_grid, true_latency
+
+
+@dataclass(frozen=True)
+class StagePlan:
+    """A placement plan and a resource plan for one stage, with the model's predictions."""
+
+    method: str
+    assignment: np.ndarray          # (m,) machine index per instance
+    theta: np.ndarray               # (m, 2) cores and memory per instance
+    predicted_latency: np.ndarray   # (m,) model latency under this plan
+    solve_seconds: float            # wall-clock time of the optimiser (not deterministic)
+
+    @property
+    def predicted_stage_latency(self) -> float:
+        return float(self.predicted_latency.max())
+
+    @property
+    def predicted_cost(self) -> float:
+        return float(cloud_cost(self.predicted_latency, self.theta).sum())
+
+
+def predict_latency(model: LatencyModel, stage: StageSpec, rows, theta, machines: Machines, machine_idx) -> np.ndarray:
+    """Model latency of (rows, θ, machine) triples; machines with identical features share a prediction."""
+    return model.predict(features(stage, rows, theta, machines, machine_idx))
+
+
+def latency_matrix(model: LatencyModel, stage: StageSpec, machines: Machines, theta0, rows=None) -> np.ndarray:
+    """The (m, n) matrix L of §5.2: predicted latency of every instance on every machine under Θ0.
+
+    Machines are predicted once per distinct (state, hardware) group and the columns expanded,
+    which gives the same matrix as predicting every cell.
+    """
+    rows = stage.rows if rows is None else np.asarray(rows, dtype=float)
+    labels, reps = machine_groups(machines.state_keys())
+    m, g = rows.size, reps.size
+    pred = predict_latency(model, stage, np.repeat(rows, g), np.asarray(theta0, float), machines, np.tile(reps, m))
+    return pred.reshape(m, g)[:, labels]
+
+
+@dataclass
+class StageOptimizer:
+    """IPA + RAA over a learned model (the SO of Fig. 3).
+
+    ``theta0`` is HBO's resource plan for every instance, ``alpha`` the diversity cap of β_j,
+    ``grid`` the resource configurations RAA may choose, ``weights`` the WUN weights
+    (latency, cost), ``clustered`` switches the IPA/RAA clustering of Appendix D.2 / E.1 on.
+    """
+
+    model: LatencyModel
+    theta0: tuple[float, float] = (2.0, 4.0)
+    alpha: int = 4
+    grid: np.ndarray | None = None
+    weights: tuple[float, float] = (0.5, 0.5)
+    clustered: bool = True
+    raa_method: str = "path"
+
+    def __post_init__(self) -> None:
+        self.grid = resource_grid() if self.grid is None else np.asarray(self.grid, dtype=float)
+        if self.raa_method not in ("path", "general"):
+            raise ValueError(f"raa_method={self.raa_method!r} is not allowed: choose 'path' or 'general'")
+
+    def capacity(self, stage: StageSpec, machines: Machines) -> np.ndarray:
+        return slots_per_machine(machines.free, self.theta0, self.alpha, m=stage.instances)
+
+    # ---- placement ------------------------------------------------------------------------------
+    def fuxi(self, stage: StageSpec, machines: Machines) -> StagePlan:
+        """Fuxi: lowest watermarks on the key resource, instances in id order, HBO's Θ0 for all."""
+        t = time.perf_counter()
+        watermark = np.c_[machines.cpu_util, machines.mem_util]
+        a = fuxi_placement(watermark, self.capacity(stage, machines), stage.instances)
+        dt = time.perf_counter() - t
+        theta = np.tile(np.asarray(self.theta0, float), (stage.instances, 1))
+        pred = predict_latency(self.model, stage, stage.rows, theta, machines, a)
+        return StagePlan("Fuxi", a, theta, pred, dt)
+
+    def ipa(self, stage: StageSpec, machines: Machines, clustered: bool | None = None) -> StagePlan:
+        """IPA (Algorithm 1), or its clustered form (Algorithm 4), with Θ0 for every instance."""
+        clustered = self.clustered if clustered is None else clustered
+        t = time.perf_counter()
+        cap = self.capacity(stage, machines)
+        if clustered:
+            inst = density_clusters_1d(stage.rows)
+            mlab, mreps = machine_groups(machines.state_keys())
+            rep_rows = np.zeros(inst.max() + 1)
+            np.maximum.at(rep_rows, inst, stage.rows)        # a cluster is its largest instance
+            g = mreps.size
+            Lr = predict_latency(self.model, stage, np.repeat(rep_rows, g), np.asarray(self.theta0, float),
+                                 machines, np.tile(mreps, rep_rows.size)).reshape(rep_rows.size, g)
+            a = ipa_clustered(Lr, inst, stage.rows, mlab, cap)
+        else:
+            a = ipa_placement(latency_matrix(self.model, stage, machines, self.theta0), cap)
+        dt = time.perf_counter() - t
+        theta = np.tile(np.asarray(self.theta0, float), (stage.instances, 1))
+        pred = predict_latency(self.model, stage, stage.rows, theta, machines, a)
+        return StagePlan("IPA(Cluster)" if clustered else "IPA(Org)", a, theta, pred, dt)
+
+    # ---- resource plan -------------------------------------------------------------------------------
+    def allowed_configs(self, machines: Machines, assignment: np.ndarray) -> np.ndarray:
+        """(m, r) mask of configurations an instance may take: at most its machine's free resources
+        divided by the stage's instances on that machine, so every mix of choices fits (Eq. 9)."""
+        count = np.bincount(assignment, minlength=machines.n)
+        share = machines.free[assignment] / count[assignment][:, None]
+        return np.all(self.grid[None, :, :] <= share[:, None, :] + 1e-9, axis=2)
+
+    def instance_pareto_sets(self, stage: StageSpec, machines: Machines, plan: StagePlan, clustered: bool | None = None):
+        """Instance-level (latency, cost) Pareto sets over the allowed grid for each RAA unit.
+
+        Clustered (RAA Fast_MCI): units are the IPA row clusters split by machine group; a unit is
+        represented by its largest instance and its cost is scaled by the unit size. Returns
+        ``(units (m,) unit id per instance, sets, configs)`` where ``configs[u]`` holds the grid
+        rows behind ``sets[u]``.
+        """
+        clustered = self.clustered if clustered is None else clustered
+        a = plan.assignment
+        allowed = self.allowed_configs(machines, a)
+        if clustered:
+            inst = density_clusters_1d(stage.rows)
+            mlab, _ = machine_groups(machines.state_keys())
+            # a unit must also share one allowed set: split by the allowed mask too
+            mask_id = np.unique(allowed, axis=0, return_inverse=True)[1].reshape(-1)
+            units = np.unique(np.c_[inst, mlab[a], mask_id], axis=0, return_inverse=True)[1].reshape(-1)
+        else:
+            units = np.arange(stage.instances)
+        nu = int(units.max()) + 1
+        rep = np.full(nu, -1)
+        size = np.bincount(units, minlength=nu)
+        for u in range(nu):
+            members = np.flatnonzero(units == u) if clustered else np.array([u])
+            rep[u] = members[np.argmax(stage.rows[members])]
+        r = len(self.grid)
+        lat = predict_latency(self.model, stage, np.repeat(stage.rows[rep], r), np.tile(self.grid, (nu, 1)),
+                              machines, np.repeat(a[rep], r)).reshape(nu, r)
+        cost = cloud_cost(lat, self.grid[None, :, :]) * size[:, None]
+        sets, configs = [], []
+        for u in range(nu):
+            ok = np.flatnonzero(allowed[rep[u]])
+            pts = np.c_[lat[u, ok], cost[u, ok]]
+            keep = pareto_indices(pts)
+            sets.append(pts[keep])
+            configs.append(ok[keep])
+        return units, sets, configs
+
+    def raa(self, stage: StageSpec, machines: Machines, plan: StagePlan, clustered: bool | None = None,
+            method: str | None = None) -> StagePlan:
+        """RAA: stage Pareto set from instance sets (Path or General), then WUN picks a plan."""
+        method = self.raa_method if method is None else method
+        t = time.perf_counter()
+        units, sets, configs = self.instance_pareto_sets(stage, machines, plan, clustered)
+        front, choice = (raa_path if method == "path" else raa_general)(sets)
+        k = wun(front, self.weights)
+        cfg = np.array([configs[u][choice[k, u]] for u in range(len(sets))])
+        theta = self.grid[cfg[units]]
+        dt = time.perf_counter() - t
+        pred = predict_latency(self.model, stage, stage.rows, theta, machines, plan.assignment)
+        name = f"{plan.method.replace('(Cluster)', '').replace('(Org)', '')}+RAA({method.capitalize()})"
+        return StagePlan(name, plan.assignment, theta, pred, plan.solve_seconds + dt)
+
+
+def evaluate_plan(plan: StagePlan, stage: StageSpec, machines: Machines, mode: str = "truth",
+                  noise: float = 0.0, rng: np.random.Generator | None = None) -> tuple[float, float]:
+    """The (stage latency, cost) a plan actually gets.
+
+    ``mode``: ``"truth"`` runs the hidden ground truth (with lognormal run noise ``noise``);
+    ``"model"`` takes the model's prediction as the truth (Expt 9's noise-free case); ``"noisy"``
+    draws each instance from N(μ, σ=noise·μ) around the prediction, truncated to μ ± 3σ (Expt 9's
+    noisy case, the paper's GPR simulator).
+    """
+    if mode == "truth":
+        lat = true_latency(stage, stage.rows, plan.theta[:, 0], plan.theta[:, 1], machines, plan.assignment,
+                           rng=rng, noise=noise)
+    elif mode == "model":
+        lat = plan.predicted_latency
+    elif mode == "noisy":
+        mu = plan.predicted_latency
+        if not 0 <= noise < 1 / 3:
+            raise ValueError(f"noise={noise} must be in [0, 1/3) so that mu - 3 sigma stays positive")
+        if noise == 0:
+            lat = mu
+        else:
+            if rng is None:
+                raise ValueError("mode='noisy' needs an rng")
+            lat = mu * (1 + noise * truncnorm.rvs(-3, 3, size=mu.size, random_state=rng))
+    else:
+        raise ValueError(f"mode={mode!r} is not allowed: choose 'truth', 'model' or 'noisy'")
+    return float(lat.max()), float(cloud_cost(lat, plan.theta).sum())
+
+
+def with_method(plan: StagePlan, method: str) -> StagePlan:
+    return replace(plan, method=method)
