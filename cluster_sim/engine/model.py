@@ -59,6 +59,9 @@ class ClusterModel(mesa.Model):
     #: the class of the parallel schedulers; a lab may set a ``Scheduler`` subclass (e.g. one that
     #: filters tasks at enqueue) on a ``ClusterModel`` subclass
     scheduler_class = Scheduler
+    #: the class of the per-job managers; a lab may set a ``JobManager`` subclass (e.g. one that
+    #: holds a token budget and shapes it) on a ``ClusterModel`` subclass
+    job_manager_class = JobManager
 
     def __init__(self, config: ClusterConfig, *, jobs: list[Job] | None = None,
                  completion_events: str = "bulk", check_every_event: bool = False,
@@ -120,7 +123,7 @@ class ClusterModel(mesa.Model):
                 k = int(self.rng.integers(len(self.schedulers)))
             job.scheduler = k
             self.arrived.append(job)
-            manager = JobManager(self, job, self.schedulers[k])
+            manager = self.job_manager_class(self, job, self.schedulers[k])
             self.job_managers[job.id] = manager
             manager.start()
         self._next_job = i
