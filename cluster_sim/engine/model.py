@@ -64,8 +64,12 @@ class ClusterModel(mesa.Model):
     job_manager_class = JobManager
 
     def __init__(self, config: ClusterConfig, *, jobs: list[Job] | None = None,
-                 completion_events: str = "bulk", check_every_event: bool = False,
+                 policy=None, completion_events: str = "bulk", check_every_event: bool = False,
                  record_series: bool = True):
+        """``jobs`` replaces the generated workload; ``policy(free, demand, rng) -> machine``
+        replaces ``config.placement`` (to try a policy of your own); ``completion_events="each"``
+        spends one Mesa event per completion (the slow reference the bulk path is tested against);
+        ``check_every_event`` checks the invariants after every event (tests)."""
         super().__init__(rng=config.seed)
         self.config = config
         self.check_every_event = check_every_event
@@ -79,7 +83,7 @@ class ClusterModel(mesa.Model):
         self.machines = [Machine(self, i, int(types[i]), self.speed[i]) for i in range(n)]
         # distinct capacity rows, to tell at arrival whether a task can fit anywhere at all
         self._capacity_rows = np.unique(capacity, axis=0)
-        policy = POLICIES[config.placement]
+        policy = policy or POLICIES[config.placement]
         fresh = config.update_delay == 0
         self.schedulers = [
             self.scheduler_class(self, i, self.csv, self.csv.new_view(fresh), policy, config.think_time)

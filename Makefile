@@ -1,0 +1,48 @@
+# cluster_sim — `make lab` opens the suite, `make test` passes the tests. Both set up .venv first.
+SHELL := /bin/bash
+VENV  := .venv
+PY    := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+# The first interpreter that is Python 3.12 or newer (Mesa 3.4+ needs it): $(PYTHON) if given,
+# then python3.13/python3.12/python3 on PATH, then pyenv's and the usual install locations.
+FIND_PYTHON := for p in $${PYTHON:-} python3.13 python3.12 python3 \
+	  $$(ls -d $${PYENV_ROOT:-$$HOME/.pyenv}/versions/3.1[2-9]*/bin/python 2>/dev/null | sort -rV) \
+	  /usr/local/bin/python3.13 /usr/local/bin/python3.12 /usr/bin/python3.13 /usr/bin/python3.12; do \
+	  if command -v $$p >/dev/null 2>&1 && $$p -c 'import sys; sys.exit(sys.version_info < (3, 12))' 2>/dev/null; then \
+	    command -v $$p; exit 0; fi; done; exit 1
+
+.PHONY: lab test notebooks exercises bench setup clean
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml
+	@py=$$($(FIND_PYTHON)) || { \
+	  echo "cluster_sim needs Python 3.12 or newer (Mesa 3.4+), and none was found."; \
+	  echo "Install one (e.g. 'pyenv install 3.12', 'apt-get install python3.12', or conda),"; \
+	  echo "or point to it: make PYTHON=/path/to/python3.12 test"; exit 1; }; \
+	if [ -x $(PY) ] && ! $(PY) -c 'import sys; sys.exit(sys.version_info < (3, 12))' 2>/dev/null; then \
+	  echo "$(VENV) holds an older Python: recreating it"; rm -rf $(VENV); fi; \
+	[ -x $(PY) ] || { echo "creating $(VENV) with $$py ($$($$py --version))"; $$py -m venv $(VENV); }
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e ".[test,dev]"
+	$(PY) -m ipykernel install --sys-prefix --name cluster_sim --display-name "Python (cluster_sim)" >/dev/null
+	@touch $(STAMP)
+
+lab: $(STAMP)
+	$(VENV)/bin/jupyter lab notebooks/00_cluster_sim_tour.ipynb
+
+test: $(STAMP)
+	$(PY) -m pytest -n 2 --dist loadgroup -q
+
+notebooks: $(STAMP)
+	$(PY) -m pytest -n 2 --dist loadgroup -q tests/notebooks
+
+exercises: $(STAMP)
+	$(PY) -m cluster_sim.exercises
+
+bench: $(STAMP)
+	@for b in bench/*.py; do echo "== $$b"; $(PY) $$b --quick || exit 1; done
+
+clean:
+	rm -rf $(VENV) .pytest_cache .hypothesis

@@ -1,0 +1,106 @@
+"""Every notebook runs headless (papermill) at CI scale; exercises fail where they should.
+
+- ``notebooks/`` and ``solutions/`` execute top to bottom with ``interactive=False`` injected into
+  their ``parameters`` cell, so their closing assertions (the claims each notebook makes) hold.
+- ``exercises/`` (generated) execute with errors allowed: every check cell must fail with the
+  "not implemented yet" message, proving the checks can fail on the unsolved version.
+- All three are committed without outputs; ``exercises/`` is up to date with ``solutions/``.
+"""
+
+import json
+import time
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from cluster_sim.checking import NOT_IMPLEMENTED
+from cluster_sim.exercises import generate
+
+ROOT = Path(__file__).resolve().parents[2]
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb")) + sorted((ROOT / "solutions").glob("*.ipynb"))
+EXERCISES = sorted((ROOT / "exercises").glob("*.ipynb"))
+ALL = NOTEBOOKS + EXERCISES
+KERNEL = "python3"  # jupyter_client runs it with this interpreter (the project's venv)
+CELL_TIMEOUT = 300  # a hung widget kernel fails the test instead of hanging CI
+
+
+def rel(p: Path) -> str:
+    return str(p.relative_to(ROOT))
+
+
+def grade_cells(nb):
+    return [c for c in nb.cells if c.get("metadata", {}).get("nbgrader", {}).get("grade")]
+
+
+def test_there_are_notebooks():
+    assert (ROOT / "notebooks" / "00_cluster_sim_tour.ipynb") in NOTEBOOKS
+
+
+@pytest.mark.parametrize("path", ALL, ids=rel)
+def test_committed_without_outputs(path):
+    nb = json.loads(path.read_text())
+    dirty = [i for i, c in enumerate(nb["cells"]) if c["cell_type"] == "code" and (c.get("outputs") or c.get("execution_count"))]
+    assert not dirty, f"{rel(path)}: cells {dirty} have stored outputs; clear them before committing"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=rel)
+def test_parameters_cell(path):
+    nb = nbformat.read(path, as_version=4)
+    cells = [c for c in nb.cells if "parameters" in c.metadata.get("tags", [])]
+    assert len(cells) == 1, f"{rel(path)}: needs exactly one cell tagged 'parameters'"
+    for name in ("preset", "overrides", "interactive"):
+        assert f"{name} =" in cells[0].source, f"{rel(path)}: parameters cell lacks `{name} = ...`"
+
+
+def test_exercises_are_generated_from_solutions():
+    stale = generate(check=True)
+    assert not stale, f"exercises/ is out of date ({[rel(p) for p in stale]}): run `make exercises`"
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "solutions").glob("*.ipynb")), ids=rel)
+def test_solutions_have_checks_and_exercises_have_no_answers(path):
+    solution = nbformat.read(path, as_version=4)
+    assert grade_cells(solution), f"{rel(path)}: no check cells (nbgrader grade: true)"
+    assert any("### BEGIN SOLUTION" in c.source for c in solution.cells)
+    exercise = (ROOT / "exercises" / path.name).read_text()
+    assert "### BEGIN SOLUTION" not in exercise and "### BEGIN HIDDEN TESTS" not in exercise
+
+
+@pytest.mark.notebook
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=rel)
+def test_notebook_executes(path, tmp_path):
+    import papermill as pm
+
+    t0 = time.perf_counter()
+    pm.execute_notebook(
+        str(path), str(tmp_path / path.name), parameters={"interactive": False}, kernel_name=KERNEL,
+        execution_timeout=CELL_TIMEOUT, cwd=str(path.parent), progress_bar=False,
+    )
+    print(f"{rel(path)} ran in {time.perf_counter() - t0:.1f} s")
+
+
+@pytest.mark.notebook
+@pytest.mark.parametrize("path", EXERCISES, ids=rel)
+def test_unsolved_exercise_fails_at_every_check(path):
+    from nbclient import NotebookClient
+    from papermill.iorw import load_notebook_node
+    from papermill.parameterize import parameterize_notebook
+
+    nb = parameterize_notebook(load_notebook_node(str(path)), {"interactive": False})
+    NotebookClient(nb, timeout=CELL_TIMEOUT, kernel_name=KERNEL, allow_errors=True,
+                   resources={"metadata": {"path": str(path.parent)}}).execute()
+    checks = grade_cells(nb)
+    assert checks, f"{rel(path)}: no check cells"
+    for cell in checks:
+        errors = [o for o in cell.outputs if o.output_type == "error"]
+        grade_id = cell.metadata["nbgrader"]["grade_id"]
+        assert errors, f"{rel(path)}: check cell {grade_id!r} passed on the unsolved exercise"
+        message = errors[0].ename + ": " + errors[0].evalue
+        assert errors[0].ename == "AssertionError" and NOT_IMPLEMENTED in message, (
+            f"{rel(path)}: check cell {grade_id!r} failed with {message!r}, not the not-implemented message"
+        )
+    first_error = next(i for i, c in enumerate(nb.cells) if c.cell_type == "code" and any(o.output_type == "error" for o in c.outputs))
+    assert nb.cells[first_error] in checks, (
+        f"{rel(path)}: cell {first_error} fails before any check cell: a student would see a confusing error"
+    )
