@@ -11,9 +11,11 @@ from .rm_filter import FilterFactors, RMFilter
 from .rm_scheduler import rm_choice, shadow_order
 from .shadow_view import ShadowIndex, ShadowResourceManager
 from .theory import expected_shadow, expected_survival_time, theory_shadow_ratio
+from .config import RMinerConfig
+from .simulation import RMinerResult, run
 
 __all__ = [
-    "FilterFactors", "RMFilter", "ShadowIndex", "ShadowMeter", "ShadowResourceManager",
+    "FilterFactors", "RMFilter", "RMinerConfig", "RMinerResult", "run", "ShadowIndex", "ShadowMeter", "ShadowResourceManager",
     "conflict_victims", "evict_at_view_update", "expected_shadow", "expected_survival_time",
     "rm_choice", "shadow_order", "theory_shadow_ratio",
 ]

@@ -197,7 +197,10 @@ NOMINAL = FilterFactors(0, 10.0, 100.0, 1.0, 0.5)
 
 def test_filter_threshold_is_update_delay_at_nominal_state():
     assert RMFilter(multiplier=1.0).threshold(NOMINAL, NOMINAL) == 0.5
-    assert RMFilter(multiplier=4.0).threshold(NOMINAL, NOMINAL) == 2.0  # SmartRM-A
+    assert RMFilter(multiplier=4.0).threshold(NOMINAL, NOMINAL) == 2.0
+    # SmartRM counts on T_s + W_d: one more update delay by default
+    assert RMFilter(mode="smart", multiplier=1.0).threshold(NOMINAL, NOMINAL) == 1.0
+    assert RMFilter(mode="smart", multiplier=1.0, waiting_allowance=0).threshold(NOMINAL, NOMINAL) == 0.5
 
 
 @settings(max_examples=100, deadline=None)

@@ -1,0 +1,488 @@
+"""The Mesa layer of Resource Miner: an RM-aware shared-state cluster on the engine.
+
+* :class:`RMAwareScheduler` - the engine's parallel :class:`~cluster_sim.engine.Scheduler`, except
+  that tasks handed to it first pass the RM filter; the chosen ones go to the RM scheduler.
+* :class:`RMScheduler` - the RM scheduler agent (Algorithm 2) with the shadow resource manager
+  (Algorithm 1) and the eviction rules of §3.5. RM tasks run on shadow resources without being
+  committed to the CSV: they are held in a ledger of their own, and ``CSV + RM <= capacity`` on
+  every machine is an invariant (RM tasks only ever sit on resources truly free in the CSV).
+* :class:`ShadowProbe` - the exact shadow measurement: a :class:`ShadowMeter` fed by the CSV's
+  release / commit / view-sync listeners (one meter per local view when refreshes are staggered).
+* :class:`RMinerModel` - the engine's :class:`~cluster_sim.engine.ClusterModel` with the above.
+
+Everything is event time on Mesa's clock; all randomness comes from the config's seed.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+
+import mesa
+import numpy as np
+
+from ..engine import ClusterModel, ResourceLedger, Scheduler, StepIntegral
+from ..engine.workload import COMPLETED, FAILED, KILLED, QUEUED, RUNNING, generate_jobs
+from .config import RMinerConfig
+from .eviction import conflict_victims
+from .measure import ShadowMeter
+from .rm_filter import FilterFactors, RMFilter
+from .rm_scheduler import NORMAL, SHADOW, rm_choice
+from .shadow_view import ShadowResourceManager
+from .theory import expected_shadow
+
+
+class RMAwareScheduler(Scheduler):
+    """A normal parallel scheduler whose incoming tasks first meet the RM filter (§3.3)."""
+
+    def enqueue(self, tasks) -> None:
+        rm = self.model.rm
+        if rm is None or not tasks:
+            super().enqueue(tasks)
+            return
+        normal, diverted = rm.filter_tasks(tasks)
+        if normal:
+            super().enqueue(normal)
+        if diverted:
+            rm.submit(diverted)
+
+
+class RMRun:
+    """One stay of an RM task on shadow resources (a task may have several: restarts, migrations)."""
+
+    __slots__ = ("task", "machine", "demand", "epoch", "start", "finish", "alive")
+
+    def __init__(self, task, machine: int, demand: np.ndarray, epoch: int, start: float, finish: float):
+        self.task, self.machine, self.demand = task, machine, demand
+        self.epoch, self.start, self.finish, self.alive = epoch, start, finish, True
+
+
+IDLE, DECIDING, BLOCKED = "idle", "deciding", "blocked"
+
+
+class ShadowProbe:
+    """Feeds the CSV's releases, commits and view updates into :class:`ShadowMeter` (s)."""
+
+    def __init__(self, model: "RMinerModel", record_series: bool = True):
+        cfg = model.config
+        self.csv = model.csv
+        self.active = cfg.update_delay > 0  # fresh views: nothing is ever invisible
+        n, r = self.csv.ledger.capacity.shape
+        k = len(self.csv.views) if cfg.view_refresh == "staggered" else 1
+        span = max(cfg.update_delay, 1e-9)
+        self.meters = [ShadowMeter(n, r, survival_span=span) for _ in range(k)]
+        self.view_index = {id(v): i for i, v in enumerate(self.csv.views)}
+        self.staggered = k > 1
+        # the shadow of the first view as a step function, for figures (not at paper scale)
+        self.series = StepIntegral(record=True) if (record_series and self.active) else None
+
+    def _record(self, t: float) -> None:
+        if self.series is not None:
+            self.series.set(t, int(self.meters[0].shadow[0]))
+
+    def _free(self, m: int) -> np.ndarray:
+        led = self.csv.ledger
+        return led.capacity[m] - led.allocated[m]
+
+    def on_release(self, task, t: float) -> None:
+        if self.active:
+            free, d = self._free(task.machine), np.asarray(task.demand)
+            for meter in self.meters:
+                meter.release(t, task.machine, d, free)
+            self._record(t)
+
+    def on_commit(self, task, t: float) -> None:
+        if self.active:
+            free = self._free(task.machine)
+            for meter in self.meters:
+                meter.allocate(t, task.machine, free)
+            self._record(t)
+
+    def on_sync(self, view, t: float) -> None:
+        if not self.active:
+            return
+        if self.staggered:
+            self.meters[self.view_index[id(view)]].sync(t)
+        elif view is self.csv.views[0]:
+            self.meters[0].sync(t)
+        self._record(t)
+
+    def integral(self, t: float) -> np.ndarray:
+        """Time integral of the shadow per resource (averaged over views when staggered)."""
+        for m in self.meters:
+            m.advance(t)
+        return np.mean([m.integral for m in self.meters], axis=0)
+
+
+class RMScheduler(mesa.Agent):
+    """The RM scheduler with its shadow resource manager, RM filter and eviction rules."""
+
+    def __init__(self, model: "RMinerModel", record_series: bool = True):
+        super().__init__(model)
+        cfg = model.config
+        self.cfg = cfg
+        self.mode = cfg.mode
+        self.csv = model.csv
+        cap = self.csv.ledger.capacity
+        self.cap = cap
+        n, r = cap.shape
+        self.srm = ShadowResourceManager(n, r)
+        self.srm.next_update = cfg.update_delay
+        self.ledger = ResourceLedger(cap)  # what RM tasks occupy; never committed to the CSV
+        self.think_time = 1.0 / cfg.scheduling_rate
+        self.filter = RMFilter(
+            mode=cfg.mode, multiplier=cfg.filter_threshold, ratio=cfg.filter_ratio,
+            max_demand=(cfg.cpu_per_machine // 4, cfg.mem_per_machine // 4),
+            max_priority=cfg.rm_max_priority, adaptive=cfg.adaptive_filter,
+            waiting_allowance=cfg.waiting_allowance,
+            queue_scale=max(cfg.scheduling_rate * max(cfg.update_delay, 1e-3), 1.0),
+        )
+        self.frng = np.random.default_rng([cfg.seed, 0xF117E])  # the filter's draws only
+        self.queue: list = []
+        self._seq = 0
+        self.status = IDLE
+        self.running: dict[int, RMRun] = {}  # task id -> live run
+        self.on_machine: list[dict[int, RMRun]] = [dict() for _ in range(n)]
+        self.usage = StepIntegral(record=record_series)  # CPU held by RM tasks
+        self._cpu = 0
+        # filter factors (3) and (4): exponentially weighted estimates
+        self._rate_t, self._rate = 0.0, 0.0
+        self._success = 1.0
+        self.nominal_rate = cfg.job_arrival_rate() * cfg.tasks_per_job
+        self.counts = dict(diverted=0, rm_placed=0, rm_normal_path=0, rm_completed=0, rm_collisions=0,
+                           rm_killed=0, rm_migrated=0, rm_converted=0, rm_restarted=0, rm_blocked=0)
+
+    # ---- the RM filter (§3.3) -------------------------------------------------------------------
+    def factors(self, now: float) -> tuple[FilterFactors, FilterFactors]:
+        cfg = self.cfg
+        allocated = float(self.csv.usage[0].value)
+        shadow0 = expected_shadow(cfg.update_delay, allocated, cfg.mean_task_duration)
+        rate = self._rate * math.exp(-(now - self._rate_t))  # decay to now (tau = 1 s)
+        now_f = FilterFactors(len(self.queue), float(self.srm.available[:, 0].sum()), rate,
+                              self._success, cfg.update_delay)
+        nominal = FilterFactors(0.0, shadow0, self.nominal_rate, 1.0, cfg.update_delay)
+        return now_f, nominal
+
+    def filter_tasks(self, tasks):
+        now = self.model.time
+        # submission-rate estimate: an exponentially weighted count with a 1 s time constant
+        self._rate = self._rate * math.exp(-(now - self._rate_t)) + len(tasks)
+        self._rate_t = now
+        threshold = self.filter.threshold(*self.factors(now))
+        normal, diverted = [], []
+        ratio = self.filter.ratio
+        for t in tasks:
+            if self.filter.eligible(t.duration, t.demand, t.job.priority, threshold) and self.frng.random() < ratio:
+                diverted.append(t)
+            else:
+                normal.append(t)
+        self.counts["diverted"] += len(diverted)
+        return normal, diverted
+
+    def submit(self, tasks) -> None:
+        now = self.model.time
+        for t in tasks:
+            t.state, t.released = QUEUED, now
+            self._push(t)
+        self.model.queue_changed(len(tasks))
+        if self.status == IDLE:
+            self._next()
+
+    def _push(self, task) -> None:
+        key = self.filter.queue_key(task.duration, task.demand, task.job.priority, self._seq)
+        self._seq += 1
+        heapq.heappush(self.queue, (key, task))
+
+    # ---- deciding (Algorithm 2) -------------------------------------------------------------------
+    def _next(self) -> None:
+        if self.queue:
+            self.status = DECIDING
+            self.model.schedule_event(self._decide, after=self.think_time)
+        else:
+            self.status = IDLE
+
+    def truly_free(self) -> np.ndarray:
+        """Free resources right now: the CSV's free minus what RM tasks occupy."""
+        led = self.csv.ledger
+        return led.capacity - led.allocated - self.ledger.allocated
+
+    def _decide(self) -> None:
+        self.csv.settle()
+        now = self.model.time
+        self.settle(now)
+        task = self.queue[0][1]
+        demand = np.asarray(task.demand, dtype=np.int64)
+        machine, path = rm_choice(self.srm.available, self.truly_free(), demand, self.mode)
+        if path == SHADOW:
+            heapq.heappop(self.queue)
+            self.model.queue_changed(-1)
+            self._start(task, machine, demand, task.duration, now)
+            self.counts["rm_placed"] += 1
+            self._success = 0.9 * self._success + 0.1
+        elif path == NORMAL:
+            heapq.heappop(self.queue)
+            self.model.queue_changed(-1)
+            self.srm.take_shadow(machine)  # Algorithm 2 line 11
+            task.attempts += 1
+            if not self._commit(task, machine, task.duration):
+                raise AssertionError(f"task {task.id} did not fit machine {machine} on an up-to-date view")
+            self.counts["rm_normal_path"] += 1
+            self._success = 0.9 * self._success
+        else:
+            self.status = BLOCKED  # wait for the next release or view update
+            self.counts["rm_blocked"] += 1
+            self.model.after_event()
+            return
+        self._next()
+        self.model.after_event()
+
+    def unblock(self) -> None:
+        if self.status == BLOCKED:
+            self._next()
+
+    def _start(self, task, machine: int, demand: np.ndarray, duration: float, now: float) -> None:
+        finish = now + duration / self.model.speed[machine]
+        run = RMRun(task, machine, demand, self.srm.epoch, now, finish)
+        self.srm.allocate_rm(machine, demand)
+        self.ledger.hold(machine, demand, finish, run)
+        self.running[task.id] = run
+        self.on_machine[machine][task.id] = run
+        first = task.state != RUNNING and math.isnan(task.start)
+        task.state, task.machine, task.start, task.tag = RUNNING, machine, now, "rm"
+        self._use(now, int(demand[0]))
+        if first:
+            self.model.task_started(task)
+
+    def _commit(self, task, machine: int, duration: float) -> bool:
+        """Commit to the CSV (normal path or migration) with ``duration`` left to run."""
+        manager = self.model.job_managers[task.job.id]
+        saved, saved_start = task.duration, task.start
+        task.duration = duration
+        task.tag = "rm-normal"
+        ok = self.csv.commit(task, machine, watched=manager.watched(task))
+        task.duration = saved
+        if ok and not math.isnan(saved_start):
+            task.start = saved_start  # a migration: the task started earlier
+        return ok
+
+    def _use(self, t: float, cpu: int) -> None:
+        self._cpu += cpu
+        self.usage.set(t, self._cpu)
+
+    # ---- RM tasks ending ----------------------------------------------------------------------------
+    def settle(self, t: float) -> None:
+        """Complete the RM runs due by ``t``, each at its own finish time (echoed to Algorithm 1)."""
+        if self.ledger.next_release_time() > t:
+            return
+        for finish, machine, demand, run in self.ledger.pop_due(t):
+            if not run.alive:
+                continue
+            self._stop(run, finish)
+            task = run.task
+            task.state, task.finish = COMPLETED, finish
+            self.srm.echo_release(finish, machine, demand, rm_epoch=run.epoch)
+            self.counts["rm_completed"] += 1
+            self.model.task_ended(task)
+        self.unblock()
+
+    def _stop(self, run: RMRun, t: float) -> None:
+        run.alive = False
+        self.ledger.release(run.machine, run.demand)
+        del self.running[run.task.id]
+        del self.on_machine[run.machine][run.task.id]
+        self._use(t, -int(run.demand[0]))
+
+    # ---- listeners on the CSV ---------------------------------------------------------------------
+    def on_release(self, task, t: float) -> None:
+        self.settle(t)
+        self.srm.echo_release(t, task.machine, task.demand)  # a task the CSV knew: new shadow
+        self.unblock()
+
+    def on_commit(self, task, t: float) -> None:
+        self.settle(t)
+        m = task.machine
+        led = self.csv.ledger
+        overflow = self.srm.echo_allocate(m, led.capacity[m] - led.allocated[m])
+        if overflow.any():
+            self._resolve_conflict(m, overflow, t)
+
+    def before_sync(self, view, t: float) -> None:
+        self.settle(t)
+        if self.mode == "safe":
+            # SafeRM uses shadow only during its survival time: migrate, then kill (§3.5.1)
+            for run in list(self.running.values()):
+                self._evict(run, t, at_update=True)
+
+    def on_sync(self, view, t: float) -> None:
+        cfg = self.cfg
+        if cfg.view_refresh == "staggered":
+            self.srm.view_update(t, t + cfg.update_delay / len(self.csv.views))
+        elif view is self.csv.views[0]:
+            self.srm.view_update(t, t + cfg.update_delay)
+        self.unblock()
+
+    # ---- eviction (§3.5) ----------------------------------------------------------------------------
+    def _resolve_conflict(self, machine: int, overflow: np.ndarray, t: float) -> None:
+        self.counts["rm_collisions"] += 1
+        runs = self.on_machine[machine]
+        victims = conflict_victims([(tid, r.demand, r.task.job.priority) for tid, r in runs.items()],
+                                   overflow, self.mode)
+        for tid in victims:
+            self._evict(runs[tid], t, at_update=False)
+
+    def _evict(self, run: RMRun, t: float, at_update: bool) -> None:
+        task = run.task
+        self._stop(run, t)
+        self.srm.evict(run.machine, run.demand)
+        left = run.finish - t
+        if self.mode == "safe":
+            if at_update and self._commit(task, run.machine, left):
+                self.counts["rm_converted"] += 1  # committed in place: now visible, a normal task
+                return
+            machine, path = rm_choice(self.srm.available, self.truly_free(), run.demand, "safe")
+            if path == SHADOW:
+                self._start(task, machine, run.demand, left, t)
+                self.counts["rm_migrated"] += 1
+                return
+            if path == NORMAL:
+                self.srm.take_shadow(machine)
+                if self._commit(task, machine, left):
+                    self.counts["rm_migrated"] += 1
+                    return
+            self._kill(task, t, "RM task evicted by a conflict; no room to migrate")
+            return
+        # SmartRM: kill first, then migrate (the task restarts from the RM queue)
+        self.counts["rm_killed"] += 1
+        self.counts["rm_restarted"] += 1
+        task.state, task.machine, task.tag = QUEUED, -1, "rm-restart"
+        self._push(task)
+        self.model.queue_changed(1)
+        if self.status == IDLE:
+            self._next()
+
+    def _kill(self, task, t: float, reason: str) -> None:
+        self.counts["rm_killed"] += 1
+        task.state, task.finish, task.note = KILLED, t, reason
+        self.model.task_ended(task)
+
+
+class RMinerModel(ClusterModel):
+    """The engine's shared-state cluster with an RM-aware filter, an RM scheduler and a shadow probe.
+
+    Example
+    -------
+    >>> model = RMinerModel(RMinerConfig.ci().replace(mode="smart", horizon=5.0))
+    >>> model.run_until(5.0)
+    >>> model.check_invariants()
+    >>> model.rm.counts["rm_placed"] > 0
+    True
+    """
+
+    scheduler_class = RMAwareScheduler
+
+    def __init__(self, config: RMinerConfig, *, check_every_event: bool = False, record_series: bool = True):
+        self.rm = None  # the filter is consulted from the first enqueue on
+        ccfg = config.cluster_config()
+        wrng = np.random.default_rng([config.seed, 0xC1A5])
+        jobs = generate_jobs(ccfg.workload_spec(), ccfg.horizon, wrng)
+        prng = np.random.default_rng([config.seed, 0x9A1])  # priorities: their own stream
+        for job, p in zip(jobs, prng.integers(0, config.priority_levels, len(jobs))):
+            job.priority = int(p)
+        super().__init__(ccfg, jobs=jobs, check_every_event=check_every_event, record_series=record_series)
+        self.config = config  # the engine keeps ccfg in the schedulers' think time etc.
+        self.cluster_config = ccfg
+        self.n_tasks_total = sum(j.n_tasks for j in self.jobs)
+        self._started_tasks = np.zeros(self.n_tasks_total + 1, dtype=bool)
+        self._unstarted = {}  # job id -> tasks not yet started
+        self.job_scheduled_at = {}  # job id -> time its last task first started
+        self.probe = ShadowProbe(self, record_series)
+        csv = self.csv
+        csv.release_listeners.append(self.probe.on_release)
+        csv.commit_listeners.append(self.probe.on_commit)
+        csv.sync_listeners.append(self.probe.on_sync)
+        csv.commit_listeners.append(self._on_commit)
+        if config.mode != "none":
+            self.rm = RMScheduler(self, record_series=record_series)
+            csv.release_listeners.append(self.rm.on_release)
+            csv.commit_listeners.append(self.rm.on_commit)
+            csv.pre_sync_listeners.append(self.rm.before_sync)
+            csv.sync_listeners.append(self.rm.on_sync)
+
+    # ---- bookkeeping ---------------------------------------------------------------------------
+    def _on_commit(self, task, t: float) -> None:
+        if not self._started_tasks[task.id]:
+            self.task_started(task)
+
+    def task_started(self, task) -> None:
+        """First start of ``task`` (normal or RM): the job is fully scheduled when all have started."""
+        self._started_tasks[task.id] = True
+        job = task.job
+        left = self._unstarted.get(job.id, job.n_tasks) - 1
+        self._unstarted[job.id] = left
+        if left == 0:
+            self.job_scheduled_at[job.id] = self.time
+        if math.isnan(job.first_start):
+            job.first_start = self.time
+
+    def run_until(self, end_time: float) -> None:
+        super().run_until(end_time)
+        if self.rm is not None:
+            self.rm.settle(self.time)
+
+    # ---- invariants -----------------------------------------------------------------------------
+    def check_invariants(self) -> None:
+        """The engine's rules, with RM tasks held outside the CSV, plus RMiner's own."""
+        led = self.csv.ledger
+        led.check()
+        rm_alloc = self.rm.ledger.allocated if self.rm is not None else np.zeros_like(led.allocated)
+        over = np.argwhere(led.allocated + rm_alloc > led.capacity)
+        if len(over):
+            m = int(over[0][0])
+            raise AssertionError(
+                f"RM tasks on machine {m} sit on resources the CSV has allocated: CSV {led.allocated[m].tolist()} "
+                f"+ RM {rm_alloc[m].tolist()} > capacity {led.capacity[m].tolist()}"
+            )
+        held = np.zeros_like(led.allocated)
+        csv_running = 0
+        for _, machine, demand, task in led.holds():
+            if task.state == RUNNING and task.tag != "rm":
+                held[machine] += demand
+                csv_running += 1
+        if not np.array_equal(held, led.allocated):
+            m = int(np.argwhere((held != led.allocated).any(axis=1))[0][0])
+            raise AssertionError(f"CSV ledger and its running tasks disagree on machine {m}")
+        rm_running = 0
+        if self.rm is not None:
+            rm = self.rm
+            rm_running = len(rm.running)
+            if not np.array_equal(rm.srm.occupied, rm.ledger.allocated):
+                m = int(np.argwhere((rm.srm.occupied != rm.ledger.allocated).any(axis=1))[0][0])
+                raise AssertionError(f"shadow view's occupied and the RM tasks disagree on machine {m}")
+            if (rm.srm.available < 0).any() or (rm.srm.available > led.capacity - led.allocated - rm.ledger.allocated).any():
+                raise AssertionError("available shadow is negative or more than what is truly free")
+            if any(r.task.state != RUNNING or r.task.tag != "rm" for r in rm.running.values()):
+                raise AssertionError("a live RM run belongs to a task that is not a running RM task")
+        states = self.tasks_by_state()
+        submitted = sum(j.n_tasks for j in self.arrived)
+        if sum(states.values()) != submitted:
+            raise AssertionError(f"tasks lost: {submitted} submitted, states count {sum(states.values())}: {states}")
+        if states[RUNNING] != csv_running + rm_running:
+            raise AssertionError(
+                f"{states[RUNNING]} tasks say running; the CSV holds {csv_running} and RM runs {rm_running}"
+            )
+        queued = sum(len(s.queue) for s in self.schedulers) + (len(self.rm.queue) if self.rm is not None else 0)
+        if queued != self._queued or queued != states[QUEUED]:
+            raise AssertionError(
+                f"queues disagree: queues hold {queued}, the metric says {self._queued}, {states[QUEUED]} tasks say queued"
+            )
+        killed_rm = states[KILLED]
+        if self.rm is not None and self.rm.mode == "safe" and killed_rm != self.rm.counts["rm_killed"]:
+            raise AssertionError(f"{killed_rm} tasks killed but RMiner counted {self.rm.counts['rm_killed']}")
+        if self.rm is None and killed_rm:
+            raise AssertionError(f"{killed_rm} tasks killed without RMiner")
+        for j in self.arrived:
+            for t in j.tasks:
+                if t.state == COMPLETED and not (t.start <= t.finish <= self.time):
+                    raise AssertionError(f"task {t.id} completed at {t.finish}, outside [start {t.start}, now {self.time}]")
+                if t.state == FAILED and not t.note:
+                    raise AssertionError(f"task {t.id} failed without a reason")
