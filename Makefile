@@ -4,11 +4,11 @@ VENV  := .venv
 PY    := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-# The first interpreter that is Python 3.12 or newer (Mesa 3.4+ needs it): $(PYTHON) if given,
-# then python3.13/python3.12/python3 on PATH, then pyenv's and the usual install locations.
-FIND_PYTHON := for p in $${PYTHON:-} python3.13 python3.12 python3 \
-	  $$(ls -d $${PYENV_ROOT:-$$HOME/.pyenv}/versions/3.1[2-9]*/bin/python 2>/dev/null | sort -rV) \
-	  /usr/local/bin/python3.13 /usr/local/bin/python3.12 /usr/bin/python3.13 /usr/bin/python3.12; do \
+# The first interpreter that is Python 3.12 or newer (Mesa 3.4+ needs it), oldest first: $(PYTHON) if given,
+# then python3.12/python3.13/python3 on PATH, then pyenv's and the usual install locations.
+FIND_PYTHON := for p in $${PYTHON:-} python3.12 python3.13 python3 \
+	  $$(ls -d $${PYENV_ROOT:-$$HOME/.pyenv}/versions/3.1[2-9]*/bin/python 2>/dev/null | sort -V) \
+	  /usr/local/bin/python3.12 /usr/local/bin/python3.13 /usr/bin/python3.12 /usr/bin/python3.13; do \
 	  if command -v $$p >/dev/null 2>&1 && $$p -c 'import sys; sys.exit(sys.version_info < (3, 12))' 2>/dev/null; then \
 	    command -v $$p; exit 0; fi; done; exit 1
 

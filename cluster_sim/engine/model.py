@@ -137,12 +137,14 @@ class ClusterModel(mesa.Model):
 
     def unplaceable(self, job: Job):
         """``(task, reason)`` for the first task of ``job`` that no machine could ever hold, or None."""
-        rows = self._capacity_rows
-        for task in job.tasks:
-            if not (rows >= np.asarray(task.demand)).all(axis=1).any():
-                largest = rows.max(axis=0).tolist()
-                return task, f"demand {list(task.demand)} exceeds the largest machine {largest} ({'/'.join(RESOURCES)})"
-        return None
+        rows = self._capacity_rows  # distinct machine capacities: few, so compare all at once
+        demands = np.array([t.demand for s in job.stages for t in s.tasks], dtype=np.int64)
+        fits_some = (demands[:, None, :] <= rows[None, :, :]).all(axis=2).any(axis=1)
+        if fits_some.all():
+            return None
+        task = job.tasks[int(np.argmin(fits_some))]
+        largest = rows.max(axis=0).tolist()
+        return task, f"demand {list(task.demand)} exceeds the largest machine {largest} ({'/'.join(RESOURCES)})"
 
     def queue_changed(self, delta: int) -> None:
         self._queued += delta
