@@ -26,6 +26,7 @@ from ..engine.workload import COMPLETED, FAILED, KILLED, QUEUED, RUNNING, genera
 from .config import RMinerConfig
 from .eviction import conflict_victims
 from .measure import ShadowMeter
+from .placement import UniformBuffer, probe_random_fit
 from .rm_filter import FilterFactors, RMFilter
 from .rm_scheduler import NORMAL, SHADOW, rm_choice
 from .shadow_view import ShadowResourceManager
@@ -33,7 +34,17 @@ from .theory import expected_shadow
 
 
 class RMAwareScheduler(Scheduler):
-    """A normal parallel scheduler whose incoming tasks first meet the RM filter (§3.3)."""
+    """A normal parallel scheduler whose incoming tasks first meet the RM filter (§3.3).
+
+    With ``placement="random"`` it places by :func:`probe_random_fit` (the same distribution as the
+    engine's ``random_fit``, without scanning every machine per decision).
+    """
+
+    def choose(self, task) -> int:
+        model = self.model
+        if model.config.placement == "random":
+            return probe_random_fit(self.view.free, task.demand, model.rng, uniforms=model.uniforms)
+        return super().choose(task)
 
     def enqueue(self, tasks) -> None:
         rm = self.model.rm
@@ -78,15 +89,15 @@ class ShadowProbe:
 
     def _record(self, t: float) -> None:
         if self.series is not None:
-            self.series.set(t, int(self.meters[0].shadow[0]))
+            self.series.set(t, self.meters[0].shadow_of(0))
 
-    def _free(self, m: int) -> np.ndarray:
+    def _free(self, m: int) -> list:
         led = self.csv.ledger
-        return led.capacity[m] - led.allocated[m]
+        return (led.capacity[m] - led.allocated[m]).tolist()
 
     def on_release(self, task, t: float) -> None:
         if self.active:
-            free, d = self._free(task.machine), np.asarray(task.demand)
+            free, d = self._free(task.machine), task.demand
             for meter in self.meters:
                 meter.release(t, task.machine, d, free)
             self._record(t)
@@ -303,7 +314,7 @@ class RMScheduler(mesa.Agent):
         m = task.machine
         led = self.csv.ledger
         overflow = self.srm.echo_allocate(m, led.capacity[m] - led.allocated[m])
-        if overflow.any():
+        if overflow is not None:
             self._resolve_conflict(m, overflow, t)
 
     def before_sync(self, view, t: float) -> None:
@@ -389,6 +400,7 @@ class RMinerModel(ClusterModel):
         for job, p in zip(jobs, prng.integers(0, config.priority_levels, len(jobs))):
             job.priority = int(p)
         super().__init__(ccfg, jobs=jobs, check_every_event=check_every_event, record_series=record_series)
+        self.uniforms = UniformBuffer(self.rng)
         self.config = config  # the engine keeps ccfg in the schedulers' think time etc.
         self.cluster_config = ccfg
         self.n_tasks_total = sum(j.n_tasks for j in self.jobs)

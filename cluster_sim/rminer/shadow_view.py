@@ -88,16 +88,25 @@ class ShadowResourceManager:
         elif not self.occupied[machine].any() and not self.available[machine].any():
             self._drop(machine)
 
-    def echo_allocate(self, machine: int, csv_free_after: np.ndarray) -> np.ndarray:
-        """Echo of a CSV allocation on ``machine``; returns the RM overflow (>0 means conflict).
+    def echo_allocate(self, machine: int, csv_free_after: np.ndarray) -> np.ndarray | None:
+        """Echo of a CSV allocation on ``machine``; returns the RM overflow, or None if there is none.
 
         The CSV does not know the RM tasks, so its free amount includes what they occupy. What is
         left for the shadow is ``csv_free - occupied``; if that is negative the RM tasks there sit
         on resources the CSV has just handed to a normal task.
         """
-        room = csv_free_after - self.occupied[machine]
-        np.minimum(self.available[machine], np.maximum(room, 0), out=self.available[machine])
-        return np.maximum(-room, 0)
+        if self.shadow_id[machine] < 0:
+            return None  # no index: nothing available, nothing occupied
+        free = csv_free_after.tolist() if hasattr(csv_free_after, "tolist") else list(csv_free_after)
+        occ = self.occupied[machine].tolist()
+        avail = self.available[machine].tolist()
+        room = [f - o for f, o in zip(free, occ)]
+        capped = [min(a, max(r, 0)) for a, r in zip(avail, room)]
+        if capped != avail:
+            self.available[machine] = capped
+        if min(room) >= 0:
+            return None
+        return np.array([max(-r, 0) for r in room], dtype=np.int64)
 
     def view_update(self, t: float, next_update: float) -> None:
         """Lines 10-14: idle shadow becomes visible; indexes with nothing occupied are removed."""
