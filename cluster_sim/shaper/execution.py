@@ -20,8 +20,9 @@ Shaping modes (``MODES``):
 * ``"cost_aware"``: release tokens above the peak of a replay of the remaining plan with the
   optimizer's per-stage duration estimates (paper §6 "modeling task scheduler");
 * ``"aggressive"``: follow the curve down *and* back up: hold what running and runnable vertices
-  need, and re-request tokens for stages about to become runnable (all their producers' vertices
-  started), granted after ``request_delay`` (paper §6 "beyond conservative").
+  need plus the stages about to become runnable (all their producers' vertices started), capped
+  by the conservative bound; re-request tokens when that need rises above what is held, granted
+  after ``request_delay`` (paper §6 "beyond conservative").
 
 Example
 -------
@@ -247,7 +248,7 @@ class JobExecution:
         self.record_estimates = record_estimates
         self.estimate_trace: list[tuple[float, int]] = []
         self._peak = IncrementalPeak(treeify(graph, np.random.default_rng(seed))) if mode in (
-            "conservative", "not_started") else None
+            "conservative", "not_started", "aggressive") else None
         self.allocation: StepCurve | None = None
         self.usage: StepCurve | None = None
 
@@ -310,7 +311,7 @@ class JobExecution:
     # ---- the shaper ----------------------------------------------------------------------------
     def _update_peak(self, stage: str) -> None:
         v, c, r = self._V[stage], self.completed[stage], self.running[stage]
-        if self.mode == "conservative":
+        if self.mode in ("conservative", "aggressive"):
             self._peak.set_remaining(stage, v - c, c >= v)
         else:
             self._peak.set_remaining(stage, v - c - r, c >= v)
@@ -344,7 +345,9 @@ class JobExecution:
                 self.started[p] == self._V[p] for p in self.graph.producers(s)
             ):
                 need += self._V[s]
-        target = min(self.R, need)
+        # Never hold more than the conservative bound either: imminent stages cannot run while
+        # their producers still do, so in_use + imminent can overshoot the true next peak.
+        target = min(self.R, need, self._peak.peak)
         if target < self.held:
             self.held = max(target, self.in_use)
             self.releases += 1

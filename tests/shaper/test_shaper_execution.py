@@ -38,7 +38,7 @@ def check_conservative(graph, seed, tokens):
     def observe(job, now):
         est = remaining_peak(trees, job.completed)
         remaining = {s: v - job.completed[s] for s, v in graph.vertices.items()}
-        seen.append((now, est, exact_peak(graph, remaining) if len(seen) % 7 == 0 else None))
+        seen.append((now, est, exact_peak(graph, remaining) if len(seen) % 20 == 0 else None))
 
     run = replay(graph, durations, tokens, "off", observer=observe)
     for now, est, exact in seen:
