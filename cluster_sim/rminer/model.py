@@ -84,6 +84,7 @@ class ShadowProbe:
         self.meters = [ShadowMeter(n, r, survival_span=span) for _ in range(k)]
         self.view_index = {id(v): i for i, v in enumerate(self.csv.views)}
         self.staggered = k > 1
+        self.event_log: list | None = None  # (t, kind, machine, amount) when a lab records a trace
         # the shadow of the first view as a step function, for figures (not at paper scale)
         self.series = StepIntegral(record=True) if (record_series and self.active) else None
 
@@ -96,6 +97,8 @@ class ShadowProbe:
         return (led.capacity[m] - led.allocated[m]).tolist()
 
     def on_release(self, task, t: float) -> None:
+        if self.event_log is not None:
+            self.event_log.append((t, "release", task.machine, tuple(task.demand)))
         if self.active:
             free, d = self._free(task.machine), task.demand
             for meter in self.meters:
@@ -103,6 +106,8 @@ class ShadowProbe:
             self._record(t)
 
     def on_commit(self, task, t: float) -> None:
+        if self.event_log is not None:
+            self.event_log.append((t, "alloc", task.machine, tuple(task.demand)))
         if self.active:
             free = self._free(task.machine)
             for meter in self.meters:
@@ -112,6 +117,8 @@ class ShadowProbe:
     def on_sync(self, view, t: float) -> None:
         if not self.active:
             return
+        if self.event_log is not None and view is self.csv.views[0]:
+            self.event_log.append((t, "sync", -1, ()))
         if self.staggered:
             self.meters[self.view_index[id(view)]].sync(t)
         elif view is self.csv.views[0]:
@@ -160,6 +167,7 @@ class RMScheduler(mesa.Agent):
         self._rate_t, self._rate = 0.0, 0.0
         self._success = 1.0
         self.nominal_rate = cfg.job_arrival_rate() * cfg.tasks_per_job
+        self.decision_log: list | None = None  # Algorithm 2's inputs and choice, when recorded
         self.counts = dict(diverted=0, rm_placed=0, rm_normal_path=0, rm_completed=0, rm_collisions=0,
                            rm_killed=0, rm_migrated=0, rm_converted=0, rm_restarted=0, rm_blocked=0)
 
@@ -223,7 +231,10 @@ class RMScheduler(mesa.Agent):
         self.settle(now)
         task = self.queue[0][1]
         demand = np.asarray(task.demand, dtype=np.int64)
-        machine, path = rm_choice(self.srm.available, self.truly_free(), demand, self.mode)
+        free = self.truly_free()
+        machine, path = rm_choice(self.srm.available, free, demand, self.mode)
+        if self.decision_log is not None:
+            self.decision_log.append((now, self.srm.available.copy(), free, demand, self.mode, machine, path))
         if path == SHADOW:
             heapq.heappop(self.queue)
             self.model.queue_changed(-1)

@@ -1,0 +1,203 @@
+"""Figures of Labs 08-09 (matplotlib Figures made without pyplot)."""
+
+from __future__ import annotations
+
+import numpy as np
+from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
+
+from ..ui import binned_means, new_figure, step_curve
+
+MODE_COLOURS = {"none": "tab:gray", "safe": "tab:blue", "smart": "tab:orange"}
+MODE_NAMES = {"none": "NoRM", "safe": "SafeRM", "smart": "SmartRM"}
+
+
+def _box(ax, x, y, w, h, text, colour):
+    ax.add_patch(FancyBboxPatch((x, y), w, h, boxstyle="round,pad=0.02", fc=colour, ec="k", lw=0.8))
+    ax.text(x + w / 2, y + h / 2, text, ha="center", va="center", fontsize=8)
+
+
+def _arrow(ax, a, b, style="-|>", ls="-"):
+    ax.add_patch(FancyArrowPatch(a, b, arrowstyle=style, mutation_scale=10, lw=0.9, ls=ls))
+
+
+def plot_architectures():
+    """Fig. 2 of the paper: monolithic, two-level and shared-state scheduling in one picture."""
+    fig, axes = new_figure(1, 3, size=(11.0, 3.4))
+    titles = ["(a) monolithic", "(b) two-level", "(c) shared-state"]
+    for ax, title in zip(axes, titles):
+        ax.set_xlim(0, 10), ax.set_ylim(0, 10), ax.axis("off"), ax.set_title(title, fontsize=10)
+    # (a) one scheduler, full up-to-date view
+    ax = axes[0]
+    _box(ax, 2.5, 6.5, 5, 2, "one scheduler\n(up-to-date view)", "#cde")
+    _box(ax, 0.5, 0.8, 9, 2.5, "cluster: all machines", "#eee")
+    _arrow(ax, (5, 6.5), (5, 3.3), "<|-|>")
+    # (b) a manager hands partitions to schedulers
+    ax = axes[1]
+    _box(ax, 2.5, 7.2, 5, 1.6, "resource manager", "#fdc")
+    for i, x in enumerate((0.4, 3.6, 6.8)):
+        _box(ax, x, 4.3, 2.8, 1.6, f"scheduler {i + 1}", "#cde")
+        _box(ax, x, 0.8, 2.8, 2.0, f"partition {i + 1}", "#eee")
+        _arrow(ax, (5, 7.2), (x + 1.4, 5.9))
+        _arrow(ax, (x + 1.4, 4.3), (x + 1.4, 2.8))
+    # (c) CSV pushes (stale) snapshots to every LSV; commits go back to the CSV
+    ax = axes[2]
+    _box(ax, 2.2, 7.2, 5.6, 1.8, "central state view (CSV)\nup-to-date", "#fdc")
+    for i, x in enumerate((0.4, 3.6, 6.8)):
+        _box(ax, x, 4.0, 2.8, 1.9, f"scheduler {i + 1}\nLSV (stale)", "#cde")
+        _arrow(ax, (5, 7.2), (x + 1.4, 5.9), ls="--")
+        _arrow(ax, (x + 2.2, 5.9), (5.6, 7.2))
+    _box(ax, 0.4, 0.6, 9.2, 2.0, "cluster: all machines, seen by every scheduler", "#eee")
+    ax.text(5, 3.2, "dashed: snapshot every d_u   solid: commit (conflict check)", ha="center", fontsize=7)
+    return fig
+
+
+def plot_timeline(tl):
+    """CSV free CPU vs scheduler 0's view on one machine: released slots stay invisible until a sync."""
+    fig, ax = new_figure(size=(9.0, 3.4))
+    step_curve(ax, tl.times, tl.csv_free, tl.horizon, color="tab:green", label="free in the CSV (truth)")
+    step_curve(ax, tl.times, tl.view_free, tl.horizon, color="tab:purple", ls="--", label="free in scheduler 0's LSV")
+    t = np.append(tl.times, tl.horizon)
+    c = np.append(tl.csv_free, tl.csv_free[-1])
+    v = np.append(tl.view_free, tl.view_free[-1])
+    ax.fill_between(t, v, c, where=c > v, step="post", color="tab:green", alpha=0.25, label="invisible (shadow)")
+    ax.fill_between(t, c, v, where=v > c, step="post", color="tab:purple", alpha=0.15,
+                    label="taken by another scheduler (conflict risk)")
+    for s in tl.syncs:
+        ax.axvline(s, color="k", lw=0.5, alpha=0.4)
+    ax.plot(tl.releases, np.interp(tl.releases, tl.times, tl.csv_free), "v", color="tab:red", ms=5,
+            label="a task ends (release)")
+    ax.set_xlabel("time (s)   (vertical lines: view updates)")
+    ax.set_ylabel(f"free CPU slots on machine {tl.machine}")
+    ax.set_xlim(0, tl.horizon)
+    ax.legend(fontsize=7, loc="upper right", ncol=2)
+    ax.set_title("Stale local view: what ends between two updates stays invisible until the next")
+    return fig
+
+
+def plot_shadow_run(result, window: float | None = None):
+    """Shadow amount over time (sawtooth between updates) with the theory, and survival times."""
+    fig, axes = new_figure(1, 2, size=(11.0, 3.4))
+    ax = axes[0]
+    cfg = result.config
+    if "shadow" in result.series:
+        times, values = result.series["shadow"]
+        # the last ten update periods: the cluster has filled up by then (it starts empty)
+        span = window or 10 * max(cfg.update_delay, 0.1)
+        start, end = max(cfg.horizon - span, 0.0), cfg.horizon
+        keep = times >= start
+        t0 = times[keep]
+        v0 = values[keep]
+        before = np.flatnonzero(times < start)
+        if len(before):
+            t0, v0 = np.insert(t0, 0, start), np.insert(v0, 0, values[before[-1]])
+        step_curve(ax, t0, v0, end, color="tab:green", lw=0.8, label="shadow S(t) (CPU slots)")
+        ax.axhline(result.mean_shadow, color="tab:green", ls=":", label=f"time average {result.mean_shadow:.1f}")
+        ax.axhline(result.theory_shadow_ratio * result.mean_allocated, color="k", ls="--",
+                   label=f"theory d_u·A/2l = {result.theory_shadow_ratio * result.mean_allocated:.1f}")
+        ax.set_xlim(start, end)
+    ax.set_xlabel("time (s)")
+    ax.set_ylabel("CPU slots")
+    ax.set_title(f"Shadow resources (ratio {result.shadow_ratio:.3f} vs theory {result.theory_shadow_ratio:.3f})")
+    ax.legend(fontsize=7, loc="upper left")
+    ax = axes[1]
+    edges, dens = result.survival_hist
+    ax.stairs(dens, edges, fill=True, alpha=0.5, color="tab:green", label="measured")
+    if cfg.update_delay > 0:
+        ax.axhline(1 / cfg.update_delay, color="k", ls="--", label="U(0, d_u) of §2.3")
+    ax.set_xlabel("survival time T_s (s)")
+    ax.set_ylabel("density (weighted by amount)")
+    ax.set_title(f"Survival times (mean {result.survival_mean:.3f} s, d_u/2 = {cfg.update_delay / 2:.3f} s)")
+    ax.legend(fontsize=7)
+    return fig
+
+
+def plot_fig4(df):
+    """Fig. 4: measured vs theoretical shadow ratio over (d_u, l)."""
+    fig, axes = new_figure(1, 2, size=(11.0, 3.6))
+    ax = axes[0]
+    g = df.groupby(["update_delay", "mean_task_duration"], as_index=False)[["measured", "theory"]].mean()
+    labels = [f"{r.update_delay:g}/{r.mean_task_duration:g}" for r in g.itertuples()]
+    x = np.arange(len(g))
+    ax.bar(x - 0.2, g["theory"], 0.4, label="theory d_u/2l", color="tab:gray")
+    ax.bar(x + 0.2, g["measured"], 0.4, label="measured (exact integral)", color="tab:green")
+    ax.set_xticks(x, labels, rotation=60, fontsize=7)
+    ax.set_xlabel("update delay d_u (s) / mean task duration l (s)")
+    ax.set_ylabel("shadow / allocated")
+    ax.legend(fontsize=8)
+    ax.set_title("Fig. 4 in miniature")
+    ax = axes[1]
+    for d_u, sub in df.groupby("update_delay"):
+        s = sub.groupby("mean_task_duration")["deviation"].mean()
+        ax.plot(s.index, 100 * s.values, "o-", label=f"d_u = {d_u:g} s")
+    ax.axhline(0, color="k", lw=0.6)
+    ax.axhspan(-15, 15, color="tab:green", alpha=0.08, label="±15%")
+    ax.set_xscale("log")
+    ticks = sorted(df["mean_task_duration"].unique())
+    ax.set_xticks(ticks, [f"{v:g}" for v in ticks])
+    ax.minorticks_off()
+    ax.set_xlabel("mean task duration l (s)")
+    ax.set_ylabel("measured / theory − 1 (%)")
+    ax.set_title("Deviation from the model")
+    ax.legend(fontsize=7)
+    return fig
+
+
+def plot_modes(df):
+    """Figs. 10, 12, 13, 14 in miniature: utilisation, throughput, job wait and conflicts per mode."""
+    fig, axes = new_figure(1, 4, size=(13.0, 3.4))
+    cells = [(k, l) for k, l in df[["schedulers", "load"]].drop_duplicates().itertuples(index=False)]
+    x = np.arange(len(cells))
+    modes = [m for m in ("none", "safe", "smart") if m in set(df["mode"])]
+    w = 0.8 / len(modes)
+    panels = [("cpu_utilization", "CPU utilisation", 100, "%"), ("throughput", "throughput (tasks/s)", 1, ""),
+              ("mean_job_wait", "mean job wait (s)", 1, ""), ("conflict_rate", "conflict rate", 100, "%")]
+    for ax, (col, title, scale, unit) in zip(axes, panels):
+        for i, m in enumerate(modes):
+            sub = df[df["mode"] == m].set_index(["schedulers", "load"]).loc[cells]
+            ax.bar(x + (i - (len(modes) - 1) / 2) * w, scale * sub[col].to_numpy(), w, color=MODE_COLOURS[m],
+                   label=MODE_NAMES[m])
+        ax.set_xticks(x, [f"{k}s/{l:g}x" for k, l in cells], rotation=45, fontsize=7)
+        ax.set_title(title + (f" ({unit})" if unit else ""), fontsize=9)
+    if "shadow_used_share" in df:
+        ax2 = axes[0].twinx()
+        for m in modes:
+            if m == "none":
+                continue
+            sub = df[df["mode"] == m].set_index(["schedulers", "load"]).loc[cells]
+            ax2.plot(x, 100 * sub["shadow_used_share"].to_numpy(), "o-", color=MODE_COLOURS[m], ms=3)
+        ax2.set_ylabel("shadow used (%) — lines", fontsize=7)
+    axes[0].legend(fontsize=7, loc="lower left")
+    return fig
+
+
+def plot_run(result):
+    """One run, for the panel: utilisation of CSV and RM tasks over time, and the shadow."""
+    fig, axes = new_figure(1, 2, size=(11.0, 3.4))
+    ax = axes[0]
+    h = result.config.horizon
+    cap = result.capacity_cpu
+    bins = 60
+    if "cpu" in result.series:
+        t, v = result.series["cpu"]
+        e, m = binned_means(t, v / cap, h, bins)
+        ax.stairs(100 * m, e, baseline=None, label="normal tasks (in the CSV)", color="tab:gray")
+        if "rm_cpu" in result.series:
+            t2, v2 = result.series["rm_cpu"]
+            e2, m2 = binned_means(t2, v2 / cap, h, bins)
+            ax.stairs(100 * (m + m2), e, baseline=100 * m, fill=True, alpha=0.6,
+                      color=MODE_COLOURS[result.config.mode], label="+ RM tasks (shadow)")
+    ax.set_xlabel("time (s)")
+    ax.set_ylabel("CPU allocated (%)")
+    ax.set_title(f"{MODE_NAMES[result.config.mode]}: utilisation {100 * result.cpu_utilization:.1f}%, "
+                 f"{result.throughput:.0f} tasks/s", fontsize=9)
+    ax.legend(fontsize=7, loc="lower right")
+    ax = axes[1]
+    labels = ["shadow ratio", "theory d_u/2l", "shadow used", "conflict rate", "RM killed share"]
+    vals = [result.shadow_ratio, result.theory_shadow_ratio, result.shadow_used_share, result.conflict_rate,
+            result.rm_killed_share]
+    ax.barh(labels[::-1], [100 * v for v in vals[::-1]], color=["tab:red", "tab:purple", "tab:orange", "k", "tab:green"])
+    for i, v in enumerate(vals[::-1]):
+        ax.text(100 * v, i, f" {100 * v:.1f}%", va="center", fontsize=8)
+    ax.set_xlabel("%")
+    ax.set_title(f"job wait {result.mean_job_wait:.2f} s", fontsize=9)
+    return fig

@@ -1,0 +1,117 @@
+"""Seeded traces from a real run, for the exercises: replay them and find the first difference.
+
+* :func:`shadow_trace` records every CSV release, allocation and view update of a small run
+  (view 0's updates): the input of the shadow measurement. :func:`replay_shadow` is the reference
+  answer - the CPU shadow after each event - computed by :class:`ShadowMeter`.
+* :func:`decision_trace` records the inputs and the choice of every RM scheduler decision
+  (Algorithm 2) of a small SafeRM or SmartRM run.
+* :func:`first_difference` compares a student's answers with the reference and names the first
+  event / decision that differs, with its inputs.
+
+Example
+-------
+>>> tr = shadow_trace(RMinerConfig.ci().replace(machines=4, horizon=3.0, scheduling_rate=20.0))
+>>> len(tr.events) > 0 and tr.capacity.shape == (4, 2)
+True
+>>> s = replay_shadow(tr.events, tr.capacity)
+>>> len(s) == len(tr.events) and min(s) >= 0
+True
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from .config import RMinerConfig
+from .measure import ShadowMeter
+from .model import RMinerModel
+
+
+@dataclass
+class ShadowTrace:
+    capacity: np.ndarray  # (n, R) per machine
+    events: list  # (t, kind, machine, amount): kind in "alloc", "release", "sync"
+    t_end: float
+    update_delay: float
+
+
+def shadow_trace(config: RMinerConfig) -> ShadowTrace:
+    """Run ``config`` (NoRM) and record the events the shadow measurement needs."""
+    model = RMinerModel(config.replace(mode="none", view_refresh="synchronous"), record_series=False)
+    model.probe.event_log = []
+    model.run_until(config.horizon)
+    return ShadowTrace(model.csv.ledger.capacity.copy(), model.probe.event_log, config.horizon, config.update_delay)
+
+
+def replay_shadow(events: Sequence, capacity: np.ndarray) -> list[int]:
+    """Reference: the CPU shadow ``sum_m min(R_m, F_m)`` right after each event."""
+    cap = np.asarray(capacity)
+    meter = ShadowMeter(cap.shape[0], cap.shape[1])
+    free = cap.copy()
+    out = []
+    for t, kind, m, amount in events:
+        if kind == "alloc":
+            free[m] -= amount
+            meter.allocate(t, m, free[m])
+        elif kind == "release":
+            free[m] += amount
+            meter.release(t, m, np.asarray(amount), free[m])
+        elif kind == "sync":
+            meter.sync(t)
+        else:
+            raise ValueError(f"event kind {kind!r} is not allowed: choose 'alloc', 'release' or 'sync'")
+        out.append(meter.shadow_of(0))
+    return out
+
+
+def time_average(events: Sequence, shadows: Sequence[int], t_end: float) -> float:
+    """Time-average of the step function that takes value ``shadows[i]`` from ``events[i]``'s time."""
+    if len(events) != len(shadows):
+        raise ValueError(f"{len(shadows)} shadow values for {len(events)} events: need one per event")
+    times = [e[0] for e in events] + [t_end]
+    area = sum(s * (times[i + 1] - times[i]) for i, s in enumerate(shadows))
+    return area / t_end if t_end > 0 else 0.0
+
+
+@dataclass
+class Decision:
+    t: float
+    shadow: np.ndarray
+    free: np.ndarray
+    demand: np.ndarray
+    mode: str
+    machine: int
+    path: str
+
+
+def decision_trace(config: RMinerConfig) -> list[Decision]:
+    """Run ``config`` (SafeRM or SmartRM) and record every RM scheduler decision."""
+    if config.mode == "none":
+        raise ValueError("config.mode='none' has no RM scheduler: choose 'safe' or 'smart'")
+    model = RMinerModel(config, record_series=False)
+    model.rm.decision_log = []
+    model.run_until(config.horizon)
+    return [Decision(*d) for d in model.rm.decision_log]
+
+
+def first_difference(yours: Sequence, expected: Sequence, describe: Callable[[int], str], what: str) -> None:
+    """Raise ``AssertionError`` naming the first index where ``yours`` and ``expected`` differ."""
+    if len(yours) != len(expected):
+        raise AssertionError(f"{what}: you returned {len(yours)} values for {len(expected)} {what}s")
+    for i, (a, b) in enumerate(zip(yours, expected)):
+        if not _same(a, b):
+            raise AssertionError(
+                f"{what} {i} of {len(expected)} differs from the reference:\n  {describe(i)}\n"
+                f"  yours:    {a!r}\n  expected: {b!r}"
+            )
+
+
+def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, (tuple, list)) and isinstance(b, (tuple, list)):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    if isinstance(a, (np.integer, int)) and isinstance(b, (np.integer, int)):
+        return int(a) == int(b)
+    return a == b
