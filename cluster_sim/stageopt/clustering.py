@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.ndimage import gaussian_filter1d
 
-from .placement import check_latency_matrix
+from .placement import check_capacity
 
 __all__ = ["density_clusters_1d", "machine_groups", "ipa_clustered"]
 
@@ -74,8 +74,9 @@ def ipa_clustered(L_rep, inst_labels, rows, mach_labels, capacity) -> np.ndarray
     mach_labels = np.asarray(mach_labels, dtype=np.int64)
     m, n = inst_labels.size, mach_labels.size
     # validates capacity, shapes and "need X slots, have Y" on the full problem
-    check_latency_matrix(np.zeros((m, n)), capacity)
-    cap = np.asarray(capacity, dtype=np.int64)
+    if n == 0:
+        raise ValueError("mach_labels is empty: the machine list is empty")
+    cap = check_capacity(m, n, capacity, "mach_labels")
     Lr = np.asarray(L_rep, dtype=float)
     mp, np_ = int(inst_labels.max()) + 1, int(mach_labels.max()) + 1
     if Lr.shape != (mp, np_):

@@ -64,8 +64,13 @@ def latency_matrix(model: LatencyModel, stage: StageSpec, machines: Machines, th
     rows = stage.rows if rows is None else np.asarray(rows, dtype=float)
     labels, reps = machine_groups(machines.state_keys())
     m, g = rows.size, reps.size
-    pred = predict_latency(model, stage, np.repeat(rows, g), np.asarray(theta0, float), machines, np.tile(reps, m))
-    return pred.reshape(m, g)[:, labels]
+    out = np.empty((m, g))
+    step = max(1, 200_000 // g)          # bounded feature matrices: 200k rows at a time
+    for lo in range(0, m, step):
+        r = rows[lo: lo + step]
+        out[lo: lo + r.size] = predict_latency(model, stage, np.repeat(r, g), np.asarray(theta0, float),
+                                               machines, np.tile(reps, r.size)).reshape(r.size, g)
+    return out[:, labels]
 
 
 @dataclass
@@ -146,18 +151,21 @@ class StageOptimizer:
         allowed = self.allowed_configs(machines, a)
         if clustered:
             inst = density_clusters_1d(stage.rows)
-            mlab, _ = machine_groups(machines.state_keys())
-            # a unit must also share one allowed set: split by the allowed mask too
-            mask_id = np.unique(allowed, axis=0, return_inverse=True)[1].reshape(-1)
-            units = np.unique(np.c_[inst, mlab[a], mask_id], axis=0, return_inverse=True)[1].reshape(-1)
+            mlab, reps = machine_groups(machines.state_keys())
+            # a unit must also share one allowed set: split by the allowed mask too (packed to one int)
+            packed = np.packbits(allowed, axis=1)
+            packed = np.pad(packed, ((0, 0), (0, -packed.shape[1] % 8))).view(np.uint64)
+            mask_id = np.unique(packed[:, 0] if packed.shape[1] == 1 else packed, axis=None if packed.shape[1] == 1 else 0,
+                                return_inverse=True)[1].reshape(-1)
+            key = (inst.astype(np.int64) * reps.size + mlab[a]) * (int(mask_id.max()) + 1) + mask_id
+            units = np.unique(key, return_inverse=True)[1].reshape(-1).astype(np.int64)
         else:
             units = np.arange(stage.instances)
         nu = int(units.max()) + 1
-        rep = np.full(nu, -1)
         size = np.bincount(units, minlength=nu)
-        for u in range(nu):
-            members = np.flatnonzero(units == u) if clustered else np.array([u])
-            rep[u] = members[np.argmax(stage.rows[members])]
+        # the representative of a unit is its largest instance (ties: the lower id)
+        order = np.lexsort((np.arange(stage.instances), -stage.rows, units))
+        rep = order[np.searchsorted(units[order], np.arange(nu))]
         r = len(self.grid)
         lat = predict_latency(self.model, stage, np.repeat(stage.rows[rep], r), np.tile(self.grid, (nu, 1)),
                               machines, np.repeat(a[rep], r)).reshape(nu, r)

@@ -22,7 +22,6 @@ Example (Fig. 6 of the paper)
 
 from __future__ import annotations
 
-import heapq
 import itertools
 
 import numpy as np
@@ -59,10 +58,16 @@ def check_latency_matrix(L, capacity) -> tuple[np.ndarray, np.ndarray]:
         raise ValueError("L has no instances (0 rows): a stage has at least one instance")
     if not np.all(np.isfinite(L)) or np.any(L < 0):
         raise ValueError("L must hold finite, non-negative latencies")
+    return L, check_capacity(m, n, capacity, f"L {L.shape}")
+
+
+def check_capacity(m: int, n: int, capacity, against: str = "the machine list") -> np.ndarray:
+    """Validate ``capacity`` (n,) whole, non-negative slots with room for ``m`` instances."""
     cap = np.asarray(capacity)
+    L_shape = against
     if cap.shape != (n,):
         raise ValueError(
-            f"capacity must have one entry per machine: shape ({n},) to match L {L.shape}, "
+            f"capacity must have one entry per machine: shape ({n},) to match {L_shape}, "
             f"got shape {cap.shape}"
         )
     if cap.dtype.kind == "f":
@@ -77,7 +82,7 @@ def check_latency_matrix(L, capacity) -> tuple[np.ndarray, np.ndarray]:
     have = int(cap.sum())
     if have < m:
         raise ValueError(f"the stage does not fit: need {m} slots, have {have}")
-    return L, cap
+    return cap
 
 
 def slots_per_machine(free, theta0, alpha: int, m: int | None = None) -> np.ndarray:
@@ -140,9 +145,9 @@ def fuxi_placement(watermark, capacity, m: int) -> np.ndarray:
         w = w[:, int(np.argmax(w.mean(axis=0)))] if w.shape[0] else w[:, 0]
     if w.ndim != 1 or w.size == 0:
         raise ValueError("watermark is empty: the machine list is empty")
-    _, cap = check_latency_matrix(np.zeros((max(int(m), 1), w.size)), cap)
     if int(m) != m or m < 1:
         raise ValueError(f"m={m!r} must be a whole number of instances >= 1")
+    cap = check_capacity(int(m), w.size, cap, "the watermarks")
     order = np.argsort(w, kind="stable")
     # round r offers one slot on every machine that still has more than r slots
     slots = [order[cap[order] > r] for r in range(int(cap.max()))]
@@ -168,41 +173,37 @@ def ipa_placement(L, capacity) -> np.ndarray:
     L, cap = check_latency_matrix(L, capacity)
     m, n = L.shape
     cap = cap.copy()
-    # the available machines are those with a slot left; full columns read as +inf
-    Lm = np.where(cap > 0, L, np.inf)
-    best = np.argmin(Lm, axis=1)                    # argmin picks the lowest index on ties
-    bpl = Lm[np.arange(m), best]
-    # max-heap on BPL (negated); ties to the larger row sum, then the lower index (module docstring);
-    # stale entries carry an old version number
-    neg_rowsum = -L.sum(axis=1)
-    version = np.zeros(m, dtype=np.int64)
-    heap = [(-bpl[i], neg_rowsum[i], i, 0) for i in range(m)]
-    heapq.heapify(heap)
-    # instances waiting for each machine, so a full machine only triggers their recomputation
-    waiting: list[list[int]] = [[] for _ in range(n)]
-    for i in range(m):
-        waiting[best[i]].append(i)
+    rows = np.arange(m)
+    # every instance's machines from fastest to slowest (stable: ties to the lower machine index);
+    # a pointer per instance walks past full machines, so recomputing a BPL costs amortised O(1)
+    order = np.argsort(L, axis=1, kind="stable").astype(np.int32 if n < 2**31 else np.int64)
+    ptr = np.zeros(m, dtype=np.int64)
+
+    def advance(idx: np.ndarray) -> None:
+        # the slots left always cover the instances left, so a pointer never runs off the end
+        while idx.size:
+            idx = idx[cap[order[idx, ptr[idx]]] == 0]
+            ptr[idx] += 1
+
+    advance(rows)
+    best = order[rows, ptr].astype(np.int64)
+    key = L[rows, best]                    # the BPL of unplaced instances, -inf once placed
+    rowsum = L.sum(axis=1)
     assignment = np.full(m, -1, dtype=np.int64)
-    while heap:
-        _, _, i, ver = heapq.heappop(heap)
-        if ver != version[i] or assignment[i] >= 0:
-            continue
+    for _ in range(m):
+        cand = np.flatnonzero(key == key.max())
+        # ties: the instance slower everywhere (larger row sum), then the lower index
+        i = int(cand[np.argmax(rowsum[cand])]) if cand.size > 1 else int(cand[0])
         j = int(best[i])
         assignment[i] = j
+        key[i] = -np.inf
         cap[j] -= 1
         if cap[j] == 0:
-            Lm[:, j] = np.inf
-            movers = [k for k in waiting[j] if assignment[k] < 0 and best[k] == j]
-            waiting[j] = []
-            if movers:
-                idx = np.asarray(movers)
-                new_best = np.argmin(Lm[idx], axis=1)
-                for k, b in zip(movers, new_best):
-                    best[k] = b
-                    bpl[k] = Lm[k, b]
-                    version[k] += 1
-                    waiting[b].append(k)
-                    heapq.heappush(heap, (-bpl[k], neg_rowsum[k], k, int(version[k])))
+            # machine j leaves the pool: recompute the BPL of the instances that wanted it
+            movers = np.flatnonzero((best == j) & (assignment < 0))
+            advance(movers)
+            best[movers] = order[movers, ptr[movers]]
+            key[movers] = L[movers, best[movers]]
     return assignment
 
 
