@@ -22,7 +22,7 @@ from mesa.time import Priority, Schedule
 
 from .ledger import ResourceLedger
 from .metrics import StepIntegral
-from .workload import COMPLETED, FAILED, KILLED, QUEUED, RUNNING, Job, Task
+from .workload import COMPLETED, FAILED, KILLED, QUEUED, RUNNING, WAITING, Job, Task
 
 if TYPE_CHECKING:
     from .model import ClusterModel
@@ -159,12 +159,11 @@ class CentralStateView(mesa.Agent):
     def commit(self, task: Task, machine: int, watched: bool = False) -> bool:
         """Claim ``task.demand`` on ``machine``; False (a conflict) if it no longer fits."""
         self.settle()
-        if not self.ledger.fits(machine, task.demand):
-            self.conflicts += 1
-            return False
         now = self.model.time
         finish = now + task.duration / self.model.speed[machine]
-        self.ledger.hold(machine, task.demand, finish, task)
+        if not self.ledger.try_hold(machine, task.demand, finish, task):
+            self.conflicts += 1
+            return False
         self.commits += 1
         task.state, task.machine, task.start = RUNNING, machine, now
         self._add_usage(now, task.demand, +1)
@@ -370,6 +369,6 @@ class JobManager(mesa.Agent):
     def fail(self, reason: str) -> None:
         self.job.failed = True
         for t in self.job.tasks:
-            if t.state not in (RUNNING, COMPLETED, KILLED, QUEUED, FAILED):
+            if t.state == WAITING:  # never released: it can no longer run
                 t.state, t.note = FAILED, reason
         self.model.job_failed(self, reason)

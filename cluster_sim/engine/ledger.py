@@ -77,6 +77,16 @@ class ResourceLedger:
         heapq.heappush(self._holds, (until, self._seq, machine, demand, owner))
         self._seq += 1
 
+    def try_hold(self, machine: int, demand, until: float, owner) -> bool:
+        """:meth:`hold` if the demand fits, else False: a commit's single check."""
+        if not self.fits(machine, demand):
+            return False
+        self.allocated[machine] += demand
+        self.allocated_total += demand
+        heapq.heappush(self._holds, (until, self._seq, machine, demand, owner))
+        self._seq += 1
+        return True
+
     def next_release_time(self) -> float:
         return self._holds[0][0] if self._holds else float("inf")
 
