@@ -149,3 +149,29 @@ def test_job_execution_errors():
     bad["S4"] = bad["S4"][:3]
     with pytest.raises(ValueError, match=r"durations\['S4'\] must hold 25 vertex durations, got 3"):
         JobExecution(g, bad, 10)
+
+
+@settings(max_examples=40, deadline=None)
+@given(dags(max_stages=12, max_vertices=15), st.integers(0, 2**32 - 1), st.integers(1, 60))
+def test_the_job_manager_asks_the_resource_shaper_at_every_completion(graph, seed, tokens):
+    """JobExecution keeps the estimate incrementally; at every event it must equal Algorithm 1 from scratch,
+    and (paper's mode) its tokens must be exactly what ResourceShaper.tokens_to_release says."""
+    from cluster_sim.shaper import ResourceShaper
+
+    durations, _ = draw_durations(graph, np.random.default_rng(seed))
+    for mode, count in (("conservative", "not_completed"), ("not_started", "not_started")):
+        shaper = ResourceShaper(count=count, seed=seed)
+        trees = treeify(graph, np.random.default_rng(seed))
+        before = {"held": tokens}
+
+        def observe(job, now, shaper=shaper, trees=trees, count=count):
+            if job.done:
+                return
+            running = job.running if count == "not_started" else None
+            assert job.remaining_peak_now(now) == remaining_peak(trees, job.completed, running=running, count=count)
+            if count == "not_completed":  # (the variant decides before dispatching, on another state)
+                release = shaper.tokens_to_release(graph, before["held"], job.completed)
+                assert job.held == before["held"] - release >= job.in_use
+            before["held"] = job.held
+
+        replay(graph, durations, tokens, mode, seed=seed, observer=observe)
