@@ -29,8 +29,11 @@ $(STAMP): pyproject.toml
 	$(PY) -m ipykernel install --sys-prefix --name cluster_sim --display-name "Python (cluster_sim)" >/dev/null
 	@touch $(STAMP)
 
+# JupyterLab refuses to start as root unless told (containers and lab machines often are root).
+LAB_ARGS ?= $(if $(filter 0,$(shell id -u)),--allow-root,)
+
 lab: $(STAMP)
-	$(VENV)/bin/jupyter lab notebooks/00_cluster_sim_tour.ipynb
+	$(VENV)/bin/jupyter lab --ServerApp.root_dir="$(CURDIR)" $(LAB_ARGS) notebooks/00_cluster_sim_tour.ipynb
 
 test: $(STAMP)
 	$(PY) -m pytest -n 2 --dist loadgroup -q
