@@ -125,6 +125,15 @@ def test_delay_sweep_shape():
     assert (sw["aggressive_savings"] >= sw["conservative_savings"]).all()
 
 
+def test_cost_sweep_same_plans_only_estimates_change():
+    from cluster_sim.shaper.lab import cost_sweep
+
+    cs = cost_sweep(ShaperConfig.ci(), errors=(0.0, 1.0), jobs=3)
+    assert list(cs.index) == [0.0, 1.0]
+    assert cs["conservative_savings"].nunique() == 1  # the same jobs at every error level
+    assert ((cs["savings"] > 0) & (cs["worst_slowdown"] >= cs["slowdown"])).all()
+
+
 def test_run_fleet_and_panel():
     from cluster_sim.ui import ConfigPanel
 
