@@ -11,6 +11,7 @@ from cluster_sim.shaper.lab import (
     delay_sweep,
     estimate_trace,
     plot_job_panel,
+    plot_snapshot,
     run_fleet,
     run_job,
     snapshot,
@@ -145,3 +146,7 @@ def test_run_fleet_and_panel():
     assert panel.result.config.mode == "aggressive" and panel.figure is not None
     panel.set(spools=50)  # rejected: the status line names the field, the last figure stays
     assert "spools" in panel.error
+    snap_panel = ConfigPanel(ShaperConfig.ci(), snapshot, plot_snapshot, fields=["progress", "seed"])
+    before = snap_panel.result.peak
+    snap_panel.set(progress=0.9)
+    assert snap_panel.result.peak <= before and snap_panel.figure is not None
