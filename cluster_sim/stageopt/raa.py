@@ -138,48 +138,45 @@ def raa_path(pareto_sets: Sequence) -> tuple[np.ndarray, np.ndarray]:
     lat = [s[o, 0] for s, o in zip(sets, orders)]
     cost = [s[o, 1] for s, o in zip(sets, orders)]
     lam = np.zeros(m, dtype=np.int64)
-    total_cost = float(sum(c[0] for c in cost))
+    cur = np.array([o[0] for o in orders], dtype=np.int64)   # the current plan, in original rows
     # heap entries (-latency, instance): ties pop the lowest instance index first
     heap = [(-lat[i][0], i) for i in range(m)]
     heapq.heapify(heap)
     s_max = np.inf
-    front, choice = [], []
+    choice = []
     while True:
         neg_q, i = heapq.heappop(heap)
         q_max = -neg_q
         if q_max < s_max:
             # the state before stepping is a stage Pareto point: every other instance is already
             # at its cheapest point below q_max
-            front.append((q_max, total_cost))
-            choice.append([orders[r][lam[r]] for r in range(m)])
+            choice.append(cur.copy())
             s_max = q_max
         lam[i] += 1
         if lam[i] >= len(lat[i]):
             break
-        total_cost += cost[i][lam[i]] - cost[i][lam[i] - 1]
+        cur[i] = orders[i][lam[i]]
         heapq.heappush(heap, (-lat[i][lam[i]], i))
-    # recompute costs exactly from the choices (the running sum can drift by an ulp)
-    F = _stage_objectives(sets, np.asarray(choice), ("max", "sum"))
-    return F, np.asarray(choice, dtype=np.int64)
+    choice = np.asarray(choice, dtype=np.int64)
+    # objectives from the plans, summed in instance order (bit-identical to brute force)
+    return _stage_objectives(sets, choice, ("max", "sum")), choice
 
 
 def _stage_objectives(sets, choice: np.ndarray, aggregators) -> np.ndarray:
     """Stage objective vectors of plans ``choice`` (q, m): aggregate each instance's chosen row."""
     q, m = choice.shape
     k = len(aggregators)
-    stacked = np.stack([sets[i][choice[:, i]] for i in range(m)], axis=1)  # (q, m, k)
-    out = np.empty((q, k))
+    out = np.zeros((q, k))
     for c, g in enumerate(aggregators):
-        # summing instance by instance in order keeps every function here bit-identical
-        out[:, c] = stacked[:, :, c].max(axis=1) if g == "max" else _ordered_sum(stacked[:, :, c])
+        if g == "max":
+            out[:, c] = -np.inf
+    # instance by instance, in order: no (q, m, k) temporary, and sums in one fixed order keep
+    # every function here bit-identical to the others
+    for i in range(m):
+        rows = sets[i][choice[:, i]]
+        for c, g in enumerate(aggregators):
+            out[:, c] = np.maximum(out[:, c], rows[:, c]) if g == "max" else out[:, c] + rows[:, c]
     return out
-
-
-def _ordered_sum(a: np.ndarray) -> np.ndarray:
-    total = np.zeros(a.shape[0])
-    for col in range(a.shape[1]):
-        total = total + a[:, col]
-    return total
 
 
 def _check_aggregators(aggregators, k: int) -> tuple[str, ...]:
