@@ -501,6 +501,13 @@ class RMinerModel(ClusterModel):
         killed_rm = states[KILLED]
         if self.rm is not None and self.rm.mode == "safe" and killed_rm != self.rm.counts["rm_killed"]:
             raise AssertionError(f"{killed_rm} tasks killed but RMiner counted {self.rm.counts['rm_killed']}")
+        if self.rm is not None and self.rm.mode == "smart":
+            c = self.rm.counts
+            if killed_rm or c["rm_killed"] != c["rm_restarted"]:
+                raise AssertionError(
+                    f"SmartRM kills restart their task: {c['rm_killed']} kills, {c['rm_restarted']} restarts, "
+                    f"{killed_rm} tasks left killed"
+                )
         if self.rm is None and killed_rm:
             raise AssertionError(f"{killed_rm} tasks killed without RMiner")
         for j in self.arrived:
