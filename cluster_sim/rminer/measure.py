@@ -89,6 +89,10 @@ class ShadowMeter:
     def shadow_of(self, r: int = 0) -> int:
         return self._shadow[r]
 
+    def has_released(self, machine: int) -> bool:
+        """Has ``machine`` released anything since the last sync (so allocations may eat shadow)?"""
+        return any(self._released[machine])
+
     # ---- events ---------------------------------------------------------------------------
     def advance(self, t: float) -> None:
         """Integrate ``S`` up to time ``t`` (events arrive in time order)."""

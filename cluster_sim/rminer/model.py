@@ -109,9 +109,12 @@ class ShadowProbe:
         if self.event_log is not None:
             self.event_log.append((t, "alloc", task.machine, tuple(task.demand)))
         if self.active:
-            free = self._free(task.machine)
+            m = task.machine
             for meter in self.meters:
-                meter.allocate(t, task.machine, free)
+                if meter.has_released(m):  # otherwise the allocation cannot touch the shadow
+                    meter.allocate(t, m, self._free(m))
+                else:
+                    meter.advance(t)
             self._record(t)
 
     def on_sync(self, view, t: float) -> None:
@@ -323,6 +326,8 @@ class RMScheduler(mesa.Agent):
     def on_commit(self, task, t: float) -> None:
         self.settle(t)
         m = task.machine
+        if self.srm.shadow_id[m] < 0:
+            return  # no shadow index: nothing available to shrink, no RM task to collide with
         led = self.csv.ledger
         overflow = self.srm.echo_allocate(m, led.capacity[m] - led.allocated[m])
         if overflow is not None:
@@ -415,7 +420,7 @@ class RMinerModel(ClusterModel):
         self.config = config  # the engine keeps ccfg in the schedulers' think time etc.
         self.cluster_config = ccfg
         self.n_tasks_total = sum(j.n_tasks for j in self.jobs)
-        self._started_tasks = np.zeros(self.n_tasks_total + 1, dtype=bool)
+        self._started_tasks = bytearray(self.n_tasks_total + 1)  # task id -> started at least once
         self._unstarted = {}  # job id -> tasks not yet started
         self.job_scheduled_at = {}  # job id -> time its last task first started
         self.probe = ShadowProbe(self, record_series)
@@ -438,7 +443,7 @@ class RMinerModel(ClusterModel):
 
     def task_started(self, task) -> None:
         """First start of ``task`` (normal or RM): the job is fully scheduled when all have started."""
-        self._started_tasks[task.id] = True
+        self._started_tasks[task.id] = 1
         job = task.job
         left = self._unstarted.get(job.id, job.n_tasks) - 1
         self._unstarted[job.id] = left
