@@ -5,7 +5,9 @@
 vertices to the cluster scheduler at once, and at every vertex completion asks the shaper (the
 pure :class:`~cluster_sim.shaper.execution.JobExecution`) how many tokens to keep, releasing the
 rest to the :class:`TokenPool` (the virtual cluster's guaranteed-token account). In aggressive
-mode it also re-requests tokens, which the pool grants after ``request_delay``.
+mode it also re-requests tokens, which the pool grants after ``request_delay``. With a token
+capacity the pool admits jobs first-come first-served when their whole allocation is free, so
+tokens one job's shaper gives back let the next job start sooner.
 
 The mathematics stays in the pure layer; this module only turns it into behaviour over time.
 
@@ -17,8 +19,7 @@ Example
 >>> g = figure5_job()
 >>> d, _ = draw_durations(g, np.random.default_rng(0))
 >>> model = ShapingClusterModel([JobPlan(g, d, tokens=200, mode="conservative")])
->>> model.run_until(model.horizon)
->>> model.check_invariants()
+>>> model.run()                      # until every job has finished; checks the invariants
 >>> run = model.runs[0]
 >>> run.latency > 0 and run.allocation_area < 200 * run.latency
 True
@@ -27,6 +28,7 @@ True
 from __future__ import annotations
 
 import math
+from collections import deque
 from dataclasses import dataclass, field
 
 import mesa
@@ -56,35 +58,70 @@ class JobPlan:
 
 
 class TokenPool(mesa.Agent):
-    """The virtual cluster's guaranteed tokens: who holds how many, and what was given back.
+    """The virtual cluster's guaranteed tokens: who holds how many, who waits, what was given back.
 
     ``held`` is an exact step integral of the tokens all jobs hold (the cluster-level allocation
     curve); ``released`` counts tokens returned early by shapers; requests are granted after
-    ``request_delay`` (the queueing/negotiation cost of asking for more).
+    ``request_delay`` (the negotiation cost of asking for more). With a ``capacity``, a job is
+    admitted only when its whole allocation is free, and jobs and late grants wait first-come
+    first-served: tokens a shaper gives back let the next job start sooner (paper §3.1).
     """
 
-    def __init__(self, model: "ShapingClusterModel"):
+    def __init__(self, model: "ShapingClusterModel", capacity: int | None = None):
         super().__init__(model)
+        self.capacity = capacity
         self.held = StepIntegral()
+        self.waiting_jobs = StepIntegral()
         self.released = 0
         self.granted = 0
         self._grants: list[_Grant] = []
+        self._waiting: deque = deque()  # (manager, tokens, is_admission)
+        self._serving = False
+
+    @property
+    def free(self) -> float:
+        return float("inf") if self.capacity is None else self.capacity - self.held.value
 
     def change(self, delta: int) -> None:
         self.held.add(self.model.time, delta)
+        if delta < 0:
+            self._serve()
 
     def give_back(self, tokens: int) -> None:
         self.released += tokens
         self.change(-tokens)
+
+    def admit(self, manager: "ShapingJobManager") -> None:
+        """A job arrives: start it if its tokens are free and nobody waits, else queue it."""
+        self._waiting.append((manager, manager.plan.tokens, True))
+        self.waiting_jobs.add(self.model.time, 1)
+        self._serve()
 
     def request(self, manager: "ShapingJobManager", tokens: int, due: float) -> None:
         grant = _Grant(self, manager, tokens)  # kept alive here: Mesa holds callbacks weakly
         self._grants.append(grant)
         self.model.schedule_event(grant.fire, at=due)
 
-    def _granted(self, grant: "_Grant") -> None:
+    def _grant_due(self, grant: "_Grant") -> None:
         self._grants.remove(grant)
-        self.granted += grant.tokens
+        self._waiting.append((grant.manager, grant.tokens, False))
+        self._serve()
+
+    def _serve(self) -> None:
+        if self._serving:
+            return  # a start or grant below released tokens: the loop we are in picks that up
+        self._serving = True
+        try:
+            while self._waiting and self._waiting[0][1] <= self.free:
+                manager, tokens, is_admission = self._waiting.popleft()
+                if is_admission:
+                    self.waiting_jobs.add(self.model.time, -1)
+                    manager.admit()
+                else:
+                    self.granted += tokens
+                    manager.on_tokens_granted(tokens)
+        finally:
+            self._serving = False
 
 
 class _Grant:
@@ -92,8 +129,7 @@ class _Grant:
         self.pool, self.manager, self.tokens = pool, manager, tokens
 
     def fire(self) -> None:
-        self.pool._granted(self)
-        self.manager.on_tokens_granted(self.tokens)
+        self.pool._grant_due(self)
 
 
 class ShapingJobManager(JobManager):
@@ -109,7 +145,8 @@ class ShapingJobManager(JobManager):
         )
         self.stage_names = list(plan.graph.stages)
         self._tasks = {(name, i): t for name, s in zip(self.stage_names, job.stages) for i, t in enumerate(s.tasks)}
-        self._held = 0
+        self._held = 0  # tokens booked with the pool
+        self.admitted_at: float | None = None
 
     def watched(self, task: Task) -> bool:
         return True  # the shaper runs at every vertex completion, at its exact time
@@ -119,6 +156,12 @@ class ShapingJobManager(JobManager):
         if unplaceable is not None:
             self.fail(f"task {unplaceable[0].id} can fit on no machine: {unplaceable[1]}")
             return
+        self.model.pool.admit(self)
+
+    def admit(self) -> None:
+        """The pool has our tokens: the job starts now (queueing delay = now - arrival)."""
+        self.admitted_at = self.model.time
+        self.model.admitted[self.job.id] = self.model.time
         self._act(self.execution.start(self.model.time))
 
     def on_task_finished(self, task: Task) -> None:
@@ -135,13 +178,13 @@ class ShapingJobManager(JobManager):
         """Mirror the state machine's decisions: token changes to the pool, vertices to the scheduler."""
         pool = self.model.pool
         held = self.execution.held
-        if held < self._held and self.execution.done:
-            pool.change(held - self._held)  # the job ended: its tokens go home, not "released early"
-        elif held < self._held:
-            pool.give_back(self._held - held)
-        elif held > self._held:
-            pool.change(held - self._held)
-        self._held = held
+        delta, self._held = held - self._held, held  # book first: the pool may call us back
+        if delta < 0 and self.execution.done:
+            pool.change(delta)  # the job ended: its tokens go home, not "released early"
+        elif delta < 0:
+            pool.give_back(-delta)
+        elif delta > 0:
+            pool.change(delta)
         for due, tokens in self.execution.outbox:
             pool.request(self, tokens, due)
         self.execution.outbox.clear()
@@ -160,9 +203,16 @@ class ShapingClusterModel(ClusterModel):
 
     job_manager_class = ShapingJobManager
 
-    def __init__(self, plans: list[JobPlan], *, seed: int = 0, check_every_event: bool = False):
+    def __init__(self, plans: list[JobPlan], *, seed: int = 0, token_capacity: int | None = None,
+                 check_every_event: bool = False):
         if not plans:
             raise ValueError("plans must hold at least one JobPlan")
+        biggest = max(p.tokens for p in plans)
+        if token_capacity is not None and token_capacity < biggest:
+            raise ValueError(
+                f"token_capacity={token_capacity} is below the largest job's {biggest} tokens: that job could "
+                f"never be admitted; allowed token_capacity >= {biggest} (or None for no limit)"
+            )
         cpu = 64
         total = sum(p.tokens for p in plans)
         config = ClusterConfig(
@@ -172,22 +222,40 @@ class ShapingClusterModel(ClusterModel):
         jobs = [_engine_job(k, p) for k, p in enumerate(plans)]
         self.plans = {k: p for k, p in enumerate(plans)}
         self.runs: dict[int, JobRun] = {}
+        self.admitted: dict[int, float] = {}
+        self.finished: dict[int, float] = {}
         super().__init__(config, jobs=jobs, check_every_event=check_every_event)
-        self.pool = TokenPool(self)
-        # an upper bound on when everything has finished: all vertices one after another
+        self.pool = TokenPool(self, token_capacity)
+        # a bound on when everything has finished: all vertices one after another, each perhaps
+        # waiting a request delay (run_until jumps over empty time, so a loose bound costs nothing)
         self.horizon = max(p.arrival for p in plans) + sum(
-            float(np.sum(d)) for p in plans for d in p.durations.values()) + sum(
-            p.request_delay for p in plans) * 4 + 1.0
+            float(np.sum(d)) + p.request_delay * p.graph.total_vertices for p in plans
+            for d in [np.concatenate(list(p.durations.values()))]) + 1.0
+
+    def run(self) -> None:
+        """Run until every job has finished; check the invariants."""
+        self.run_until(self.horizon)
+        self.check_invariants()
+        if len(self.runs) != len(self.plans):
+            missing = sorted(set(self.plans) - set(self.runs))
+            raise AssertionError(f"jobs {missing} did not finish by the horizon {self.horizon:.0f}")
 
     def job_done(self, manager: ShapingJobManager) -> None:
         self.runs[manager.job.id] = manager.execution.result()
+        self.finished[manager.job.id] = self.time
         self.job_finished(manager)
 
     def check_invariants(self) -> None:
         super().check_invariants()
-        live = sum(m.execution.held for m in self.job_managers.values() if isinstance(m, ShapingJobManager))
+        managers = [m for m in self.job_managers.values() if isinstance(m, ShapingJobManager)]
+        for m in managers:
+            if m.admitted_at is not None and m._held != m.execution.held:
+                raise AssertionError(f"job {m.job.id} booked {m._held} tokens with the pool but holds {m.execution.held}")
+        live = sum(m._held for m in managers)
         if self.pool.held.value != live:
             raise AssertionError(f"token pool says {self.pool.held.value} held, job managers hold {live}")
+        if self.pool.capacity is not None and live > self.pool.capacity:
+            raise AssertionError(f"jobs hold {live} tokens, the pool has {self.pool.capacity}")
         for m in self.job_managers.values():
             ex = m.execution
             if ex.in_use > ex.held:

@@ -48,6 +48,9 @@ class ShaperConfig(Config):
     cost_error: float = param(0.0, lo=0.0, hi=1.5, step=0.05,
                               doc="lognormal spread of the optimizer's stage-duration estimates (cost-aware mode)")
     progress: float = param(0.3, lo=0.0, hi=1.0, step=0.01, doc="execution point: share of the job's time elapsed")
+    cluster_jobs: int = param(12, lo=2, hi=500, doc="jobs arriving at the token-limited virtual cluster")
+    cluster_tokens: float = param(1.5, lo=1.0, hi=20.0, step=0.1,
+                                  doc="virtual cluster's token capacity / the largest job's tokens")
     fleet_jobs: int = param(30, lo=5, hi=2000, doc="jobs per synthetic cluster")
     fleet_clusters: int = param(3, lo=1, hi=5, doc="synthetic clusters (profiles of the paper's Fig. 4c)")
     fleet_max_width: int = param(1000, lo=2, hi=3000, doc="cap on a fleet job's widest stage (CI speed)")
@@ -62,7 +65,7 @@ class ShaperConfig(Config):
 
     @classmethod
     def ci(cls):
-        return cls(stages=12, max_vertices=50, fleet_jobs=16, fleet_clusters=3, fleet_max_width=300)
+        return cls(stages=12, max_vertices=50, cluster_jobs=8, fleet_jobs=16, fleet_clusters=3, fleet_max_width=300)
 
     @classmethod
     def default(cls):
@@ -71,7 +74,8 @@ class ShaperConfig(Config):
     @classmethod
     def paper(cls):
         """Fig. 5-sized jobs, 154 jobs per cluster as in the paper's §5.2 virtual cluster."""
-        return cls(stages=20, max_vertices=200, fleet_jobs=154, fleet_clusters=5, fleet_max_width=3000)
+        return cls(stages=20, max_vertices=200, cluster_jobs=40, fleet_jobs=154, fleet_clusters=5,
+                   fleet_max_width=3000)
 
 
 # ---- one job --------------------------------------------------------------------------------------
@@ -124,9 +128,89 @@ def run_job(config: ShaperConfig) -> JobResult:
     plans = [JobPlan(s.graph, s.durations, s.tokens, mode=m, request_delay=config.request_delay,
                      estimates=s.estimates, seed=config.seed) for m in modes]
     model = ShapingClusterModel(plans, seed=config.seed)
-    model.run_until(model.horizon)
-    model.check_invariants()
+    model.run()
     return JobResult(config, s, {m: model.runs[k] for k, m in enumerate(modes)}, model.pool.released)
+
+
+# ---- a token-limited virtual cluster: released tokens let queued jobs start ----------------------
+@dataclass
+class ClusterRun:
+    mode: str
+    capacity: int
+    jobs: pd.DataFrame  # per job: arrival, admitted, finished, tokens, queueing, completion
+    held: tuple  # tokens held by all jobs (times, values)
+    waiting: tuple  # jobs waiting for admission (times, values)
+    released: int
+
+
+@dataclass
+class ClusterResult:
+    config: ShaperConfig
+    runs: dict  # "off" and the shaped mode -> ClusterRun
+
+    @property
+    def shaped(self) -> ClusterRun:
+        return self.runs[[m for m in self.runs if m != "off"][0]]
+
+
+def cluster_plans(config: ShaperConfig, mode: str) -> list[JobPlan]:
+    """``cluster_jobs`` random jobs (seeds after ``seed``) arriving as a Poisson stream.
+
+    Each job asks ``over_allocation`` times its natural peak, times a lognormal spread (users
+    differ); jobs arrive every ``3 * mean_duration`` seconds on average.
+    """
+    rng = np.random.default_rng([config.seed, 11])
+    gaps = rng.exponential(3.0 * config.mean_duration, config.cluster_jobs)
+    arrivals = np.concatenate([[0.0], np.cumsum(gaps[:-1])])
+    spread = rng.lognormal(0.0, 0.5, config.cluster_jobs)
+    plans = []
+    for k in range(config.cluster_jobs):
+        s = make_job(config.replace(seed=config.seed + 1 + k))
+        tokens = max(1, int(round(config.over_allocation * spread[k] * s.natural_peak)))
+        plans.append(JobPlan(s.graph, s.durations, tokens, mode=mode, arrival=float(arrivals[k]),
+                             request_delay=config.request_delay, estimates=s.estimates, seed=config.seed))
+    return plans
+
+
+def run_cluster(config: ShaperConfig) -> ClusterResult:
+    """The same job stream through a token pool of fixed size, shaping off and on (Mesa)."""
+    shaped_mode = config.mode if config.mode != "off" else "conservative"
+    runs = {}
+    for mode in ("off", shaped_mode):
+        plans = cluster_plans(config, mode)
+        capacity = int(np.ceil(config.cluster_tokens * max(p.tokens for p in plans)))
+        model = ShapingClusterModel(plans, seed=config.seed, token_capacity=capacity)
+        model.run()
+        rows = []
+        for k, p in enumerate(plans):
+            rows.append({"arrival": p.arrival, "admitted": model.admitted[k], "finished": model.finished[k],
+                         "tokens": p.tokens, "token_seconds": model.runs[k].allocation_area})
+        df = pd.DataFrame(rows)
+        df["queueing"] = df["admitted"] - df["arrival"]
+        df["completion"] = df["finished"] - df["arrival"]
+        runs[mode] = ClusterRun(mode, capacity, df, model.pool.held.steps(), model.pool.waiting_jobs.steps(),
+                                model.pool.released)
+    return ClusterResult(config, runs)
+
+
+def plot_cluster(result: ClusterResult):
+    """Tokens held by all jobs and jobs waiting for admission, shaping off vs on."""
+    from cluster_sim.ui import step_curve
+    fig, axes = _new_figure(2, 1, size=(8.0, 4.6))
+    colours = {"off": "k"}
+    end = max(r.jobs["finished"].max() for r in result.runs.values())
+    for mode, r in result.runs.items():
+        c = colours.get(mode, "tab:blue")
+        label = f"{mode}: mean queueing {r.jobs['queueing'].mean():.0f} s, mean completion {r.jobs['completion'].mean():.0f} s"
+        step_curve(axes[0], *r.held, t_end=end, color=c, lw=1.3, label=label)
+        step_curve(axes[1], *r.waiting, t_end=end, color=c, lw=1.3)
+    axes[0].axhline(result.shaped.capacity, color="grey", ls=":", lw=1, label="token capacity")
+    axes[0].set_ylabel("tokens held")
+    axes[0].legend(fontsize=7, loc="upper right")
+    axes[1].set_ylabel("jobs waiting")
+    axes[1].set_xlabel("time (s)")
+    axes[0].set_title("a token-limited virtual cluster: the same job stream, shaping off vs on", fontsize=10)
+    return fig
 
 
 # ---- the estimate along the run -------------------------------------------------------------------
