@@ -31,7 +31,8 @@ class StagePlanningScheduler(Scheduler):
     alpha = 4
 
     def plan_stage(self, L: np.ndarray, capacity: np.ndarray, free: np.ndarray) -> np.ndarray:
-        raise NotImplementedError  # pragma: no cover - subclasses say how
+        """The stage's placement plan; subclasses choose the planner (the base plans with IPA)."""
+        return ipa_placement(L, capacity)
 
     def enqueue(self, tasks) -> None:
         self._plan(tasks)
@@ -73,9 +74,6 @@ class StagePlanningScheduler(Scheduler):
 
 class IPAScheduler(StagePlanningScheduler):
     """Places each stage with IPA (Algorithm 1)."""
-
-    def plan_stage(self, L, capacity, free):
-        return ipa_placement(L, capacity)
 
 
 class FuxiScheduler(StagePlanningScheduler):
