@@ -397,11 +397,13 @@ def draw_stage_graph(ax, graph: StageGraph, trees=None, dropped=(), completed=No
     V = graph.vertices
     drop = set(dropped)
     kept = [e for e in graph.edges if e not in drop]
+    # slightly curved: in a layered layout a long edge would otherwise run straight through nodes
     nx.draw_networkx_edges(g, pos, edgelist=kept, ax=ax, arrows=True, arrowsize=10, edge_color="#555",
-                           node_size=900)
+                           node_size=900, connectionstyle="arc3,rad=0.12")
     if drop:
+        # curved, so a dropped edge never hides behind a kept one on the same line
         nx.draw_networkx_edges(g, pos, edgelist=list(drop), ax=ax, arrows=True, arrowsize=10, style="dashed",
-                               edge_color="#bbb", node_size=900)
+                               edge_color="#999", node_size=900, connectionstyle="arc3,rad=0.25")
     done = [s for s in g.nodes if completed.get(s, 0) >= V[s]]
     nodes = list(g.nodes)
     for subset, alpha in (([s for s in nodes if s not in done], 0.9), (done, 0.3)):
@@ -416,7 +418,10 @@ def draw_stage_graph(ax, graph: StageGraph, trees=None, dropped=(), completed=No
 
 def plot_snapshot(snap: Snapshot):
     """The job at an execution point: the trees, each tree's remaining width and the sum."""
-    fig, ax = _new_figure(1, 1, size=(8.5, 4.8))
+    depth = _layers(snap.graph)
+    layers = max(depth.values()) + 1
+    widest = max(list(depth.values()).count(d) for d in range(layers))
+    fig, ax = _new_figure(1, 1, size=(max(7.0, min(14.0, 1.3 * widest + 3)), max(3.6, min(12.0, 0.75 * layers + 1.2))))
     draw_stage_graph(ax, snap.graph, snap.trees, snap.dropped, snap.completed, snap.running)
     parts = " + ".join(f"{w}" for w in snap.widths)
     ax.set_title(f"t = {snap.time:.0f} s: tree widths {parts} = remaining peak {snap.peak}; "
