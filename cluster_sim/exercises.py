@@ -51,8 +51,12 @@ def render(nb: nbformat.NotebookNode) -> str:
 
 
 def generate(solutions: Path = ROOT / "solutions", exercises: Path = ROOT / "exercises",
-             check: bool = False) -> list[Path]:
-    """Write (or with ``check``, only compare) every exercise; return the stale or rewritten paths."""
+             check: bool = False, prune: bool = True) -> list[Path]:
+    """Write (or with ``check``, only compare) every exercise; return the stale or rewritten paths.
+
+    ``prune`` also removes (or reports) exercises whose solution is gone; pass ``prune=False``
+    when ``solutions`` holds only some of the notebooks.
+    """
     changed = []
     sources = sorted(solutions.glob("*.ipynb"))
     for src in sources:
@@ -63,7 +67,7 @@ def generate(solutions: Path = ROOT / "solutions", exercises: Path = ROOT / "exe
             if not check:
                 exercises.mkdir(exist_ok=True)
                 dst.write_text(text)
-    orphans = [p for p in sorted(exercises.glob("*.ipynb")) if not (solutions / p.name).exists()]
+    orphans = [p for p in sorted(exercises.glob("*.ipynb")) if prune and not (solutions / p.name).exists()]
     changed.extend(orphans)
     if not check:
         for p in orphans:

@@ -105,13 +105,17 @@ class ConfigPanel:
             self._apply({change["owner"].description: change["new"]})
 
     def _apply(self, changes: dict) -> bool:
+        """Validate, run and redraw; a ValueError (from the config or from ``run`` itself, e.g.
+        "need 40 slots, have 32") is shown on the status line and the last good state stays."""
+        previous = self.config
         try:
             self.config = self.config.replace(**changes)
+            self.refresh()
         except ValueError as e:
+            self.config = previous
             self.error = str(e)
             self.status.value = f"<span style='color:#b00'>{self.error}</span>"
             return False
-        self.refresh()
         return True
 
     def refresh(self) -> None:

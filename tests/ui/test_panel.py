@@ -63,3 +63,18 @@ def test_figures_draw_every_panel_of_the_overview():
     titles = [ax.get_title() for ax in fig.axes]
     assert titles[0] == "Utilisation" and titles[1].startswith("Queue") and titles[3] == "Jobs"
     assert len(fig.axes[2].patches) > 0  # Gantt bars
+
+
+def test_an_error_raised_by_run_is_shown_and_the_last_state_stays():
+    def picky_run(config):
+        if config.machines > 12:
+            raise ValueError(f"need {config.machines} slots, have 12")
+        return run(config)
+
+    panel = ConfigPanel(ClusterConfig.ci(), picky_run, plot_overview, fields=["machines"])
+    before = panel.figure
+    panel.controls["machines"].value = 20
+    assert panel.error == "need 20 slots, have 12" and "need 20 slots" in panel.status.value
+    assert panel.config.machines == 10 and panel.figure is before and panel.runs == 1
+    panel.controls["machines"].value = 11
+    assert panel.error is None and panel.runs == 2
