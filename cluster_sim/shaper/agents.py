@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import math
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import mesa
 import numpy as np
@@ -54,7 +54,6 @@ class JobPlan:
     request_delay: float = 0.0
     estimates: dict | None = None
     seed: int = 0
-    name: str = field(default="")
 
 
 class TokenPool(mesa.Agent):
@@ -214,7 +213,9 @@ class ShapingClusterModel(ClusterModel):
                 f"never be admitted; allowed token_capacity >= {biggest} (or None for no limit)"
             )
         cpu = 64
-        total = sum(p.tokens for p in plans)
+        total = sum(p.tokens for p in plans)  # machines never bind: tokens are the constraint
+        if token_capacity is not None:
+            total = min(total, token_capacity)
         config = ClusterConfig(
             machines=max(1, math.ceil(total / cpu)), cpu_per_machine=cpu, mem_per_machine=cpu,
             think_time=0.0, placement="first_fit", schedulers=1, horizon=1e6, seed=seed,
