@@ -200,3 +200,16 @@ def test_incremental_peak_equals_recomputing(graph, seed):
         s = graph.stages[int(rng.integers(len(graph)))]
         completed[s] = int(rng.integers(0, V[s] + 1))
         assert inc.complete(s, completed[s]) == remaining_peak(trees, completed)
+
+
+def test_running_vertices_count_as_remaining_only_in_the_default_reading():
+    g = StageGraph({"a": 8, "b": 3}, [("a", "b")])
+    trees = treeify(g, np.random.default_rng(0))
+    # a: 2 done, 6 running, 0 waiting
+    assert remaining_peak(trees, {"a": 2}, running={"a": 6}) == 6  # not completed: the 6 running count
+    assert remaining_peak(trees, {"a": 2}, running={"a": 6}, count="not_started") == 3  # only b's 3 waiting
+
+
+@pytest.mark.parametrize("tokens, released", [(200, 70), (131, 1), (130, 0), (100, 0), (0, 0)])
+def test_the_shaper_only_ever_releases(tokens, released):
+    assert ResourceShaper().tokens_to_release(figure5_job(), tokens, FIGURE5_COMPLETED) == released
