@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from conftest import dags
+from shaper_strategies import dags
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

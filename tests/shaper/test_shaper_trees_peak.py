@@ -5,7 +5,7 @@ import itertools
 import networkx as nx
 import numpy as np
 import pytest
-from conftest import consistent_state, dags
+from shaper_strategies import consistent_state, dags
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
