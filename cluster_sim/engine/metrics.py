@@ -63,10 +63,15 @@ class StepIntegral:
 
     def binned(self, t_end: float, bins: int) -> tuple[np.ndarray, np.ndarray]:
         """Exact averages over ``bins`` equal bins of [t0, t_end]: bin edges and means."""
-        times, values = self.steps()
-        edges = np.linspace(self.t0, t_end, bins + 1)
-        # cumulative integral at every change time, then interpolate at the edges (exact: linear in between)
-        t = np.append(times, t_end) if times[-1] < t_end else times
-        cum = np.concatenate([[0.0], np.cumsum(values[: len(t) - 1] * np.diff(t))])
-        at_edges = np.interp(edges, t, cum)
-        return edges, np.diff(at_edges) / np.diff(edges)
+        return binned_means(*self.steps(), t_end, bins)
+
+
+def binned_means(times, values, t_end: float, bins: int) -> tuple[np.ndarray, np.ndarray]:
+    """Exact averages of a step function (``values[i]`` from ``times[i]`` on) over ``bins`` equal
+    bins of [times[0], t_end]: the cumulative integral is linear between changes, so interpolating
+    it at the bin edges is exact."""
+    times, values = np.asarray(times, float), np.asarray(values, float)
+    t = np.append(times, t_end) if times[-1] < t_end else times
+    cum = np.concatenate([[0.0], np.cumsum(values[: len(t) - 1] * np.diff(t))])
+    edges = np.linspace(times[0], t_end, bins + 1)
+    return edges, np.diff(np.interp(edges, t, cum)) / np.diff(edges)

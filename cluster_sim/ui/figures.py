@@ -12,6 +12,8 @@ import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
+from cluster_sim.engine.metrics import binned_means
+
 
 def new_figure(nrows: int = 1, ncols: int = 1, size: tuple[float, float] = (7.0, 3.2)):
     """A constrained-layout Figure and its axes (a single Axes, or an array of them)."""
@@ -26,15 +28,6 @@ def step_curve(ax: Axes, times, values, t_end: float | None = None, **kwargs) ->
     if t_end is not None and (len(times) == 0 or times[-1] < t_end):
         times, values = np.append(times, t_end), np.append(values, values[-1] if len(values) else 0.0)
     ax.step(times, values, where="post", **kwargs)
-
-
-def binned_means(times, values, t_end: float, bins: int):
-    """Exact averages of a step function over ``bins`` equal bins of [times[0], t_end]."""
-    times, values = np.asarray(times, float), np.asarray(values, float)
-    t = np.append(times, t_end) if times[-1] < t_end else times
-    cum = np.concatenate([[0.0], np.cumsum(values[: len(t) - 1] * np.diff(t))])
-    edges = np.linspace(times[0], t_end, bins + 1)
-    return edges, np.diff(np.interp(edges, t, cum)) / np.diff(edges)
 
 
 def plot_cdf(ax: Axes, samples: dict, xlabel: str, log: bool = False) -> None:
