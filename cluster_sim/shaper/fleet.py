@@ -5,7 +5,7 @@ stage graph with vertex durations; job sizes are heavy-tailed (lognormal widest-
 user-specified tokens follow a simple story: a share of the jobs (biased towards small ones) keep
 a generous default token count, or 5% above their natural peak if that is more, so small jobs are
 over-allocated by 10x or more; the others are big plans run with fewer tokens than they could use
-(1-30% of their natural peak, log-uniform), i.e. in waves at their cap. Each job is replayed with
+(0.5-10% of their natural peak, log-uniform), i.e. in waves at their cap. Each job is replayed with
 its tokens, shaping off and on, and we measure (areas are token-seconds under the curves, as in
 the paper):
 
@@ -37,7 +37,7 @@ from .execution import draw_durations, replay
 from .graph import StageGraph
 
 
-LOW_FACTOR, HIGH_FACTOR = 0.01, 0.3  # tokens / natural peak of the jobs that are not over-allocated
+LOW_FACTOR, HIGH_FACTOR = 0.005, 0.1  # tokens / natural peak of the jobs that are not over-allocated
 
 
 @dataclass(frozen=True)
@@ -46,8 +46,8 @@ class ClusterProfile:
 
     name: str
     over_allocated_share: float  # share of jobs whose tokens exceed their natural peak
-    decay: float = 0.93  # vertex count shrink per stage level (taper)
-    max_stages: int = 24  # bigger jobs have more stages: 2 + up to 2 log2(width), at most this
+    decay: float = 0.96  # vertex count shrink per stage level (taper)
+    max_stages: int = 16  # bigger jobs have more stages: 2 + up to 2 log2(width), at most this
     median_width: float = 30.0  # median vertices of a job's widest stage (lognormal across jobs)
     width_sigma: float = 1.8
     max_width: int = 3000
@@ -56,7 +56,7 @@ class ClusterProfile:
 
 CLUSTERS = (
     ClusterProfile("Cluster1", 0.59),
-    ClusterProfile("Cluster2", 0.56, decay=0.63, median_width=60.0),  # very wide, tapering fast
+    ClusterProfile("Cluster2", 0.56, decay=0.66, median_width=60.0),  # very wide, tapering fast
     ClusterProfile("Cluster3", 0.55),
     ClusterProfile("Cluster4", 0.43),
     ClusterProfile("Cluster5", 0.38),
