@@ -22,7 +22,7 @@ import mesa
 import numpy as np
 
 from ..engine import ClusterModel, ResourceLedger, Scheduler, StepIntegral
-from ..engine.workload import COMPLETED, FAILED, KILLED, QUEUED, RUNNING, generate_jobs
+from ..engine.workload import COMPLETED, KILLED, QUEUED, RUNNING, generate_jobs
 from .config import RMinerConfig
 from .eviction import conflict_victims
 from .measure import ShadowMeter
@@ -461,7 +461,7 @@ class RMinerModel(ClusterModel):
     def check_invariants(self) -> None:
         """The engine's rules, with RM tasks held outside the CSV, plus RMiner's own."""
         led = self.csv.ledger
-        led.check()
+        csv_running = self.check_ledger(counts=lambda task: task.tag != "rm")
         rm_alloc = self.rm.ledger.allocated if self.rm is not None else np.zeros_like(led.allocated)
         over = np.argwhere(led.allocated + rm_alloc > led.capacity)
         if len(over):
@@ -470,15 +470,6 @@ class RMinerModel(ClusterModel):
                 f"RM tasks on machine {m} sit on resources the CSV has allocated: CSV {led.allocated[m].tolist()} "
                 f"+ RM {rm_alloc[m].tolist()} > capacity {led.capacity[m].tolist()}"
             )
-        held = np.zeros_like(led.allocated)
-        csv_running = 0
-        for _, machine, demand, task in led.holds():
-            if task.state == RUNNING and task.tag != "rm":
-                held[machine] += demand
-                csv_running += 1
-        if not np.array_equal(held, led.allocated):
-            m = int(np.argwhere((held != led.allocated).any(axis=1))[0][0])
-            raise AssertionError(f"CSV ledger and its running tasks disagree on machine {m}")
         rm_running = 0
         if self.rm is not None:
             rm = self.rm
@@ -490,19 +481,8 @@ class RMinerModel(ClusterModel):
                 raise AssertionError("available shadow is negative or more than what is truly free")
             if any(r.task.state != RUNNING or r.task.tag != "rm" for r in rm.running.values()):
                 raise AssertionError("a live RM run belongs to a task that is not a running RM task")
-        states = self.tasks_by_state()
-        submitted = sum(j.n_tasks for j in self.arrived)
-        if sum(states.values()) != submitted:
-            raise AssertionError(f"tasks lost: {submitted} submitted, states count {sum(states.values())}: {states}")
-        if states[RUNNING] != csv_running + rm_running:
-            raise AssertionError(
-                f"{states[RUNNING]} tasks say running; the CSV holds {csv_running} and RM runs {rm_running}"
-            )
         queued = sum(len(s.queue) for s in self.schedulers) + (len(self.rm.queue) if self.rm is not None else 0)
-        if queued != self._queued or queued != states[QUEUED]:
-            raise AssertionError(
-                f"queues disagree: queues hold {queued}, the metric says {self._queued}, {states[QUEUED]} tasks say queued"
-            )
+        states = self.check_tasks(running=csv_running + rm_running, queued=queued)
         killed_rm = states[KILLED]
         if self.rm is not None and self.rm.mode == "safe" and killed_rm != self.rm.counts["rm_killed"]:
             raise AssertionError(f"{killed_rm} tasks killed but RMiner counted {self.rm.counts['rm_killed']}")
@@ -515,9 +495,3 @@ class RMinerModel(ClusterModel):
                 )
         if self.rm is None and killed_rm:
             raise AssertionError(f"{killed_rm} tasks killed without RMiner")
-        for j in self.arrived:
-            for t in j.tasks:
-                if t.state == COMPLETED and not (t.start <= t.finish <= self.time):
-                    raise AssertionError(f"task {t.id} completed at {t.finish}, outside [start {t.start}, now {self.time}]")
-                if t.state == FAILED and not t.note:
-                    raise AssertionError(f"task {t.id} failed without a reason")

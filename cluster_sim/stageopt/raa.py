@@ -136,7 +136,6 @@ def raa_path(pareto_sets: Sequence) -> tuple[np.ndarray, np.ndarray]:
     # pre-sort each set in descending latency; remember the original row of every position
     orders = [np.argsort(-s[:, 0], kind="stable") for s in sets]
     lat = [s[o, 0] for s, o in zip(sets, orders)]
-    cost = [s[o, 1] for s, o in zip(sets, orders)]
     lam = np.zeros(m, dtype=np.int64)
     cur = np.array([o[0] for o in orders], dtype=np.int64)   # the current plan, in original rows
     # heap entries (-latency, instance): ties pop the lowest instance index first
@@ -214,7 +213,6 @@ def raa_general(pareto_sets: Sequence, aggregators=("max", "sum"), weights=None,
     k = np.asarray(pareto_sets[0]).shape[-1] if len(pareto_sets) else 0
     sets = check_pareto_sets(pareto_sets, k=k if k else None)
     aggs = _check_aggregators(aggregators, sets[0].shape[1])
-    m = len(sets)
     imax = [c for c, g in enumerate(aggs) if g == "max"]
     isum = [c for c, g in enumerate(aggs) if g == "sum"]
     if weights is None:

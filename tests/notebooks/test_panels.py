@@ -24,7 +24,7 @@ def _another_value(control):
         return options[(options.index(control.value) + 1) % len(options)]
     if isinstance(control.value, bool):
         return not control.value
-    lo, hi = getattr(control, "min", None), getattr(control, "max", None)
+    hi = getattr(control, "max", None)
     step = getattr(control, "step", None) or 1
     up = control.value + step
     return up if hi is None or up <= hi else control.value - step
