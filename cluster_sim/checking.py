@@ -3,7 +3,8 @@
 Check cells in ``solutions/`` (and so in the generated ``exercises/``) call :func:`check_cases`
 with the student's function, a reference and a list of cases. The first case that disagrees
 raises an ``AssertionError`` naming the case, the answer and the expected answer; a function
-still holding nbgrader's stub (``raise NotImplementedError()``) gets a message that says so.
+still holding nbgrader's stub (the line that raises ``NotImplementedError``) gets a message that
+says so.
 
 Example
 -------
@@ -17,7 +18,7 @@ from typing import Any, Callable, Iterable
 
 import numpy as np
 
-NOT_IMPLEMENTED = "is not implemented yet: replace `raise NotImplementedError()` with your code"
+NOT_IMPLEMENTED = "is not implemented yet: replace nbgrader's stub (the line raising NotImplementedError) with your code"
 
 
 def _same(a: Any, b: Any) -> bool:
