@@ -40,7 +40,7 @@ class StepIntegral:
         if self._times is not None:
             if self._times[-1] == t:
                 self._values[-1] = value
-            else:
+            elif self._values[-1] != value:  # an unchanged value is no change point
                 self._times.append(t)
                 self._values.append(value)
 
@@ -54,6 +54,11 @@ class StepIntegral:
     def mean(self, t: float) -> float:
         span = t - self.t0
         return self.total(t) / span if span > 0 else float(self.value)
+
+    @property
+    def recording(self) -> bool:
+        """Whether change points are kept (``record=True``), so :meth:`steps` can be called."""
+        return self._times is not None
 
     def steps(self) -> tuple[np.ndarray, np.ndarray]:
         """Change times and the value from each time on."""

@@ -281,7 +281,7 @@ def collect(model: ClusterModel) -> ClusterResult:
     tasks = [t for j in model.arrived for t in j.tasks]
     jobs = model.arrived
     series = {}
-    if model.queue._times is not None:
+    if model.queue.recording:
         for r, name in enumerate(RESOURCES):
             series[name] = model.csv.usage[r].steps()
         series["queue"] = model.queue.steps()

@@ -85,7 +85,7 @@ def collect(model: RMinerModel) -> RMinerResult:
     attempts = csv.commits + csv.conflicts
     meter = model.probe.meters[0]
     series = {}
-    if csv.usage[0]._times is not None:
+    if csv.usage[0].recording:
         series["cpu"] = csv.usage[0].steps()
         if rm is not None:
             series["rm_cpu"] = rm.usage.steps()

@@ -45,45 +45,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..engine.metrics import StepIntegral
 from .graph import StageGraph
 from .peak import IncrementalPeak
 from .trees import treeify
 
 MODES = ("off", "conservative", "not_started", "cost_aware", "aggressive")
-
-
-class StepCurve:
-    """A piecewise-constant quantity over time, recorded exactly (value holds from each time on).
-
-    >>> c = StepCurve(0.0, 4); c.set(2.0, 1); c.area(5.0)
-    11.0
-    """
-
-    __slots__ = ("times", "values")
-
-    def __init__(self, t0: float, value: float):
-        self.times = [float(t0)]
-        self.values = [value]
-
-    def set(self, t: float, value: float) -> None:
-        if t < self.times[-1]:
-            raise ValueError(f"time went backwards: {t} < {self.times[-1]}")
-        if t == self.times[-1]:
-            self.values[-1] = value
-        elif value != self.values[-1]:
-            self.times.append(float(t))
-            self.values.append(value)
-
-    @property
-    def value(self):
-        return self.values[-1]
-
-    def area(self, end: float) -> float:
-        t = np.append(np.asarray(self.times), end)
-        return float(np.sum(np.asarray(self.values, dtype=float) * np.diff(t)))
-
-    def arrays(self) -> tuple[np.ndarray, np.ndarray]:
-        return np.asarray(self.times), np.asarray(self.values, dtype=float)
 
 
 def draw_durations(
@@ -249,14 +216,14 @@ class JobExecution:
         self.estimate_trace: list[tuple[float, int]] = []
         self._peak = IncrementalPeak(treeify(graph, np.random.default_rng(seed))) if mode in (
             "conservative", "not_started", "aggressive") else None
-        self.allocation: StepCurve | None = None
-        self.usage: StepCurve | None = None
+        self.allocation: StepIntegral | None = None
+        self.usage: StepIntegral | None = None
 
     # ---- driving -------------------------------------------------------------------------------
     def start(self, now: float = 0.0) -> list[tuple[str, int, float]]:
         """Begin the job: input stages become runnable. Returns vertices started (stage, index, finish)."""
-        self.allocation = StepCurve(now, self.held)
-        self.usage = StepCurve(now, 0)
+        self.allocation = StepIntegral(now, self.held)
+        self.usage = StepIntegral(now, 0)
         for s in self.graph.stages:
             if self._producers_left[s] == 0:
                 self._ready.append(s)
@@ -385,12 +352,12 @@ class JobExecution:
         return JobRun(
             mode=self.mode,
             tokens=self.R,
-            latency=end - self.allocation.times[0],
-            allocation=self.allocation.arrays(),
-            usage=self.usage.arrays(),
-            allocation_area=self.allocation.area(end),
-            usage_area=self.usage.area(end),
-            peak_usage=int(max(self.usage.values)),
+            latency=end - self.allocation.t0,
+            allocation=self.allocation.steps(),
+            usage=self.usage.steps(),
+            allocation_area=self.allocation.total(end),
+            usage_area=self.usage.total(end),
+            peak_usage=int(self.usage.steps()[1].max()),
             releases=self.releases,
             requests=self.requests,
             estimates=list(self.estimate_trace),
