@@ -189,9 +189,9 @@ class ClusterModel(mesa.Model):
         span = t if t > 0 else 1.0
         return ClusterMetrics(
             time=t,
-            utilisation=self.csv.usage[0].total(t) / (cap[0] * span),
-            mem_utilisation=self.csv.usage[1].total(t) / (cap[1] * span),
-            mean_queue_length=self.queue.total(t) / span,
+            utilisation=float(self.csv.usage[0].total(t) / (cap[0] * span)),
+            mem_utilisation=float(self.csv.usage[1].total(t) / (cap[1] * span)),
+            mean_queue_length=float(self.queue.total(t) / span),
             mean_job_wait=float(np.mean(waits)) if waits else float("nan"),
             mean_job_completion=float(np.mean(done)) if done else float("nan"),
             conflicts=self.csv.conflicts,

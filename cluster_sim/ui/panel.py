@@ -21,6 +21,7 @@ import time
 from typing import Any, Callable, Sequence
 
 import ipywidgets as widgets
+from IPython import get_ipython
 from IPython.display import display
 
 
@@ -125,7 +126,8 @@ class ConfigPanel:
         self.runs += 1
         self.error = None
         self.status.value = f"<small>re-ran in {time.perf_counter() - t0:.2f} s</small>"
-        self.output.clear_output(wait=True)
-        with self.output:
-            display(figure)
+        if get_ipython() is not None:  # outside a front end (tests, scripts) there is nothing to draw on
+            self.output.clear_output(wait=True)
+            with self.output:
+                display(figure)
         self.figure = figure
