@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from cluster_sim.engine.config import Config, param
+from cluster_sim.ui import new_figure, plot_cdf, step_curve
 
 from .agents import JobPlan, ShapingClusterModel
 from .examples import random_stage_graph
@@ -195,8 +196,7 @@ def run_cluster(config: ShaperConfig) -> ClusterResult:
 
 def plot_cluster(result: ClusterResult):
     """Tokens held by all jobs and jobs waiting for admission, shaping off vs on."""
-    from cluster_sim.ui import step_curve
-    fig, axes = _new_figure(2, 1, size=(8.0, 4.6))
+    fig, axes = new_figure(2, 1, size=(8.0, 4.6))
     colours = {"off": "k"}
     end = max(r.jobs["finished"].max() for r in result.runs.values())
     for mode, r in result.runs.items():
@@ -361,11 +361,6 @@ def cost_sweep(config: ShaperConfig, errors=(0.0, 0.25, 0.5, 1.0), jobs: int = 6
 
 
 # ---- figures --------------------------------------------------------------------------------------
-def _new_figure(nrows=1, ncols=1, size=(7.0, 3.2)):
-    from cluster_sim.ui import new_figure
-    return new_figure(nrows, ncols, size)
-
-
 TREE_COLOURS = ("#d62728", "#2ca02c", "#e6b800", "#1f77b4", "#9467bd", "#8c564b", "#e377c2", "#17becf")
 
 
@@ -421,7 +416,7 @@ def plot_snapshot(snap: Snapshot):
     depth = _layers(snap.graph)
     layers = max(depth.values()) + 1
     widest = max(list(depth.values()).count(d) for d in range(layers))
-    fig, ax = _new_figure(1, 1, size=(max(7.0, min(14.0, 1.3 * widest + 3)), max(3.6, min(12.0, 0.75 * layers + 1.2))))
+    fig, ax = new_figure(1, 1, size=(max(7.0, min(14.0, 1.3 * widest + 3)), max(3.6, min(12.0, 0.75 * layers + 1.2))))
     draw_stage_graph(ax, snap.graph, snap.trees, snap.dropped, snap.completed, snap.running)
     parts = " + ".join(f"{w}" for w in snap.widths)
     ax.set_title(f"t = {snap.time:.0f} s: tree widths {parts} = remaining peak {snap.peak}; "
@@ -433,9 +428,8 @@ def plot_snapshot(snap: Snapshot):
 
 def plot_skyline(result: JobResult):
     """Fig. 1 / Fig. 3 style: static allocation, shaped allocation and actual usage over time."""
-    from cluster_sim.ui import step_curve
     off, on = result.runs["off"], result.shaped
-    fig, ax = _new_figure(1, 1, size=(8.0, 3.4))
+    fig, ax = new_figure(1, 1, size=(8.0, 3.4))
     end = max(off.latency, on.latency)
     step_curve(ax, *off.allocation, t_end=end, color="k", ls=":", lw=1.5, label=f"static allocation ({off.tokens} tokens)")
     if result.config.mode != "off":
@@ -455,7 +449,7 @@ def plot_skyline(result: JobResult):
 
 def plot_estimates(df: pd.DataFrame):
     """The remaining-peak estimates along the run against the peak the job really reaches."""
-    fig, ax = _new_figure(1, 1, size=(8.0, 3.4))
+    fig, ax = new_figure(1, 1, size=(8.0, 3.4))
     t = df["time"]
     ax.step(t, df["tree"], where="post", lw=2, label="tree max-cut (paper, not completed)")
     ax.step(t, df["not_started"], where="post", lw=1, ls="--", label="variant: not started only")
@@ -475,9 +469,8 @@ def plot_estimates(df: pd.DataFrame):
 
 def plot_fleet_cdfs(fleet: FleetResult):
     """Fig. 4a / 4b: CDFs of allocated/peak and allocated/average per job, per cluster."""
-    from cluster_sim.ui import plot_cdf
     df = fleet.jobs
-    fig, axes = _new_figure(1, 2, size=(10.0, 3.4))
+    fig, axes = new_figure(1, 2, size=(10.0, 3.4))
     groups = dict(list(df.groupby("cluster", sort=False)))
     plot_cdf(axes[0], {k: g["alloc_over_peak"] for k, g in groups.items()}, "allocated / peak tokens", log=True)
     plot_cdf(axes[1], {k: g["alloc_over_average"] for k, g in groups.items()}, "allocated / average tokens", log=True)
@@ -490,7 +483,7 @@ def plot_fleet_cdfs(fleet: FleetResult):
 def plot_opportunity(fleet: FleetResult):
     """Fig. 4c next to Fig. 7: the over-allocation opportunity and what the shaper realises."""
     s = fleet.summary
-    fig, ax = _new_figure(1, 1, size=(8.0, 3.4))
+    fig, ax = new_figure(1, 1, size=(8.0, 3.4))
     x = np.arange(len(s))
     ax.bar(x - 0.2, s["alloc_minus_peak"], 0.38, label="allocated - peak", color="#9ecae1")
     ax.bar(x - 0.2, s["peak_minus_actual"], 0.38, bottom=s["alloc_minus_peak"], label="peak - actual",
@@ -508,7 +501,7 @@ def plot_job_savings(fleet: FleetResult, cluster: str | None = None):
     df = fleet.jobs
     name = cluster or df["cluster"].iloc[0]
     g = df[df["cluster"] == name].sort_values("savings", ascending=False)
-    fig, ax = _new_figure(1, 1, size=(8.0, 3.0))
+    fig, ax = new_figure(1, 1, size=(8.0, 3.0))
     ax.bar(np.arange(len(g)), 100 * g["savings"], color=np.where(g["over_allocated"], "#31a354", "#a1d99b"))
     total = 100 * (1 - g["shaped_area"].sum() / g["static_area"].sum())
     ax.set_title(f"{name}: {(g['savings'] > 1e-9).sum()} of {len(g)} jobs save; mean {100 * g['savings'].mean():.1f}%, "
@@ -520,7 +513,7 @@ def plot_job_savings(fleet: FleetResult, cluster: str | None = None):
 
 def plot_delay_tradeoff(sweep: pd.DataFrame):
     """Aggressive shaper: savings and slowdown against the request delay."""
-    fig, ax = _new_figure(1, 1, size=(7.0, 3.2))
+    fig, ax = new_figure(1, 1, size=(7.0, 3.2))
     ax.plot(sweep["delay"], 100 * sweep["aggressive_savings"], "o-", label="aggressive: savings")
     ax.plot(sweep["delay"], 100 * sweep["conservative_savings"], "s--", label="conservative: savings")
     ax.plot(sweep["delay"], 100 * sweep["slowdown"], "^-", color="tab:red", label="aggressive: slowdown")

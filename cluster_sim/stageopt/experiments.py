@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from ..engine.config import Config, param
+from ..ui import new_figure
 from .baselines import StageProblem, nsga2, ws_sample
 from .latency_model import LatencyModel, channel_ablation, evaluate, simulate_traces, split_by_stage
 from .optimizer import StageOptimizer, evaluate_plan
@@ -157,9 +158,7 @@ def _reduction_table(per_stage: pd.DataFrame, modes=("",)) -> pd.DataFrame:
 
 def plot_placement(result: PlacementResult):
     """(a) stage latency and cost reduction vs Fuxi per method; (b) the first stage's instances."""
-    import matplotlib.pyplot as plt
-
-    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 3.8))
+    fig, (ax1, ax2) = new_figure(1, 2, size=(11, 3.8))  # pyplot-free: panel redraws leak no figures
     t = result.table.drop(index="Fuxi")
     x = np.arange(len(t))
     ax1.bar(x - 0.2, 100 * t["latency RR vs Fuxi"], 0.4, label="stage latency")
@@ -180,7 +179,6 @@ def plot_placement(result: PlacementResult):
     ax2.set_ylabel("predicted instance latency (s)")
     ax2.set_title("stage 0: the slowest instance sets the stage latency")
     ax2.legend(fontsize=8)
-    fig.tight_layout()
     return fig
 
 
@@ -319,9 +317,7 @@ def run_resource_plans(config: ResourcePlanConfig) -> ResourcePlanResult:
 
 def plot_resource_plans(result: ResourcePlanResult):
     """(a) stage 0's RAA Pareto front with the WUN pick, Fuxi and IPA; (b) Table 4 reductions."""
-    import matplotlib.pyplot as plt
-
-    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 3.8))
+    fig, (ax1, ax2) = new_figure(1, 2, size=(11, 3.8))  # pyplot-free: panel redraws leak no figures
     ex = result.example
     f = ex["front"]
     ax1.plot(f[:, 0], f[:, 1], "o-", ms=3, color="C0", label=f"RAA Path front ({len(f)} points)")
@@ -345,7 +341,6 @@ def plot_resource_plans(result: ResourcePlanResult):
     ax2.set_ylabel("reduction vs Fuxi (%)")
     ax2.set_title("Expt 9: net benefit")
     ax2.legend(fontsize=8)
-    fig.tight_layout()
     return fig
 
 
