@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .config import Config, param
+from .config import Config, Work, param
 from .workload import WorkloadSpec
 
 
@@ -23,35 +23,44 @@ class ClusterConfig(Config):
     """
 
     # cluster
-    machines: int = param(50, lo=1, hi=20_000, doc="machines in the cluster")
+    machines: int = param(50, lo=1, hi=20_000, slider=(1, 100), doc="machines in the cluster")
     cpu_per_machine: int = param(16, lo=1, hi=1024, doc="CPU units per machine")
     mem_per_machine: int = param(64, lo=1, hi=4096, doc="memory units per machine")
     hardware_types: int = param(1, lo=1, hi=8, doc="hardware generations; machine i has type i mod types")
     speed_spread: float = param(0.0, lo=0.0, hi=3.0, step=0.1,
                                 doc="the fastest type runs tasks (1 + spread) times faster than the slowest")
     # schedulers and the shared state
-    schedulers: int = param(1, lo=1, hi=64, doc="parallel schedulers sharing the central state")
-    update_delay: float = param(0.0, lo=0.0, hi=60.0, step=0.1,
+    schedulers: int = param(1, lo=1, hi=64, slider=(1, 16), doc="parallel schedulers sharing the central state")
+    update_delay: float = param(0.0, lo=0.0, hi=60.0, step=0.1, slider=(0.0, 10.0),
                                 doc="seconds between snapshots of the central state pushed to schedulers' local views; 0 = always fresh")
     view_refresh: str = param("synchronous", choices=("synchronous", "staggered"),
                               doc="all local views refreshed at once, or spread evenly over the period")
-    think_time: float = param(0.01, lo=0.0, hi=10.0, step=0.001, doc="seconds a scheduler spends deciding one task")
+    think_time: float = param(0.01, lo=0.0, hi=10.0, step=0.001, slider=(0.0, 0.2),
+                              doc="seconds a scheduler spends deciding one task")
     placement: str = param("random", choices=("first_fit", "best_fit", "worst_fit", "random"),
                            doc="how a scheduler picks a machine on its local view")
     assignment: str = param("round_robin", choices=("round_robin", "random"), doc="how jobs are assigned to schedulers")
     # workload
-    load: float = param(0.7, lo=0.01, hi=3.0, step=0.05, doc="offered CPU load: mean demand / cluster CPU capacity")
-    tasks_per_job: float = param(8.0, lo=1.0, hi=1000.0, step=1.0, doc="mean tasks per job")
+    load: float = param(0.7, lo=0.001, hi=3.0, step=0.05, slider=(0.05, 1.5),
+                        doc="offered CPU load: mean demand / cluster CPU capacity")
+    tasks_per_job: float = param(8.0, lo=1.0, hi=1000.0, step=1.0, slider=(1.0, 50.0), doc="mean tasks per job")
     stages_per_job: int = param(1, lo=1, hi=20, doc="at most this many stages (a DAG) per job")
     duration_dist: str = param("exponential", choices=("exponential", "lognormal"), doc="task duration distribution")
-    mean_task_duration: float = param(10.0, lo=0.01, hi=3600.0, step=0.5, doc="mean task duration (s)")
+    mean_task_duration: float = param(10.0, lo=0.01, hi=3600.0, step=0.5, slider=(2.0, 60.0),
+                                      doc="mean task duration (s)")
     duration_sigma: float = param(1.0, lo=0.0, hi=3.0, step=0.1, doc="lognormal shape of durations")
     size_dist: str = param("exponential", choices=("exponential", "lognormal"), doc="task size distribution")
     mean_task_cpu: float = param(2.0, lo=1.0, hi=1024.0, step=0.5, doc="mean CPU units per task")
     mean_task_mem: float = param(4.0, lo=1.0, hi=4096.0, step=0.5, doc="mean memory units per task")
     # run
-    horizon: float = param(600.0, lo=1.0, hi=1e6, step=10.0, doc="simulated seconds")
+    horizon: float = param(300.0, lo=1.0, hi=1e6, step=10.0, slider=(10.0, 600.0), doc="simulated seconds")
     seed: int = param(0, lo=0, hi=2**31 - 1, doc="random seed (same seed and config: identical results)")
+    max_tasks: int = param(5_000_000, lo=1, hi=10**9, widget=False,
+                           doc="refuse a config estimated to create more tasks than this (raise it on purpose)")
+
+    WORK_CAP = "max_tasks"
+    #: engine wall time per task on the reference 2-core machine (bench/engine.py; ~40-100 us)
+    SECONDS_PER_TASK = 80e-6
 
     @classmethod
     def ci(cls):
@@ -59,7 +68,7 @@ class ClusterConfig(Config):
 
     @classmethod
     def default(cls):
-        return cls(machines=50, horizon=600.0, schedulers=2)
+        return cls(machines=50, horizon=300.0, schedulers=2)
 
     @classmethod
     def paper(cls):
@@ -84,6 +93,15 @@ class ClusterConfig(Config):
         capacity = self.machines * self.cpu_per_machine * mean_speed
         work_per_job = self.tasks_per_job * self.mean_task_cpu * self.mean_task_duration
         return self.load * capacity / work_per_job
+
+    def work(self) -> Work:
+        """Tasks the run will create: arrival rate x horizon x tasks per job."""
+        rate = self.arrival_rate()
+        tasks = rate * self.horizon * self.tasks_per_job
+        return Work(tasks, "tasks",
+                    f"{rate:,.3g} jobs/s x horizon {self.horizon:g} s x {self.tasks_per_job:g} tasks per job",
+                    up=("machines", "cpu_per_machine", "load", "horizon", "tasks_per_job"),
+                    down=("mean_task_duration", "mean_task_cpu"), seconds=tasks * self.SECONDS_PER_TASK)
 
     def workload_spec(self) -> WorkloadSpec:
         return WorkloadSpec(

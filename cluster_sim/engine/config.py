@@ -24,7 +24,11 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import numbers
+from dataclasses import dataclass
 from typing import Any, ClassVar
+
+import numpy as np
 
 _MISSING = dataclasses.MISSING
 
@@ -37,17 +41,38 @@ def param(
     hi: float | None = None,
     choices: tuple | None = None,
     step: float | None = None,
+    slider: tuple[float, float] | None = None,
     widget: bool = True,
 ) -> Any:
     """Declare a config field with its allowed range (``lo``/``hi``, inclusive) or ``choices``.
 
-    ``step`` is the slider step in the widget panel; ``widget=False`` keeps the field out of it
-    (for values that make no sense on a slider, such as a trace file or a tuple of weights).
+    ``step`` is the slider step in the widget panel, and ``slider`` the range a panel's slider
+    offers: what redraws in about a second at the interactive preset (a panel refuses typed values
+    outside it; the whole ``lo``..``hi`` stays available from the ``parameters`` cell).
+    ``widget=False`` keeps the field off panels (for values that make no sense on a slider, such as
+    a trace file or a tuple of weights).
     """
     if isinstance(default, (list, dict, set)):
         raise TypeError("param defaults must be immutable (use a tuple, not a list)")
-    meta = {"doc": doc, "lo": lo, "hi": hi, "choices": choices, "step": step, "widget": widget}
+    if slider is not None:
+        s_lo, s_hi = slider
+        if not (s_lo < s_hi) or (lo is not None and s_lo < lo) or (hi is not None and s_hi > hi):
+            raise ValueError(f"slider={slider!r} must be an increasing pair inside lo={lo!r}..hi={hi!r}")
+    meta = {"doc": doc, "lo": lo, "hi": hi, "choices": choices, "step": step, "slider": slider, "widget": widget}
     return dataclasses.field(default=default, metadata=meta)
+
+
+def _normalise(value: Any, default: Any, name: str) -> Any:
+    """Python scalars for numpy scalars (a sweep's ``np.int64(3)`` is a 3), floats for float fields."""
+    if isinstance(value, np.ndarray):  # even a 0-d or 1-element array: a config holds scalars
+        raise ValueError(f"{name}={value!r} is an array: give a single value")
+    if isinstance(value, np.generic):
+        value = value.item()  # np.float32('nan') becomes a float nan, caught like any other
+    if isinstance(default, float) and isinstance(value, numbers.Real) and not isinstance(value, bool):
+        value = float(value)
+        if value == 0.0:
+            value = 0.0  # -0.0 is 0 for every range check, and numpy refuses a negative-zero sigma
+    return value
 
 
 def _type_ok(value: Any, default: Any) -> bool:
@@ -55,60 +80,116 @@ def _type_ok(value: Any, default: Any) -> bool:
     if isinstance(default, bool):
         return isinstance(value, bool)
     if isinstance(default, int):
-        return isinstance(value, int) and not isinstance(value, bool) or (
-            # numpy integers from sweeps are fine
-            hasattr(value, "dtype") and getattr(value.dtype, "kind", "") in "iu"
-        )
+        return isinstance(value, int) and not isinstance(value, bool)
     if isinstance(default, float):
-        return isinstance(value, (int, float)) and not isinstance(value, bool) or (
-            hasattr(value, "dtype") and getattr(value.dtype, "kind", "") in "iuf"
-        )
+        return isinstance(value, float)
     if isinstance(default, str):
         return isinstance(value, str)
     return True
 
 
+@dataclass(frozen=True)
+class Work:
+    """The work a run of a config will create, estimated before it runs.
+
+    ``amount`` is in ``unit`` (e.g. tasks); ``formula`` says how it was estimated, with the
+    numbers; ``up`` are the fields that raise it, ``down`` those that lower it as they grow;
+    ``seconds`` is a rough wall time on the reference 2-core machine (what a panel uses to refuse
+    a change far slower than a second).
+    """
+
+    amount: float
+    unit: str
+    formula: str
+    up: tuple[str, ...]
+    down: tuple[str, ...]
+    seconds: float
+
+    @property
+    def drivers(self) -> tuple[str, ...]:
+        return self.up + self.down
+
+    def describe(self) -> str:
+        return f"about {self.amount:,.0f} {self.unit} ({self.formula})"
+
+    def advice(self) -> str:
+        """What to change to make it smaller, naming the fields."""
+        parts = []
+        if self.up:
+            parts.append(f"lower {', '.join(self.up)}")
+        if self.down:
+            parts.append(f"raise {', '.join(self.down)}")
+        return " or ".join(parts)
+
+
 class Config:
-    """Base class for experiment configs: validation, presets and ``replace``.
+    """Base class for experiment configs: validation, presets, ``replace`` and a work estimate.
 
     Subclasses are ``@dataclass(frozen=True)`` and override the presets :meth:`ci` (seconds, for
     CI), :meth:`default` (the interactive default: a slider answers in about a second) and, where
-    the paper has one, :meth:`paper` (the paper's own scale).
+    the paper has one, :meth:`paper` (the paper's own scale). A config whose runs can grow without
+    bound overrides :meth:`work` and names its cap field in ``WORK_CAP``: a config estimated to
+    create more than the cap is refused when it is built, before anything runs.
     """
 
     PRESETS: ClassVar[tuple[str, ...]] = ("ci", "default", "paper")
+    #: the field that caps :meth:`work` (None: no cap)
+    WORK_CAP: ClassVar[str | None] = None
 
     def __post_init__(self) -> None:
         for f in dataclasses.fields(self):
-            self._check_field(f, getattr(self, f.name))
+            value = self._check_field(f, getattr(self, f.name))
+            object.__setattr__(self, f.name, value)
         self.validate()
+        self._check_work()
 
-    def _check_field(self, f: dataclasses.Field, value: Any) -> None:
+    def _check_field(self, f: dataclasses.Field, given: Any) -> Any:
+        """The field's value, normalised (numpy scalars to Python ones, ints to floats for float
+        fields); a ``ValueError`` naming the field, the value as given and what is allowed."""
         name = f"{type(self).__name__}.{f.name}"
         meta = f.metadata
         doc = f" ({meta['doc']})" if meta.get("doc") else ""
         default = f.default if f.default is not _MISSING else None
-        if default is not None and not _type_ok(value, default):
-            raise ValueError(
-                f"{name}={value!r} has the wrong type: expected {type(default).__name__}{doc}"
-            )
+        value = given
+        if default is not None:
+            value = _normalise(given, default, name)
+            if not _type_ok(value, default):
+                raise ValueError(
+                    f"{name}={given!r} has the wrong type: expected {type(default).__name__}{doc}"
+                )
         if meta.get("choices") is not None and value not in meta["choices"]:
             allowed = ", ".join(repr(c) for c in meta["choices"])
-            raise ValueError(f"{name}={value!r} is not allowed: choose one of {allowed}{doc}")
-        lo, hi = meta.get("lo"), meta.get("hi")
-        if lo is None and hi is None:
-            return
+            raise ValueError(f"{name}={given!r} is not allowed: choose one of {allowed}{doc}")
         if isinstance(value, float) and math.isnan(value):
             raise ValueError(f"{name}=nan is not a number{doc}")
+        lo, hi = meta.get("lo"), meta.get("hi")
         if (lo is not None and value < lo) or (hi is not None and value > hi):
             lo_s = "-inf" if lo is None else f"{lo:g}"
             hi_s = "inf" if hi is None else f"{hi:g}"
             raise ValueError(
-                f"{name}={value!r} is out of range: allowed {lo_s} <= {f.name} <= {hi_s}{doc}"
+                f"{name}={given!r} is out of range: allowed {lo_s} <= {f.name} <= {hi_s}{doc}"
             )
+        return value
 
     def validate(self) -> None:
         """Cross-field checks; override and raise ``ValueError`` naming the fields involved."""
+
+    # ---- the work a run creates --------------------------------------------------------------
+    def work(self) -> Work | None:
+        """The estimated work of a run of this config (None: small by construction)."""
+        return None
+
+    def _check_work(self) -> None:
+        if self.WORK_CAP is None:
+            return
+        work = self.work()
+        cap = getattr(self, self.WORK_CAP)
+        if work is not None and work.amount > cap:
+            raise ValueError(
+                f"{type(self).__name__} would create {work.describe()}, more than "
+                f"{self.WORK_CAP}={cap:,.0f} (about {work.seconds:,.0f} s of run time, and memory to match): "
+                f"{work.advice()}; or raise {self.WORK_CAP} on purpose"
+            )
 
     # ---- presets -------------------------------------------------------------------------
     @classmethod

@@ -43,13 +43,13 @@ class RMinerConfig(Config):
     """Shared-state scheduling with NoRM / SafeRM / SmartRM (Wang et al., SoCC'23)."""
 
     # cluster
-    machines: int = param(100, lo=1, hi=20_000, doc="machines in the cluster (the paper: 1500)")
+    machines: int = param(100, lo=1, hi=20_000, step=10, slider=(10, 200), doc="machines in the cluster (the paper: 1500)")
     cpu_per_machine: int = param(64, lo=1, hi=1024, widget=False, doc="CPU slots per machine (the paper: 64)")
     mem_per_machine: int = param(1024, lo=1, hi=65536, widget=False,
                                  doc="memory units per machine: the paper's 16 slots at 1/64-slot resolution")
     # shared state
-    schedulers: int = param(8, lo=1, hi=64, doc="parallel schedulers (the paper: 8 or 16)")
-    scheduling_rate: float = param(scaled_rate(100), lo=0.1, hi=100_000.0, step=1.0,
+    schedulers: int = param(8, lo=1, hi=64, slider=(1, 32), doc="parallel schedulers (the paper: 8 or 16)")
+    scheduling_rate: float = param(scaled_rate(100), lo=0.1, hi=100_000.0, widget=False,
                                    doc="tasks per second one scheduler decides (the paper: 1000 at 1500 machines)")
     update_delay: float = param(0.5, lo=0.0, hi=5.0, step=0.05,
                                 doc="seconds between view updates d_u (0 = views always fresh)")
@@ -59,7 +59,7 @@ class RMinerConfig(Config):
                            doc="how a normal scheduler picks a machine on its local view")
     assignment: str = param("round_robin", choices=("round_robin", "random"), doc="how jobs go to schedulers")
     # workload
-    load: float = param(1.0, lo=0.05, hi=3.0, step=0.05,
+    load: float = param(1.0, lo=0.05, hi=3.0, step=0.05, slider=(0.05, 2.5),
                         doc="job arrival rate as a multiple of the paper's 1x (1.43 ms between jobs at 1500 machines)")
     mean_task_duration: float = param(5.0, lo=0.1, hi=60.0, step=0.1, doc="mean task execution time l (s)")
     duration_dist: str = param("exponential", choices=("exponential", "lognormal"),
@@ -81,7 +81,7 @@ class RMinerConfig(Config):
     rm_max_priority: int = param(2, lo=0, hi=15, widget=False,
                                  doc="highest job priority the RM filter accepts (the top level is never preempted)")
     # run
-    horizon: float = param(30.0, lo=1.0, hi=3600.0, step=5.0, doc="simulated seconds")
+    horizon: float = param(30.0, lo=1.0, hi=3600.0, step=5.0, slider=(5.0, 60.0), doc="simulated seconds")
     seed: int = param(0, lo=0, hi=2**31 - 1, doc="random seed (same config and seed: identical results)")
 
     def validate(self) -> None:

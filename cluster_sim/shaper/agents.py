@@ -212,13 +212,17 @@ class ShapingClusterModel(ClusterModel):
                 f"token_capacity={token_capacity} is below the largest job's {biggest} tokens: that job could "
                 f"never be admitted; allowed token_capacity >= {biggest} (or None for no limit)"
             )
-        cpu = 64
-        total = sum(p.tokens for p in plans)  # machines never bind: tokens are the constraint
+        # Machines never bind (tokens are the constraint): as many of the engine's largest machines
+        # as the tokens need, so any token count fits (64-slot machines capped jobs at 1.28M tokens).
+        cpu = 1024
+        total = sum(p.tokens for p in plans)
         if token_capacity is not None:
             total = min(total, token_capacity)
+        # The jobs are given, so the engine's workload generator (and its horizon) is not used:
+        # horizon=1 keeps the config's work estimate honest; run() goes to self.horizon below.
         config = ClusterConfig(
             machines=max(1, math.ceil(total / cpu)), cpu_per_machine=cpu, mem_per_machine=cpu,
-            think_time=0.0, placement="first_fit", schedulers=1, horizon=1e6, seed=seed,
+            think_time=0.0, placement="first_fit", schedulers=1, horizon=1.0, seed=seed,
         )
         jobs = [_engine_job(k, p) for k, p in enumerate(plans)]
         self.plans = {k: p for k, p in enumerate(plans)}

@@ -37,7 +37,7 @@ class ShaperConfig(Config):
 
     stages: int = param(14, lo=2, hi=60, doc="stages in the random job")
     spools: int = param(3, lo=0, hi=30, doc="stages allowed to feed several consumers (spools)")
-    max_vertices: int = param(80, lo=1, hi=2000, step=1, doc="vertices of the widest (first) stages")
+    max_vertices: int = param(80, lo=1, hi=2000, step=1, slider=(1, 400), doc="vertices of the widest (first) stages")
     decay: float = param(0.8, lo=0.3, hi=1.0, step=0.05, doc="vertex count shrink per stage level (taper)")
     over_allocation: float = param(2.0, lo=0.1, hi=30.0, step=0.1,
                                    doc="user's tokens / the job's natural peak (1 = exactly the peak)")
@@ -49,12 +49,12 @@ class ShaperConfig(Config):
     cost_error: float = param(0.0, lo=0.0, hi=1.5, step=0.05,
                               doc="lognormal spread of the optimizer's stage-duration estimates (cost-aware mode)")
     progress: float = param(0.3, lo=0.0, hi=1.0, step=0.01, doc="execution point: share of the job's time elapsed")
-    cluster_jobs: int = param(12, lo=2, hi=500, doc="jobs arriving at the token-limited virtual cluster")
+    cluster_jobs: int = param(12, lo=2, hi=500, slider=(2, 60), doc="jobs arriving at the token-limited virtual cluster")
     cluster_tokens: float = param(1.5, lo=1.0, hi=20.0, step=0.1,
                                   doc="virtual cluster's token capacity / the largest job's tokens")
-    fleet_jobs: int = param(30, lo=5, hi=2000, doc="jobs per synthetic cluster")
+    fleet_jobs: int = param(30, lo=5, hi=2000, slider=(5, 100), doc="jobs per synthetic cluster")
     fleet_clusters: int = param(3, lo=1, hi=5, doc="synthetic clusters (profiles of the paper's Fig. 4c)")
-    fleet_max_width: int = param(1000, lo=2, hi=3000, doc="cap on a fleet job's widest stage (CI speed)")
+    fleet_max_width: int = param(1000, lo=2, hi=3000, slider=(2, 1000), doc="cap on a fleet job's widest stage (CI speed)")
     seed: int = param(0, lo=0, hi=2**31 - 1, doc="random seed (same seed and config: identical results)")
 
     def validate(self) -> None:

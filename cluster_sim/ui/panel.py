@@ -1,8 +1,24 @@
 """A widget panel built from a config dataclass: ``run`` + ``plot`` re-invoked on every change.
 
-The controls come from the fields' metadata (range, step, choices, description), so a new config
-field appears on the panel without UI code. Headless runs (papermill in CI) never build a panel:
-they call the same ``run`` and ``plot`` functions directly, which is what the panel shows.
+The controls come from the fields' metadata (range, slider range, step, choices, description), so
+a new config field appears on the panel without UI code. Headless runs (papermill in CI) never
+build a panel: they call the same ``run`` and ``plot`` functions directly, which is what the panel
+shows.
+
+What a student can trust (each is tested in-process and in a real browser):
+
+- **A slider covers what redraws in about a second**: its range is the field's ``slider`` range
+  (declared with :func:`~cluster_sim.engine.config.param`), not the whole validation range. Larger
+  values stay available from the notebook's ``parameters`` cell.
+- **A typed value is never clamped.** Next to each slider is a box for typing a value; a value
+  outside the slider's range, or one the config refuses, is rejected with the allowed range.
+- **A rejected value puts the control back** to the last value that ran, and the message naming
+  the field stays until the next change that runs.
+- **A change too big for a panel is refused before it runs**: when the config estimates the work a
+  run creates (:meth:`~cluster_sim.engine.config.Config.work`), a change estimated to take far
+  longer than a second is refused with the estimate and the fields that drive it.
+- **A busy state shows while ``run`` works** (the status line says what is running and the old
+  figure is dimmed), and a change that draws exactly the same figure says so.
 
 Example
 -------
@@ -12,122 +28,349 @@ Example
 >>> panel.set(load=0.9)                   # what moving the slider does
 >>> panel.config.load, panel.runs
 (0.9, 2)
+>>> panel.type_value("machines", "0")     # what typing 0 into the machines box does
+>>> panel.config.machines, panel.controls["machines"].value
+(10, 10)
+>>> print(panel.error)
+machines = 0 was refused: allowed 1 <= machines <= 100 on this panel (larger values: set them in the parameters cell). Back at machines = 10.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import html
+import io
+import math
 import time
 from typing import Any, Callable, Sequence
 
 import ipywidgets as widgets
 from IPython import get_ipython
-from IPython.display import display
+from IPython.display import Image, display
+
+#: a change estimated to take longer than this many seconds is refused by a panel (the slider
+#: ranges aim at about one second; the estimate is rough, so the budget leaves room)
+PANEL_BUDGET_SECONDS = 5.0
+#: at most this many values on a slider; a wider range gets a typed box only (e.g. a seed)
+MAX_SLIDER_VALUES = 100_000
 
 
-def control_for(field: dataclasses.Field, value: Any) -> widgets.Widget:
-    """The ipywidgets control for one config field, from its metadata."""
-    meta = field.metadata
-    desc = field.name
-    style = {"description_width": "initial"}
-    layout = widgets.Layout(width="340px")
-    common = dict(description=desc, style=style, layout=layout, tooltip=meta.get("doc", ""),
-                  continuous_update=False)
-    if meta.get("choices") is not None:
-        common.pop("continuous_update")
-        return widgets.Dropdown(options=list(meta["choices"]), value=value, **common)
-    if isinstance(value, bool):
-        common.pop("continuous_update")
-        return widgets.Checkbox(value=value, indent=False, **common)
-    lo, hi, step = meta.get("lo"), meta.get("hi"), meta.get("step")
-    if isinstance(value, int):
-        if lo is None or hi is None or hi - lo > 100_000:
-            return widgets.BoundedIntText(value=value, min=lo if lo is not None else -2**63,
-                                          max=hi if hi is not None else 2**63 - 1, **common)
-        return widgets.IntSlider(value=value, min=lo, max=hi, step=int(step or 1), **common)
+def _decimals(step: float) -> int:
+    """Decimal places that represent multiples of ``step`` exactly (0.05 -> 2, 1e-3 -> 3)."""
+    text = f"{step:.10f}".rstrip("0")
+    return len(text.split(".")[1]) if "." in text else 0
+
+
+def _format(value: Any) -> str:
     if isinstance(value, float):
-        if lo is None or hi is None or (lo > 0 and hi / lo > 1e4) or hi - lo > 1e4:
-            return widgets.BoundedFloatText(value=value, min=lo if lo is not None else -1e300,
-                                            max=hi if hi is not None else 1e300, step=step, **common)
-        return widgets.FloatSlider(value=value, min=lo, max=hi, step=step or (hi - lo) / 100,
-                                   readout_format=".3g", **common)
-    if isinstance(value, str):
-        return widgets.Text(value=value, **common)
-    raise ValueError(f"field {field.name!r} of type {type(value).__name__} has no widget; declare it with widget=False")
+        return f"{value:.6g}"
+    return str(value)
+
+
+def slider_range(field: dataclasses.Field, value: Any) -> tuple[float, float] | None:
+    """The range a slider offers for ``field``: its declared ``slider`` range, else its validation
+    range when that is narrow enough for a slider; None when it gets a typed box only."""
+    meta = field.metadata
+    if meta.get("slider") is not None:
+        return meta["slider"]
+    lo, hi = meta.get("lo"), meta.get("hi")
+    if lo is None or hi is None:
+        return None
+    step = meta.get("step") or (1 if isinstance(value, int) else (hi - lo) / 100)
+    if (hi - lo) / step > MAX_SLIDER_VALUES:
+        return None
+    return lo, hi
+
+
+class FieldControl:
+    """One config field on a panel: a slider with a box for typed values, a dropdown, a checkbox
+    or a text box. ``value`` is the field's value as the panel last ran it.
+
+    A change is reported as ``on_change(name, value)``; a typed text that is not a number of the
+    field's kind as ``on_invalid(name, text, reason)``. :meth:`show` puts a value on every part
+    of the control without reporting it (used to reset a rejected value).
+    """
+
+    def __init__(self, field: dataclasses.Field, value: Any, on_change: Callable, on_invalid: Callable):
+        self.name = field.name
+        self.field = field
+        meta = field.metadata
+        self.doc = meta.get("doc", "")
+        self._on_change, self._on_invalid = on_change, on_invalid
+        self._muted = False
+        self.kind = type(value)
+        self.slider = self.box = self.dropdown = self.checkbox = None
+        self.range = None
+        self.beyond: tuple | None = None  # the slider range the start value lies beyond, if it does
+        label = widgets.Label(self.name, layout=widgets.Layout(width="150px"),
+                              tooltip=self.doc)
+        label.add_class("cs-label")
+        if meta.get("choices") is not None:
+            self.dropdown = widgets.Dropdown(options=list(meta["choices"]), value=value, tooltip=self.doc,
+                                             layout=widgets.Layout(width="180px"))
+            self.dropdown.observe(self._from_widget, names="value")
+            parts = [label, self.dropdown]
+        elif isinstance(value, bool):
+            self.checkbox = widgets.Checkbox(value=value, indent=False, tooltip=self.doc)
+            self.checkbox.observe(self._from_widget, names="value")
+            parts = [label, self.checkbox]
+        elif isinstance(value, (int, float)):
+            self.range = slider_range(field, value)
+            if self.range is not None and not self.range[0] <= value <= self.range[1]:
+                # started beyond the slider (a value from the parameters cell): keep it reachable
+                self.beyond = self.range
+                self.range = (min(self.range[0], value), max(self.range[1], value))
+            parts = [label]
+            if self.range is not None:
+                lo, hi = self.range
+                common = dict(readout=False, continuous_update=False, tooltip=self.doc,
+                              layout=widgets.Layout(width="170px"))
+                if isinstance(value, int):
+                    self.slider = widgets.IntSlider(value=value, min=lo, max=hi, step=int(meta.get("step") or 1),
+                                                    **common)
+                else:
+                    step = meta.get("step") or (hi - lo) / 100
+                    self.slider = widgets.FloatSlider(value=value, min=lo, max=hi, step=step, **common)
+                    self._places = _decimals(step)
+                self.slider.observe(self._from_widget, names="value")
+                parts.append(self.slider)
+            self.box = widgets.Text(value=_format(value), continuous_update=False, tooltip=self.doc,
+                                    layout=widgets.Layout(width="90px"))
+            self.box.observe(self._from_box, names="value")
+            parts.append(self.box)
+        elif isinstance(value, str):
+            self.box = widgets.Text(value=value, continuous_update=False, tooltip=self.doc,
+                                    layout=widgets.Layout(width="180px"))
+            self.box.observe(self._from_box, names="value")
+            parts = [label, self.box]
+        else:
+            raise ValueError(f"field {field.name!r} of type {type(value).__name__} has no widget; "
+                             "declare it with widget=False")
+        self.value = value
+        self.widget = widgets.HBox(parts, layout=widgets.Layout(width="430px"))
+        self.widget.add_class("cs-field")
+        self.widget.add_class(f"cs-field-{self.name}")
+
+    # ---- reading what the user did ----------------------------------------------------------
+    def _from_widget(self, change) -> None:
+        if self._muted:
+            return
+        new = change["new"]
+        if self.slider is not None and isinstance(new, float):
+            new = round(new, self._places)  # a float slider's 0.15000000000000002 is the 0.15 shown
+        self._on_change(self.name, new)
+
+    def _from_box(self, change) -> None:
+        if self._muted:
+            return
+        text = change["new"].strip()
+        if self.kind is str:
+            self._on_change(self.name, text)
+            return
+        try:
+            number = float(text)
+        except ValueError:
+            self._on_invalid(self.name, text, f"is not a number{self.range_text()}")
+            return
+        if self.kind is int:
+            if not number.is_integer():
+                self._on_invalid(self.name, text, f"is not a whole number{self.range_text()}")
+                return
+            number = int(number)
+        elif not math.isfinite(number):
+            self._on_invalid(self.name, text, f"is not a finite number{self.range_text()}")
+            return
+        self._on_change(self.name, number)
+
+    def range_text(self) -> str:
+        if self.range is not None:
+            return f": allowed {_format(self.range[0])} <= {self.name} <= {_format(self.range[1])} on this panel"
+        lo, hi = self.field.metadata.get("lo"), self.field.metadata.get("hi")
+        if lo is not None and hi is not None:
+            return f": allowed {_format(lo)} <= {self.name} <= {_format(hi)}"
+        return ""
+
+    def outside_slider(self, value: Any) -> bool:
+        return self.range is not None and not (self.range[0] <= value <= self.range[1])
+
+    # ---- showing a value ---------------------------------------------------------------------
+    def show(self, value: Any) -> None:
+        """Put ``value`` on every part of the control without reporting a change."""
+        self._muted = True
+        try:
+            for w in (self.slider, self.dropdown, self.checkbox):
+                if w is not None:
+                    w.value = value
+            if self.box is not None:
+                self.box.value = _format(value)
+        finally:
+            self._muted = False
+        self.value = value
+
+    def set_disabled(self, disabled: bool) -> None:
+        for w in (self.slider, self.box, self.dropdown, self.checkbox):
+            if w is not None:
+                w.disabled = disabled
+
+
+def control_for(field: dataclasses.Field, value: Any) -> FieldControl:
+    """The control a panel shows for one config field (its parts are plain ipywidgets)."""
+    return FieldControl(field, value, on_change=lambda *a: None, on_invalid=lambda *a: None)
+
+
+def render_png(figure) -> bytes:
+    """The figure as PNG bytes at the figure's dpi (its constrained layout already fits the canvas,
+    so no second "tight" pass is drawn)."""
+    buf = io.BytesIO()
+    figure.savefig(buf, format="png")
+    return buf.getvalue()
 
 
 class ConfigPanel:
-    """Sliders over a config; every change re-runs ``run(config)`` and redraws ``plot(result)``.
+    """Controls over a config; every change re-runs ``run(config)`` and redraws ``plot(result)``.
 
-    ``fields`` picks and orders the controls (default: every field whose metadata allows a widget).
-    A value the config rejects is shown in the status line and the last good figure stays.
+    ``fields`` picks and orders the controls (default: every field whose metadata allows a
+    widget). ``budget_seconds`` is the longest estimated run the panel starts (see
+    :meth:`Config.work <cluster_sim.engine.config.Config.work>`); larger runs belong in the
+    ``parameters`` cell.
     """
 
-    def __init__(self, config, run: Callable, plot: Callable, fields: Sequence[str] | None = None):
+    def __init__(self, config, run: Callable, plot: Callable, fields: Sequence[str] | None = None,
+                 *, budget_seconds: float = PANEL_BUDGET_SECONDS):
         self.config = config
         self._run = run
         self._plot = plot
+        self.budget_seconds = budget_seconds
         by_name = {f.name: f for f in dataclasses.fields(config)}
         if fields is None:
             fields = [n for n, f in by_name.items() if f.metadata.get("widget", True)]
         unknown = [n for n in fields if n not in by_name]
         if unknown:
             raise ValueError(f"fields {unknown} are not fields of {type(config).__name__}; choose from {sorted(by_name)}")
-        self.controls = {n: control_for(by_name[n], getattr(config, n)) for n in fields}
-        for name, control in self.controls.items():
-            control.observe(self._on_change, names="value")
+        self.controls = {n: FieldControl(by_name[n], getattr(config, n), self._on_change, self._on_invalid)
+                         for n in fields}
         self.status = widgets.HTML()
+        self.status.add_class("cs-status")
         self.output = widgets.Output()
-        self.widget = widgets.VBox([
-            widgets.GridBox(list(self.controls.values()),
-                            layout=widgets.Layout(grid_template_columns="repeat(2, 350px)")),
-            self.status, self.output,
-        ])
+        self.output.add_class("cs-figure")
+        grid = widgets.GridBox([c.widget for c in self.controls.values()],
+                               layout=widgets.Layout(grid_template_columns="repeat(2, 440px)"))
+        self.widget = widgets.VBox([grid, self.status, self.output])
+        self.widget.add_class("cs-panel")
         self.runs = 0
         self.result = None
         self.figure = None
+        self.image: bytes | None = None
         self.error: str | None = None
-        self._muted = False
-        self.refresh()
+        self.busy = False
+        self.seconds = float("nan")  # how long the last redraw took (run + plot + render)
+        self._redraw(config, "")
+        beyond = [f"{n} = {_format(c.value)} (slider {_format(c.beyond[0])}..{_format(c.beyond[1])})"
+                  for n, c in self.controls.items() if c.beyond is not None]
+        if beyond:
+            self.status.value += (f"<br><small>Started beyond the range that redraws in about a second: "
+                                  f"{html.escape(', '.join(beyond))}; expect slower redraws.</small>")
 
+    # ---- what a user does ----------------------------------------------------------------------
     def set(self, **changes: Any) -> None:
         """Change fields as a user moving the controls would, then redraw once."""
-        if self._apply(changes):
-            self._muted = True
-            try:
-                for name, value in changes.items():
-                    if name in self.controls:
-                        self.controls[name].value = value
-            finally:
-                self._muted = False
+        self._apply(changes)
 
-    def _on_change(self, change) -> None:
-        if not self._muted:
-            self._apply({change["owner"].description: change["new"]})
+    def type_value(self, name: str, text: str) -> None:
+        """Type ``text`` into the box of field ``name`` (as a user would), then redraw."""
+        box = self.controls[name].box
+        if box is None:
+            raise ValueError(f"field {name!r} has no box to type into on this panel")
+        box.value = text
 
+    def _on_change(self, name: str, value: Any) -> None:
+        self._apply({name: value})
+
+    def _on_invalid(self, name: str, text: str, reason: str) -> None:
+        self._reject({name: text}, f"{name} = {text!r} {reason}")
+
+    # ---- validate, run, redraw -----------------------------------------------------------------
     def _apply(self, changes: dict) -> bool:
-        """Validate, run and redraw; a ValueError (from the config or from ``run`` itself, e.g.
-        "need 40 slots, have 32") is shown on the status line and the last good state stays."""
-        previous = self.config
+        """Validate, run and redraw; a refused change resets its controls and says why."""
+        moved = ", ".join(f"{k} = {_format(v)}" for k, v in changes.items())
+        for name, value in changes.items():
+            control = self.controls.get(name)
+            if control is not None and control.outside_slider(value):
+                lo, hi = control.range
+                return self._reject(changes, (
+                    f"{name} = {_format(value)} was refused: allowed {_format(lo)} <= {name} <= {_format(hi)} "
+                    "on this panel (larger values: set them in the parameters cell)"))
         try:
-            self.config = self.config.replace(**changes)
-            self.refresh()
+            config = self.config.replace(**changes)
         except ValueError as e:
-            self.config = previous
-            self.error = str(e)
-            self.status.value = f"<span style='color:#b00'>{self.error}</span>"
-            return False
-        return True
+            return self._reject(changes, f"{moved} was refused: {e}")
+        if config == self.config:  # e.g. "10" typed over 10: nothing to run, only tidy the controls
+            for name in changes:
+                if name in self.controls:
+                    self.controls[name].show(getattr(config, name))
+            return True
+        work = config.work() if hasattr(config, "work") else None
+        if work is not None and work.seconds > self.budget_seconds:
+            return self._reject(changes, (
+                f"{moved} was refused: {work.describe()}; that takes about {work.seconds:.0f} s, more than a "
+                f"panel should wait (about {self.budget_seconds:.0f} s): {work.advice()}, "
+                "or run it from the parameters cell"))
+        return self._redraw(config, moved, changes)
 
-    def refresh(self) -> None:
+    def _redraw(self, config, moved: str, changes: dict | None = None) -> bool:
+        self._set_busy(True, moved)
         t0 = time.perf_counter()
-        self.result = self._run(self.config)
-        figure = self._plot(self.result)
+        try:
+            result = self._run(config)
+            figure = self._plot(result)
+            image = render_png(figure)
+        except ValueError as e:
+            if changes is None:
+                raise
+            return self._reject(changes, f"{moved} could not run: {e}")
+        except Exception as e:
+            if changes is None:
+                raise
+            # a bug, not a bad value: still shown where the student looks, and the panel stays usable
+            return self._reject(changes, f"{moved} failed with {type(e).__name__}: {e} (a bug: please report it)")
+        finally:
+            self._set_busy(False)
+        self.seconds = time.perf_counter() - t0
+        same = self.image == image
+        self.config, self.result, self.figure, self.image = config, result, figure, image
+        for name, control in self.controls.items():
+            if control.value != getattr(config, name):
+                control.show(getattr(config, name))
         self.runs += 1
         self.error = None
-        self.status.value = f"<small>re-ran in {time.perf_counter() - t0:.2f} s</small>"
+        note = ""
+        if same and changes:
+            note = (f" The figure is exactly the same as before: at this setting {moved} changes nothing drawn "
+                    "(a step too small to cross the next event or decision); try a larger step.")
+        self.status.value = f"<small>re-ran in {self.seconds:.2f} s{' with ' + html.escape(moved) if moved else ''}." \
+                            f"{html.escape(note)}</small>"
         if get_ipython() is not None:  # outside a front end (tests, scripts) there is nothing to draw on
             self.output.clear_output(wait=True)
             with self.output:
-                display(figure)
-        self.figure = figure
+                display(Image(data=image, format="png"))
+        return True
+
+    def _reject(self, changes: dict, message: str) -> bool:
+        back = ", ".join(f"{k} = {_format(getattr(self.config, k))}" for k in changes if hasattr(self.config, k))
+        self.error = f"{message}. Back at {back}." if back else message
+        for name in changes:
+            if name in self.controls:
+                self.controls[name].show(getattr(self.config, name))
+        self.status.value = f"<span style='color:#b00'>{html.escape(self.error)}</span>"
+        return False
+
+    def _set_busy(self, busy: bool, moved: str = "") -> None:
+        self.busy = busy
+        if busy:
+            what = f" with {html.escape(moved)}" if moved else ""
+            self.status.value = f"<span class='cs-busy'>⏳ running{what} …</span>"
+            self.output.layout.opacity = "0.35"
+        else:
+            self.output.layout.opacity = "1"
+        for control in self.controls.values():
+            control.set_disabled(busy)

@@ -12,7 +12,7 @@ from cluster_sim.engine import ClusterConfig, Config, param
     [
         ("machines", 0, "ClusterConfig.machines=0 is out of range: allowed 1 <= machines <= 20000"),
         ("update_delay", -0.5, "ClusterConfig.update_delay=-0.5 is out of range: allowed 0 <= update_delay <= 60"),
-        ("load", 3.5, "ClusterConfig.load=3.5 is out of range: allowed 0.01 <= load <= 3"),
+        ("load", 3.5, "ClusterConfig.load=3.5 is out of range: allowed 0.001 <= load <= 3"),
         ("placement", "tightest", "ClusterConfig.placement='tightest' is not allowed: choose one of 'first_fit'"),
         ("machines", 2.5, "ClusterConfig.machines=2.5 has the wrong type: expected int"),
         ("schedulers", True, "ClusterConfig.schedulers=True has the wrong type: expected int"),
@@ -70,7 +70,7 @@ def test_cross_field_validation_hook():
             if self.lo >= self.hi:
                 raise ValueError(f"Window.lo={self.lo} must be below Window.hi={self.hi}")
 
-    with pytest.raises(ValueError, match="Window.lo=6 must be below Window.hi=5.0"):
+    with pytest.raises(ValueError, match="Window.lo=6.0 must be below Window.hi=5.0"):
         Window(lo=6)
     with pytest.raises(ValueError, match="has no paper-scale preset"):
         Window.paper()
@@ -79,3 +79,83 @@ def test_cross_field_validation_hook():
 def test_param_refuses_mutable_defaults():
     with pytest.raises(TypeError, match="immutable"):
         param([1, 2], doc="weights")
+
+
+def test_numpy_scalars_become_python_values():
+    import numpy as np
+
+    cfg = ClusterConfig(seed=np.int64(3), load=np.float32(0.5), machines=np.int32(20), horizon=100)
+    assert (type(cfg.seed), type(cfg.load), type(cfg.machines), type(cfg.horizon)) == (int, float, int, float)
+    assert cfg == ClusterConfig(seed=3, load=0.5, machines=20, horizon=100.0)  # same config, same hash
+    assert hash(cfg) == hash(ClusterConfig(seed=3, load=0.5, machines=20, horizon=100.0))
+
+
+@pytest.mark.parametrize("value, message", [
+    (__import__("numpy").float32("nan"), "ClusterConfig.load=nan is not a number"),
+    (__import__("numpy").array(0.5), "is an array: give a single value"),
+    (__import__("numpy").array([0.5]), "is an array: give a single value"),
+    ("0.5", "has the wrong type: expected float"),
+])
+def test_nan_of_any_float_type_arrays_and_strings_are_refused(value, message):
+    with pytest.raises(ValueError, match=message):
+        ClusterConfig(load=value)
+
+
+def test_negative_zero_is_zero():
+    cfg = ClusterConfig(update_delay=-0.0)
+    assert cfg.update_delay == 0.0 and str(cfg.update_delay) == "0.0"
+
+
+def test_a_config_too_big_to_run_is_refused_up_front_naming_the_estimate_and_its_drivers():
+    import time
+
+    t0 = time.perf_counter()
+    with pytest.raises(ValueError) as e:
+        ClusterConfig(machines=500, mean_task_duration=0.01, horizon=600.0)  # once a MemoryError after minutes
+    assert time.perf_counter() - t0 < 1.0
+    msg = str(e.value)
+    assert "about 168,000,000 tasks" in msg and "more than max_tasks=5,000,000" in msg
+    assert "lower machines" in msg and "raise mean_task_duration" in msg and "raise max_tasks on purpose" in msg
+    assert ClusterConfig(machines=500, mean_task_duration=0.01, horizon=600.0, max_tasks=200_000_000).machines == 500
+
+
+def test_slider_ranges_lie_inside_the_validation_ranges_and_presets_lie_on_the_slider_grid():
+    """A value off a slider's grid (min + k * step) jumps when the slider is first touched."""
+    from cluster_sim.ui.panel import slider_range
+
+    off_grid = []
+    for cls in _all_configs():
+        for f in dataclasses.fields(cls):
+            meta = f.metadata
+            step = meta.get("step") or 1
+            rng = slider_range(f, f.default) if isinstance(f.default, (int, float)) else None
+            if rng is None or isinstance(f.default, bool) or not meta.get("widget", True):
+                continue
+            lo = rng[0]
+            for preset in ("ci", "default", "paper"):
+                try:
+                    cfg = getattr(cls, preset)()
+                except ValueError:
+                    continue
+                value = getattr(cfg, f.name)
+                if rng[0] <= value <= rng[1]:
+                    k = (value - lo) / step
+                    if abs(k - round(k)) > 1e-6:
+                        off_grid.append(f"{cls.__name__}.{f.name}={value} ({preset}) off {lo} + k * {step}")
+    assert not off_grid, "preset values off their slider's grid:\n" + "\n".join(off_grid)
+
+
+def _all_configs():
+    import importlib
+    import pkgutil
+
+    import cluster_sim
+
+    found = set()
+    for mod in pkgutil.walk_packages(cluster_sim.__path__, "cluster_sim."):
+        module = importlib.import_module(mod.name)
+        for obj in vars(module).values():
+            if isinstance(obj, type) and issubclass(obj, Config) and obj is not Config and dataclasses.is_dataclass(obj):
+                found.add(obj)
+    assert len(found) >= 5, found
+    return sorted(found, key=lambda c: c.__name__)

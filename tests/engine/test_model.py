@@ -220,3 +220,20 @@ def test_more_load_means_more_waiting():
     high = run(ClusterConfig.ci().replace(load=1.5)).metrics
     assert high.utilisation > low.utilisation
     assert high.mean_queue_length > low.mean_queue_length
+
+
+def test_no_clock_ticks_between_events():
+    """Mesa 3.5 calls step() every time unit by default; the engine is event-driven, so an empty
+    stretch of simulated time costs nothing (a week of Wing or a day of Morpheus would otherwise
+    tick 600k times)."""
+    from cluster_sim.engine import ClusterConfig, ClusterModel
+
+    class Counting(ClusterModel):
+        ticks = 0
+
+        def step(self):
+            Counting.ticks += 1
+
+    model = Counting(ClusterConfig.ci(), jobs=[])
+    model.run_until(10_000.0)
+    assert Counting.ticks == 0 and model.time == 10_000.0

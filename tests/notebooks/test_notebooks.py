@@ -8,6 +8,7 @@
 """
 
 import json
+import re
 import time
 from pathlib import Path
 
@@ -21,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb")) + sorted((ROOT / "solutions").glob("*.ipynb"))
 EXERCISES = sorted((ROOT / "exercises").glob("*.ipynb"))
 ALL = NOTEBOOKS + EXERCISES
-KERNEL = "python3"  # jupyter_client runs it with this interpreter (the project's venv)
+KERNEL = "cluster_sim"  # the project's kernel, registered by `make setup` in .venv (never another Python)
 CELL_TIMEOUT = 300  # a hung widget kernel fails the test instead of hanging CI
 
 
@@ -67,17 +68,44 @@ def test_solutions_have_checks_and_exercises_have_no_answers(path):
     assert "### BEGIN SOLUTION" not in exercise and "### BEGIN HIDDEN TESTS" not in exercise
 
 
+@pytest.mark.parametrize("path", ALL, ids=rel)
+def test_notebooks_name_the_projects_kernel(path):
+    """So JupyterLab never silently runs them on another Python (one without cluster_sim)."""
+    spec = json.loads(path.read_text())["metadata"].get("kernelspec", {})
+    assert spec.get("name") == KERNEL, f"{rel(path)}: kernelspec {spec!r}; name the project's kernel {KERNEL!r}"
+
+
+# a cell that draws: calls a plot_* function, or makes a figure itself
+DRAWS = re.compile(r"^(?!\s*def ).*\b(plot_\w+|new_figure|subplots)\(", re.M)
+
+
+def figures_not_shown(nb) -> list[str]:
+    """Code cells that draw a figure but show no image (e.g. ending in plt.show() on a pyplot-free
+    figure, or assigning the figure without displaying it)."""
+    missing = []
+    for i, cell in enumerate(nb.cells):
+        if cell.cell_type != "code" or "ConfigPanel(" in cell.source or not DRAWS.search(cell.source):
+            continue
+        if not any("image/png" in out.get("data", {}) for out in cell.get("outputs", [])):
+            first = cell.source.strip().splitlines()[0]
+            missing.append(f"cell {i} ({first[:60]!r})")
+    return missing
+
+
 @pytest.mark.notebook
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=rel)
-def test_notebook_executes(path, tmp_path):
+def test_notebook_executes_and_shows_every_figure(path, tmp_path):
     import papermill as pm
 
     t0 = time.perf_counter()
+    out = tmp_path / path.name
     pm.execute_notebook(
-        str(path), str(tmp_path / path.name), parameters={"interactive": False}, kernel_name=KERNEL,
+        str(path), str(out), parameters={"interactive": False}, kernel_name=KERNEL,
         execution_timeout=CELL_TIMEOUT, cwd=str(path.parent), progress_bar=False,
     )
     print(f"{rel(path)} ran in {time.perf_counter() - t0:.1f} s")
+    missing = figures_not_shown(nbformat.read(out, as_version=4))
+    assert not missing, f"{rel(path)}: these cells draw a figure but show no image: {'; '.join(missing)}"
 
 
 @pytest.mark.notebook

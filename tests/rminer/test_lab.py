@@ -24,7 +24,8 @@ def test_panel_reruns_on_a_slider_change():
     assert panel.runs == 2 and panel.result.config.mode == "safe" and panel.result.config.update_delay == 1.0
     assert panel.figure.axes
     panel.set(filter_ratio=1.5)  # rejected: the error is shown, the last good result stays
-    assert "filter_ratio=1.5" in panel.error and panel.runs == 2
+    assert panel.error.startswith("filter_ratio = 1.5 was refused") and panel.runs == 2
+    assert panel.controls["filter_ratio"].value == panel.config.filter_ratio
 
 
 def test_lab08_panel_and_figures():
