@@ -12,7 +12,7 @@ FIND_PYTHON := for p in $${PYTHON:-} python3.12 python3.13 python3 \
 	  if command -v $$p >/dev/null 2>&1 && $$p -c 'import sys; sys.exit(sys.version_info < (3, 12))' 2>/dev/null; then \
 	    command -v $$p; exit 0; fi; done; exit 1
 
-.PHONY: lab test notebooks exercises bench setup clean
+.PHONY: lab test notebooks browser exercises bench setup clean
 
 setup: $(STAMP)
 
@@ -40,6 +40,10 @@ test: $(STAMP)
 
 notebooks: $(STAMP)
 	$(PY) -m pytest -n 2 --dist loadgroup -q tests/notebooks
+
+# the notebooks in JupyterLab in Chromium (Debian's /usr/bin/chromium); report in reports/browser/
+browser: $(STAMP)
+	$(PY) -m pytest -q tests/browser
 
 exercises: $(STAMP)
 	$(PY) -m cluster_sim.exercises

@@ -106,6 +106,8 @@ class ClusterModel(mesa.Model):
         if jobs is None:
             wrng = np.random.default_rng([config.seed, 0xC1A5])
             jobs = generate_jobs(config.workload_spec(), config.horizon, wrng)
+        else:
+            self._refuse_impossible(jobs)
         self.jobs = sorted(jobs, key=lambda j: j.arrival)
         self.arrived: list[Job] = []
         self.job_managers: dict[int, JobManager] = {}
@@ -146,6 +148,22 @@ class ClusterModel(mesa.Model):
         if i < len(jobs):
             self.schedule_event(self._arrive, at=jobs[i].arrival)
         self.after_event()
+
+    def _refuse_impossible(self, jobs: list[Job]) -> None:
+        """Hand-built work stops at the door: a task no machine can hold, or a stage DAG that points
+        at stages the job does not have. (A generated workload's heavy tail may still produce a
+        task too big for every machine: that job fails at arrival with the reason.)"""
+        for job in jobs:
+            n = len(job.stages)
+            for s in job.stages:
+                bad = [k for k in (*s.parents, *s.children) if not 0 <= k < n]
+                if bad:
+                    raise ValueError(f"Job {job.id}: stage {s.index} links to stages {bad}, but the job has "
+                                     f"stages 0..{n - 1}")
+            found = self.unplaceable(job)
+            if found is not None:
+                task, reason = found
+                raise ValueError(f"Job {job.id}: task {task.id} can fit on no machine of this cluster: {reason}")
 
     def unplaceable(self, job: Job):
         """``(task, reason)`` for the first task of ``job`` that no machine could ever hold, or None."""

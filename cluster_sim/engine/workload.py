@@ -15,6 +15,8 @@ True
 
 from __future__ import annotations
 
+import math
+import numbers
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -48,6 +50,34 @@ class Task:
     note: str = ""  # why it was killed or failed
     tag: Any = None  # free slot for a lab's own bookkeeping (e.g. "rm" for Resource Miner tasks)
 
+    def __post_init__(self) -> None:
+        # Built by the million: the common case (a tuple of non-negative ints) is checked cheaply.
+        d = self.demand
+        if type(d) is not tuple or not d or not all(type(x) is int and x >= 0 for x in d):
+            self.demand = _demand(d, self.id)
+        if not 0.0 < self.duration < math.inf:  # also refuses NaN
+            raise ValueError(f"Task {self.id}: duration={self.duration!r} is not allowed: "
+                             "a task runs for a finite, positive number of seconds")
+
+
+def _demand(demand, task_id) -> tuple[int, ...]:
+    """A demand as a tuple of whole, non-negative resource units; a ValueError saying what is wrong."""
+    if isinstance(demand, (str, bytes)) or not hasattr(demand, "__iter__"):
+        raise ValueError(f"Task {task_id}: demand={demand!r} is not allowed: give one whole number per resource, "
+                         "e.g. (2, 4) for 2 CPU and 4 memory units")
+    units = []
+    for x in demand:
+        if isinstance(x, bool) or not isinstance(x, numbers.Real) or not float(x).is_integer():
+            raise ValueError(f"Task {task_id}: demand={tuple(demand)!r} is not allowed: resource units are "
+                             f"whole numbers, and {x!r} is not")
+        if x < 0:
+            raise ValueError(f"Task {task_id}: demand={tuple(demand)!r} is not allowed: a negative demand ({x!r}) "
+                             "would create resources")
+        units.append(int(x))
+    if not units:
+        raise ValueError(f"Task {task_id}: demand=() is not allowed: give one whole number per resource")
+    return tuple(units)
+
 
 @dataclass(eq=False, slots=True)
 class Stage:
@@ -57,6 +87,10 @@ class Stage:
     tasks: list[Task]
     parents: tuple[int, ...] = ()
     children: tuple[int, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.index in self.parents or self.index in self.children:
+            raise ValueError(f"Stage {self.index} lists itself as its own parent or child")
 
 
 @dataclass(eq=False, slots=True)
@@ -71,6 +105,11 @@ class Job:
     first_start: float = float("nan")
     finish: float = float("nan")
     failed: bool = False
+
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.arrival < math.inf:  # also refuses NaN
+            raise ValueError(f"Job {self.id}: arrival={self.arrival!r} is not allowed: a job arrives at a finite "
+                             "time >= 0 (the simulation starts at 0)")
 
     @property
     def tasks(self) -> list[Task]:

@@ -167,7 +167,9 @@ def plot_placement(result: PlacementResult):
     ax1.axhline(0, color="k", lw=0.8)
     ax1.set_ylabel("reduction vs Fuxi (%)")
     ax1.set_title(f"Expt 6: {result.config.stages} stages × {result.config.instances} instances")
-    ax1.legend()
+    lo, hi = ax1.get_ylim()
+    ax1.set_ylim(lo, hi + 0.25 * (hi - lo))  # a band above the bars for the legend, so it hides none
+    ax1.legend(ncols=2, loc="upper center")
     ex = result.example
     order = np.argsort(ex["rows"])
     for method, style in (("Fuxi", "C3"), ("IPA(Cluster)", "C0")):

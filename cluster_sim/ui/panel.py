@@ -343,16 +343,17 @@ class ConfigPanel:
                 control.show(getattr(config, name))
         self.runs += 1
         self.error = None
+        # the figure first, then the status: "re-ran" must never stand next to the old figure
+        if get_ipython() is not None:  # outside a front end (tests, scripts) there is nothing to draw on
+            self.output.clear_output(wait=True)
+            with self.output:
+                display(Image(data=image, format="png"))
         note = ""
         if same and changes:
             note = (f" The figure is exactly the same as before: at this setting {moved} changes nothing drawn "
                     "(a step too small to cross the next event or decision); try a larger step.")
         self.status.value = f"<small>re-ran in {self.seconds:.2f} s{' with ' + html.escape(moved) if moved else ''}." \
                             f"{html.escape(note)}</small>"
-        if get_ipython() is not None:  # outside a front end (tests, scripts) there is nothing to draw on
-            self.output.clear_output(wait=True)
-            with self.output:
-                display(Image(data=image, format="png"))
         return True
 
     def _reject(self, changes: dict, message: str) -> bool:

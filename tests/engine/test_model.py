@@ -155,17 +155,64 @@ def test_stages_start_when_all_parents_complete():
     assert model.metrics.mean_job_completion == 6.0
 
 
-def test_a_task_that_fits_nowhere_is_reported_not_retried():
-    job = make_job(0, 1.0, [((), [(3, 1, 1.0)]), ((0,), [(1, 1, 1.0)])])
-    ok = make_job(1, 2.0, [((), [(1, 1, 1.0)])])
-    model = ClusterModel(one_machine(update_delay=0.0), jobs=[job, ok])
-    model.run_until(30.0)
+def test_a_generated_task_that_fits_nowhere_fails_its_job_with_the_reason_and_is_not_retried():
+    # one-task jobs, exponential sizes of mean 1.5 on 2-CPU machines: ~5% ask for more than any machine has
+    cfg = ClusterConfig.ci().replace(cpu_per_machine=2, mean_task_cpu=1.5, tasks_per_job=1.0, horizon=200.0)
+    model = ClusterModel(cfg, check_every_event=True)
+    model.run_until(cfg.horizon)
     model.check_invariants()
-    assert [t.state for t in job.tasks] == [FAILED, FAILED]
-    assert "can fit on no machine: demand [3, 1] exceeds the largest machine [2, 8]" in job.tasks[0].note
-    assert model.failures[0][0] == 0
-    assert ok.tasks[0].state == COMPLETED
-    assert model.metrics.jobs_failed == 1 and model.metrics.commits == 1
+    failed = [j for j in model.arrived if j.failed]
+    assert failed and len(model.failures) == len(failed)
+    big = next(t for t in failed[0].tasks if t.demand[0] > 2)
+    assert f"task {big.id} can fit on no machine: demand {list(big.demand)} exceeds the largest machine [2, 64]" \
+        in failed[0].tasks[0].note
+    assert all(t.state == FAILED and t.attempts == 0 for j in failed for t in j.tasks)
+    assert model.metrics.jobs_failed == len(failed) and model.metrics.jobs_completed > 0
+
+
+def test_hand_built_work_a_cluster_cannot_hold_is_refused_when_the_model_is_built():
+    job = make_job(0, 1.0, [((), [(3, 1, 1.0)]), ((0,), [(1, 1, 1.0)])])
+    with pytest.raises(ValueError, match=r"Job 0: task 0 can fit on no machine of this cluster: demand \[3, 1\] "
+                                         r"exceeds the largest machine \[2, 8\] \(cpu/mem\)"):
+        ClusterModel(one_machine(update_delay=0.0), jobs=[job])
+    dangling = make_job(1, 0.0, [((), [(1, 1, 1.0)])])
+    dangling.stages[0].children = (3,)
+    with pytest.raises(ValueError, match=r"Job 1: stage 0 links to stages \[3\], but the job has stages 0..0"):
+        ClusterModel(one_machine(update_delay=0.0), jobs=[dangling])
+
+
+@pytest.mark.parametrize("demand, duration, message", [
+    ((-2, 1), 1.0, r"Task 7: demand=\(-2, 1\) is not allowed: a negative demand \(-2\) would create resources"),
+    ((1.5, 1), 1.0, r"Task 7: demand=\(1.5, 1\) is not allowed: resource units are whole numbers, and 1.5 is not"),
+    ("2", 1.0, r"Task 7: demand='2' is not allowed: give one whole number per resource"),
+    ((), 1.0, r"Task 7: demand=\(\) is not allowed"),
+    ((2, 1), float("nan"), r"Task 7: duration=nan is not allowed: a task runs for a finite, positive number"),
+    ((2, 1), 0.0, r"Task 7: duration=0.0 is not allowed"),
+    ((2, 1), -3.0, r"Task 7: duration=-3.0 is not allowed"),
+    ((2, 1), float("inf"), r"Task 7: duration=inf is not allowed"),
+])
+def test_impossible_tasks_are_refused_when_built(demand, duration, message):
+    """The tour teaches building jobs by hand: (-2, 1) for nan seconds ran 'forever' with finish nan."""
+    job = Job(id=0, arrival=0.0)
+    with pytest.raises(ValueError, match=message):
+        Task(7, job, 0, demand, duration)
+
+
+def test_demands_are_normalised_to_tuples_of_ints():
+    job = Job(id=0, arrival=0.0)
+    assert Task(1, job, 0, [np.int64(2), 3.0], 1.0).demand == (2, 3)
+    assert type(Task(1, job, 0, [np.int64(2), 3.0], 1.0).demand[0]) is int
+
+
+@pytest.mark.parametrize("arrival", [float("nan"), float("inf"), -1.0])
+def test_impossible_arrivals_are_refused(arrival):
+    with pytest.raises(ValueError, match=r"Job 4: arrival=.* is not allowed: a job arrives at a finite time >= 0"):
+        Job(id=4, arrival=arrival)
+
+
+def test_a_stage_cannot_be_its_own_parent():
+    with pytest.raises(ValueError, match="Stage 2 lists itself as its own parent or child"):
+        Stage(2, [], parents=(2,))
 
 
 def test_kill_returns_resources_and_fails_the_job():

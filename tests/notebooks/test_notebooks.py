@@ -132,3 +132,16 @@ def test_unsolved_exercise_fails_at_every_check(path):
     assert nb.cells[first_error] in checks, (
         f"{rel(path)}: cell {first_error} fails before any check cell: a student would see a confusing error"
     )
+
+
+def test_the_figure_check_catches_a_plot_cell_without_an_image():
+    """The defect it was written for: `fig = plot_placement(result); plt.show()` drew nothing."""
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        nbformat.v4.new_code_cell("fig = plot_placement(result)\nplt.show()", outputs=[]),
+        nbformat.v4.new_code_cell("plot_overview(result)", outputs=[
+            nbformat.v4.new_output("display_data", data={"image/png": "iVBOR", "text/plain": "<Figure>"})]),
+        nbformat.v4.new_code_cell("def plot_mine(r):\n    return r", outputs=[]),  # a definition draws nothing
+        nbformat.v4.new_code_cell("if interactive:\n    ConfigPanel(config, run, plot_overview)", outputs=[]),
+    ]
+    assert figures_not_shown(nb) == ["cell 0 ('fig = plot_placement(result)')"]

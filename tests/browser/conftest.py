@@ -1,0 +1,138 @@
+"""A throw-away JupyterLab for the browser tests, and Debian's Chromium driven by Playwright.
+
+JupyterLab serves *copies* of the notebooks from a temporary folder (so Run All can never write
+outputs into the repository) on 127.0.0.1 with no token, with its own settings: no autosave, no
+news, no cell virtualisation (every cell stays in the page, so the test can read it).
+
+Without Chromium at ``CHROMIUM`` (default ``/usr/bin/chromium``) or without Playwright, every
+browser test is skipped with a message naming what to install, and the run's summary repeats it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+REPORT_DIR = ROOT / "reports" / "browser"
+MISSING: list[str] = []
+
+
+def _missing() -> str | None:
+    if not Path(CHROMIUM).exists():
+        return (f"Chromium not found at {CHROMIUM}: the browser tests need Debian's package "
+                "(apt-get install chromium) or CHROMIUM=/path/to/chromium")
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        return "Playwright for Python is missing: pip install -e '.[test]'"
+    return None
+
+
+def pytest_terminal_summary(terminalreporter):
+    if MISSING:
+        terminalreporter.section("BROWSER TESTS SKIPPED", sep="!", red=True, bold=True)
+        terminalreporter.line(MISSING[0], red=True, bold=True)
+    report = REPORT_DIR / "report.md"
+    if report.exists() and report.stat().st_mtime > _SESSION_START:
+        terminalreporter.section("browser report")
+        terminalreporter.line(report.read_text())
+
+
+_SESSION_START = time.time()
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _settings(folder: Path) -> None:
+    """JupyterLab user settings: nothing saved, nothing fetched, every cell kept in the page."""
+    plugins = {
+        "@jupyterlab/notebook-extension/tracker.jupyterlab-settings": {"windowingMode": "none"},
+        "@jupyterlab/docmanager-extension/plugin.jupyterlab-settings": {"autosave": False},
+        "@jupyterlab/apputils-extension/notification.jupyterlab-settings": {"fetchNews": "false",
+                                                                            "checkForUpdates": False},
+    }
+    for name, value in plugins.items():
+        path = folder / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(value))
+
+
+@pytest.fixture(scope="session")
+def lab_server(tmp_path_factory):
+    """``(base_url, folder)`` of a JupyterLab serving copies of notebooks/ on 127.0.0.1."""
+    reason = _missing()
+    if reason:
+        MISSING.append(reason)
+        pytest.skip(reason)
+    home = tmp_path_factory.mktemp("lab")
+    shutil.copytree(ROOT / "notebooks", home / "notebooks")
+    _settings(home / "settings")
+    env = dict(os.environ, JUPYTER_CONFIG_DIR=str(home / "config"), JUPYTERLAB_SETTINGS_DIR=str(home / "settings"),
+               JUPYTERLAB_WORKSPACES_DIR=str(home / "workspaces"), JUPYTER_RUNTIME_DIR=str(home / "runtime"))
+    port = _free_port()
+    log = open(home / "jupyterlab.log", "w")
+    args = [sys.executable, "-m", "jupyter", "lab", "--no-browser", "--ip=127.0.0.1", f"--port={port}",
+            "--IdentityProvider.token=", "--ServerApp.password=", f"--ServerApp.root_dir={home}",
+            "--ServerApp.disable_check_xsrf=True", "--LabApp.news_url=", "--allow-root"]
+    server = subprocess.Popen(args, env=env, stdout=log, stderr=subprocess.STDOUT)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(120):
+            try:
+                urllib.request.urlopen(f"{base}/api/status", timeout=2)
+                break
+            except OSError:
+                if server.poll() is not None:
+                    raise RuntimeError(f"JupyterLab exited: {(home / 'jupyterlab.log').read_text()[-2000:]}")
+                time.sleep(0.5)
+        else:
+            raise RuntimeError("JupyterLab did not answer on 127.0.0.1 within 60 s")
+        yield base, home
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            server.kill()
+        log.close()
+
+
+@pytest.fixture(scope="session")
+def browser(lab_server):
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture(scope="session")
+def report():
+    """Rows of the browser report, written to reports/browser/report.md as they come."""
+    REPORT_DIR.mkdir(parents=True, exist_ok=True)
+    rows: list[str] = []
+    path = REPORT_DIR / "report.md"
+
+    def add(notebook: str, action: str, control: str, seconds: float | None, outcome: str) -> None:
+        shown = "" if seconds is None else f"{seconds:.2f}"
+        rows.append(f"| {notebook} | {action} | {control} | {shown} | {outcome} |")
+        path.write_text("| notebook | action | control | redraw (s) | outcome |\n| --- | --- | --- | ---: | --- |\n"
+                        + "\n".join(rows) + f"\n\nScreenshots: {REPORT_DIR}\n")
+
+    return add
