@@ -154,6 +154,10 @@ class History:
         sky = self.skylines[template]
         return [sky[r] for r, k in zip(runs.run.to_numpy(), keep) if k]
 
+    def skyline_lists(self, *, successful: bool = True) -> dict[str, list[np.ndarray]]:
+        """Every template's skylines in run order: what a telemetry store would hold."""
+        return {t: self.skyline_list(t, successful=successful) for t in self.skylines}
+
     def skyline_matrix(self, template: str, *, successful: bool = True) -> np.ndarray:
         """The same, aligned at start and zero-padded: the N x K input of ``fit_skyline``."""
         return align_skylines(self.skyline_list(template, successful=successful))
@@ -168,8 +172,8 @@ def _stages(rng: np.random.Generator, p: HistoryParams, steps: int) -> list[tupl
 
 
 def _provision_factor(rng: np.random.Generator, p: HistoryParams) -> float:
-    if rng.random() < p.under_share:
-        return float(rng.uniform(0.3, 0.95))
+    if rng.random() < p.under_share:  # counting on fair-share capacity beyond their guarantee
+        return float(np.exp(rng.uniform(np.log(0.05), np.log(0.95))))
     if rng.random() < p.tenfold_share:
         return float(np.exp(rng.uniform(np.log(10.0), np.log(30.0))))
     return float(np.exp(rng.uniform(np.log(1.05), np.log(10.0))))
