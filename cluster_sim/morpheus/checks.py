@@ -93,10 +93,10 @@ def check_skylines(skylines, *, min_runs: int = MIN_RUNS, name: str = "skylines"
         raise ValueError(f"{name} is empty: its runs have 0 steps, need at least 1")
     if not np.isfinite(arr).all():
         i, s = _locate(~np.isfinite(arr))
-        raise ValueError(f"{name}[{i}, {s}]={arr[i, s]!r} is not allowed: need finite numbers (no NaN or inf)")
+        raise ValueError(f"{name}[{i}, {s}]={float(arr[i, s])!r} is not allowed: need finite numbers (no NaN or inf)")
     if (arr < 0).any():
         i, s = _locate(arr < 0)
-        raise ValueError(f"{name}[{i}, {s}]={arr[i, s]!r} is negative: container counts must be >= 0")
+        raise ValueError(f"{name}[{i}, {s}]={float(arr[i, s])!r} is negative: container counts must be >= 0")
     empty = np.flatnonzero(arr.sum(axis=1) <= 0)
     if empty.size:
         raise ValueError(
@@ -115,10 +115,10 @@ def check_skyline(skyline, n_steps: int, name: str = "skyline") -> np.ndarray:
         raise ValueError(f"{name} has shape {s.shape}: need ({n_steps},), one value per step of the skylines")
     if not np.isfinite(s).all():
         k = int(np.flatnonzero(~np.isfinite(s))[0])
-        raise ValueError(f"{name}[{k}]={s[k]!r} is not allowed: need finite numbers (no NaN or inf)")
+        raise ValueError(f"{name}[{k}]={float(s[k])!r} is not allowed: need finite numbers (no NaN or inf)")
     if (s < 0).any():
         k = int(np.flatnonzero(s < 0)[0])
-        raise ValueError(f"{name}[{k}]={s[k]!r} is negative: an allocation must be >= 0")
+        raise ValueError(f"{name}[{k}]={float(s[k])!r} is negative: an allocation must be >= 0")
     return s
 
 
