@@ -29,7 +29,7 @@ from .history import History, HistoryParams, generate_history
 from .inference import detect_periodic, infer_slo, robust_cv
 from .lp import LinearProgram, LPLayout, build_lp, debt_constraints, epsilon_constraint, shortfall_constraints
 from .lp_compact import build_compact_lp
-from .penalty import Penalty, debt, penalty
+from .penalty import Penalty, debt, first_debt_difference, penalty
 from .skyline import (
     SkylineFit, SkylineFitError, fit_skyline, max_envelope, mean_skyline, percentile_skyline, user_skyline,
 )
@@ -38,7 +38,7 @@ __all__ = [
     "MIN_RUNS", "Contract", "FleetEvaluation", "History", "HistoryParams", "LPLayout", "LinearProgram", "Penalty",
     "SkylineFit", "SkylineFitError", "align_skylines", "build_compact_lp", "build_lp", "consumer_harm", "debt",
     "debt_constraints", "detect_periodic", "elastic_completion", "epsilon_constraint", "evaluate_fleet",
-    "fit_skyline", "generate_history", "infer_contracts", "infer_slo", "max_envelope", "mean_skyline", "penalty",
+    "first_debt_difference", "fit_skyline", "generate_history", "infer_contracts", "infer_slo", "max_envelope", "mean_skyline", "penalty",
     "percentile_skyline", "robust_cv", "rstar_over_time", "shortfall_constraints", "slack_cdf", "user_ratios",
     "user_skyline",
 ]

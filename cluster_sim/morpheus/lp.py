@@ -22,9 +22,9 @@ Example
 >>> layout = LPLayout(n_runs=2, n_steps=2)
 >>> layout.n_variables, layout.s(1), layout.u(1, 0), layout.d(0, 1)
 (10, 1, 4, 7)
->>> A, b = debt_constraints([[2, 0], [0, 2]], layout)
->>> A.toarray()[1], b[1]        # run 0, step 1:  -s_1 + D_00 - D_01 <= -s_01
-(array([ 0., -1.,  0.,  0.,  0.,  0.,  1., -1.,  0.,  0.]), np.float64(-0.0))
+>>> A, b = debt_constraints([[2, 0], [0, 3]], layout)
+>>> A.toarray()[3], float(b[3])     # run 1, step 1:  -s_1 + D_10 - D_11 <= -s_11
+(array([ 0., -1.,  0.,  0.,  0.,  0.,  0.,  0.,  1., -1.]), -3.0)
 """
 
 from __future__ import annotations

@@ -69,6 +69,26 @@ def debt(skyline, skylines, *, min_runs: int = 1) -> np.ndarray:
     return _debt(s, runs)
 
 
+def first_debt_difference(got, expected, *, tol: float = 1e-9) -> tuple[int, int] | None:
+    """The first (run, step), in run-major order, where two N x K debt tables differ; ``None`` if none.
+
+    What an exercise check reports instead of two whole tables.
+
+    >>> right = debt([1, 1, 1], [[2, 0, 1], [0, 2, 1]])
+    >>> with_credit = np.array([[1, 0, 0], [-1, 0, 0]])   # run 1's early surplus kept as credit
+    >>> first_debt_difference(with_credit, right)
+    (1, 0)
+    """
+    a, b = np.asarray(got, dtype=float), np.asarray(expected, dtype=float)
+    if a.shape != b.shape:
+        raise ValueError(f"got has shape {a.shape} but expected has {b.shape}: need one debt per run and step")
+    bad = ~np.isclose(a, b, rtol=0.0, atol=tol)
+    if not bad.any():
+        return None
+    i, k = np.argwhere(bad)[0]
+    return int(i), int(k)
+
+
 def _terms(s: np.ndarray, runs: np.ndarray) -> tuple[float, float, float]:
     n = runs.shape[0]
     gap = s[None, :] - runs  # > 0: over-allocated, < 0: under-allocated at that step

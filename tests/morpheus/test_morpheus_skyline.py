@@ -8,8 +8,8 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from scipy.optimize import linprog
 
 from cluster_sim.morpheus import (
-    LPLayout, SkylineFitError, align_skylines, build_compact_lp, build_lp, debt, debt_constraints, fit_skyline,
-    max_envelope, mean_skyline, penalty, percentile_skyline, user_skyline,
+    LPLayout, SkylineFitError, align_skylines, build_compact_lp, build_lp, debt, debt_constraints,
+    first_debt_difference, fit_skyline, max_envelope, mean_skyline, penalty, percentile_skyline, user_skyline,
 )
 
 TOL = 1e-6
@@ -67,6 +67,16 @@ def test_worked_example_separates_the_three_misconceptions():
     assert right == 0.5
     assert all(not math.isclose(w, right) for w in wrong)
     assert len({right, *wrong}) == 4
+
+
+def test_the_first_wrong_debt_is_named_by_run_and_step():
+    runs = np.array([[2, 0, 1], [0, 2, 1]], dtype=float)
+    s = np.ones(3)
+    credit = np.cumsum(runs - s, axis=1)  # the recursion without its (.)+
+    assert first_debt_difference(credit, debt(s, runs)) == (1, 0)
+    assert first_debt_difference(debt(s, runs), debt(s, runs)) is None
+    with pytest.raises(ValueError, match=r"got has shape \(2, 2\) but expected has \(2, 3\)"):
+        first_debt_difference(credit[:, :2], debt(s, runs))
 
 
 def test_debt_never_goes_negative_and_is_paid_back():
