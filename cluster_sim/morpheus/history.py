@@ -14,8 +14,9 @@ telemetry. :func:`generate_history` draws a stand-in from a ``numpy.random.Gener
   later of submission and input, plus a short queueing delay; ``t_end = t_start + 60 * steps``;
   ``t_out_read``: the first read by a downstream consumer.
 * **consumers.** A *scheduled* consumer reads at a fixed time of the period (a daily report at
-  16:00), far enough after the job's typical end to leave slack (slack ratio lognormal, median 3,
-  so about 70% of jobs can run twice more before their deadline, as Fig. 9a). When the output is
+  16:00), far enough after the job's typical end to leave slack: the slack ratio is lognormal
+  with median ``slack_median`` (sigma 0.8), the read capped at 95% of the period (Fig. 9a reports
+  almost 70% of jobs with a ratio of 2 or more; :func:`.fleet.slack_cdf` measures ours). When the output is
   late the consumer polls every ``retry`` seconds, and gives up after ``max_wait`` of the period
   (it then runs on stale data). *Chained* consumers start as soon as the output appears (no
   slack) and *random* ones read whenever (no fixed time): both make a template non-actionable.
