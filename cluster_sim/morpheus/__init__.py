@@ -1,0 +1,44 @@
+"""Morpheus (Jyothi et al., OSDI'16): automated SLOs and job resource models for periodic jobs.
+
+Pure layer (no Mesa), one job per module:
+
+* :mod:`.history`: a seeded synthetic history (templates, the four times of Fig. 4, consumers,
+  user provisioning, per-minute skylines, drift and input delays);
+* :mod:`.inference`: §4, ``detect_periodic`` and ``infer_slo`` (a_j, d_j, slack, actionable);
+* :mod:`.penalty`: J(s) in closed form (over-allocation, the debt recursion, epsilon);
+* :mod:`.lp`, :mod:`.lp_compact`: §5's LP, cast with the debt recursion and in a compact form;
+* :mod:`.skyline`: ``fit_skyline`` (R*, the two-solve beta scheme) and the baselines;
+* :mod:`.contract`: period, a_j, d_j and R* per periodic job;
+* :mod:`.fleet`: provisioning ratios, worst-case SLO misses, slack, R* over time, the §9.1 proxy.
+
+Example
+-------
+>>> runs = [[4, 4, 1], [4, 2, 1], [3, 4, 2]]
+>>> fit = fit_skyline(runs, alpha=0.5)
+>>> j = penalty(fit.skyline, runs, alpha=0.5, beta=fit.beta)   # J(R*) recomputed in closed form
+>>> abs(j.objective - fit.objective) < 1e-7
+True
+"""
+
+from .checks import MIN_RUNS, align_skylines
+from .contract import Contract, infer_contracts
+from .fleet import (
+    FleetEvaluation, consumer_harm, elastic_completion, evaluate_fleet, rstar_over_time, slack_cdf, user_ratios,
+)
+from .history import History, HistoryParams, generate_history
+from .inference import detect_periodic, infer_slo, robust_cv
+from .lp import LinearProgram, LPLayout, build_lp, debt_constraints, epsilon_constraint, shortfall_constraints
+from .lp_compact import build_compact_lp
+from .penalty import Penalty, debt, first_debt_difference, penalty
+from .skyline import (
+    SkylineFit, SkylineFitError, fit_skyline, max_envelope, mean_skyline, percentile_skyline, user_skyline,
+)
+
+__all__ = [
+    "MIN_RUNS", "Contract", "FleetEvaluation", "History", "HistoryParams", "LPLayout", "LinearProgram", "Penalty",
+    "SkylineFit", "SkylineFitError", "align_skylines", "build_compact_lp", "build_lp", "consumer_harm", "debt",
+    "debt_constraints", "detect_periodic", "elastic_completion", "epsilon_constraint", "evaluate_fleet",
+    "first_debt_difference", "fit_skyline", "generate_history", "infer_contracts", "infer_slo", "max_envelope", "mean_skyline", "penalty",
+    "percentile_skyline", "robust_cv", "rstar_over_time", "shortfall_constraints", "slack_cdf", "user_ratios",
+    "user_skyline",
+]
