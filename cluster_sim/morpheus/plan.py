@@ -159,9 +159,15 @@ class ReservationPlan:
     # ---- placing ------------------------------------------------------------------------------------
     def propose(self, job, method: str = "lowcost") -> Allocation | Refusal:
         """Where ``job`` would go (an :class:`Allocation`) or why it cannot (a :class:`Refusal`);
-        the plan is not changed."""
-        if method not in METHODS:
-            raise ValueError(f"method={method!r} is not allowed: choose one of {', '.join(map(repr, METHODS))}")
+        the plan is not changed.
+
+        ``method`` is ``"lowcost"``, ``"greedy"`` or a solver ``f(load, capacity, container, job)``
+        returning a :class:`~cluster_sim.morpheus.lowcost.WindowResult` for the job's (folded) window,
+        e.g. :func:`~cluster_sim.morpheus.lowcost.lowcost_reference` with a student's building blocks.
+        """
+        if not callable(method) and method not in METHODS:
+            raise ValueError(f"method={method!r} is not allowed: choose one of {', '.join(map(repr, METHODS))} "
+                             f"or pass a solver function")
         if isinstance(job, AdHocJob):
             return self._propose_adhoc(job, method, self.adhoc_load, self.residual())
         if not isinstance(job, PeriodicJob):
@@ -186,7 +192,7 @@ class ReservationPlan:
             blocks.append(_frozen(block))
             bounds.append(_frozen(res.bounds()))
             costs.append(res.key[0])
-        return Allocation(job, tuple(starts), tuple(blocks), tuple(bounds), periodic=False, method=method,
+        return Allocation(job, tuple(starts), tuple(blocks), tuple(bounds), periodic=False, method=_name(method),
                           cost=max(costs))
 
     def place(self, job, method: str = "lowcost") -> Allocation | None:
@@ -288,6 +294,8 @@ class ReservationPlan:
         return z
 
     def _solve(self, job, method, L, C, z):
+        if callable(method):
+            return method(L, C, z, job)
         if method == "greedy":
             return greedy_window(L, C, z, job.demands, job.gangs)
         return lowcost_window(L, C, z, job.demands, job.gangs, job.alignment, max_end_points=self.max_end_points)
@@ -311,7 +319,7 @@ class ReservationPlan:
         bounds = _frozen(res.bounds())
         start = job.a + res.left
         return Allocation(job, tuple(start + i * P for i in range(n)), (block,) * n, (bounds,) * n,
-                          periodic=True, method=method, cost=res.key[0])
+                          periodic=True, method=_name(method), cost=res.key[0])
 
     def _propose_adhoc(self, job: AdHocJob, method: str, layer: np.ndarray, cap: np.ndarray):
         z = self._container(job.container)
@@ -323,7 +331,7 @@ class ReservationPlan:
         if res.x is None:
             return Refusal(job, res.reason, res.stage)
         return Allocation(job, (job.a + res.left,), (_frozen(res.x[res.left:res.right + 1]),),
-                          (_frozen(res.bounds()),), periodic=False, method=method, cost=res.key[0])
+                          (_frozen(res.bounds()),), periodic=False, method=_name(method), cost=res.key[0])
 
     def _add(self, layer: np.ndarray, alloc: Allocation, sign: int) -> None:
         z = self._container(alloc.job.container)
@@ -341,7 +349,8 @@ class ReservationPlan:
             del self.adhoc[jid]
             self._add(self.adhoc_load, old, -1)
         for jid, old in hit.items():  # in their original order; each keeps its id
-            found = self._propose_adhoc(old.job, old.method, self.adhoc_load, self.residual())
+            method = old.method if old.method in METHODS else "lowcost"
+            found = self._propose_adhoc(old.job, method, self.adhoc_load, self.residual())
             if isinstance(found, Refusal):
                 self.dropped_adhoc.append((old, found))
                 continue
@@ -349,6 +358,10 @@ class ReservationPlan:
             self._add(self.adhoc_load, found, +1)
             self.adhoc[jid] = found
         self.adhoc = dict(sorted(self.adhoc.items()))
+
+
+def _name(method) -> str:
+    return method if isinstance(method, str) else getattr(method, "__name__", "custom")
 
 
 def _frozen(a: np.ndarray) -> np.ndarray:
