@@ -698,6 +698,8 @@ def lowcost_window(load, capacity, container, demands, gangs=None, alignment: fl
     placed_all = np.zeros(ends.size, dtype=np.int64)
     fail_all = np.full(ends.size, -1)
     stage_lo, stage_hi, stage_x, stage_ids, stage_peak, stage_area = {}, {}, {}, {}, {}, {}
+    xmax_w = _max_fit(L, C, z)  # containers that fit at each window step (the same for every row)
+    safe = bool(np.all(C > 0))
     with np.errstate(divide="ignore", invalid="ignore"):
         for idx in range(Kp - 1, -1, -1):
             k = pos[idx]
@@ -714,8 +716,7 @@ def lowcost_window(load, capacity, container, demands, gangs=None, alignment: fl
             tq = np.clip(tau_r[:, None] - u[None, :], 0, W - 1)   # local step u is tau_r - u
             Lf = L[:, tq].reshape(L.shape[0], E * U)             # the stage's intervals, flat
             Cf = C[:, tq].reshape(L.shape[0], E * U)
-            xmax = np.where(inside.ravel(), _max_fit(Lf, Cf, z), -1)
-            safe = bool(np.all(Cf > 0))
+            xmax = np.where(inside, xmax_w[tq], -1).ravel()
 
             def cost(f, xv):  # c(t) at flat entries f holding xv containers of this stage
                 num = Lf.take(f, axis=1)
@@ -728,54 +729,66 @@ def lowcost_window(load, capacity, container, demands, gangs=None, alignment: fl
             # full gangs first, then the remainder piece (if any)
             g = pieces[0]
             nfull = len(pieces) if pieces[-1] == g else len(pieces) - 1
-
-            def next_cost(f, cnt):  # cost of entries f holding cnt gangs; inf if one more won't fit
-                xv = cnt * g
-                return np.where(xv + g <= xmax[f], cost(f, xv), np.inf)
-
+            remainder = pieces[-1] if nfull < len(pieces) else 0
+            maxcnt = np.where(xmax >= 0, xmax // g, -1)  # whole gangs an entry can hold
             cnt = np.zeros(E * U, dtype=np.int64)
-            oc = np.full(E * U, np.inf)            # cost of eligible entries where a gang fits, else inf
-            oc2 = oc.reshape(E, U)
             far = np.full(E, -1)                   # furthest occupied u (the stage's leftmost step)
             alive = np.ones(E, dtype=bool)
             base = rows * U
-            hi = 1                                 # entries at u >= hi are all closed
-            oc[base] = next_cost(base, np.zeros(E, dtype=np.int64))
-            remainder = pieces[-1] if nfull < len(pieces) else 0
-            for i in range(len(pieces)):
-                if i == nfull:  # the remainder piece: re-check every open entry with its size
-                    fo = np.flatnonzero(((u[None, :] <= (far + 1)[:, None]) & inside & alive[:, None]).ravel())
-                    xo = cnt[fo] * g
-                    oc[fo] = np.where(xo + remainder <= xmax[fo], cost(fo, xo), np.inf)
-                j = np.argmin(oc2[:, :hi], axis=1)
-                f = base + j
-                ok = oc[f] < np.inf
-                r = rows
-                if not ok.all():
-                    died = alive & ~ok
-                    if died.any():
-                        fail_all[ids[died]] = k
-                        alive &= ok
-                    r, j, f = rows[ok], j[ok], f[ok]
-                    if not r.size:
-                        break
-                if i == nfull:
-                    break  # the remainder's step is f; nothing is placed after it
-                cnt[f] += 1
-                oc[f] = next_cost(f, cnt[f])
-                grew = j == far[r] + 1                 # the frontier was taken: open the next step left
-                if grew.any():
-                    rg, ug = r[grew], j[grew]
-                    far[rg] = ug
-                    hi = min(U, max(hi, int(ug.max()) + 2))
-                    keep = ug + 1 < length[rg]
-                    fn = f[grew][keep] + 1
-                    if fn.size:
-                        oc[fn] = next_cost(fn, np.zeros(fn.size, dtype=np.int64))
+            r, j, f = rows, np.zeros(E, dtype=np.int64), base
+            if U == 1:  # every interval is the single step tau_r: the stage stacks there or fails
+                fits = xmax[base] >= s
+                fail_all[ids[~fits]] = k
+                alive &= fits
+                cnt[base] = nfull
+                far[alive] = 0
+                r, f = rows[alive], base[alive]
+                j = np.zeros(r.size, dtype=np.int64)
+                full = True
+            else:
+                full = False
+                oc = np.full(E * U, np.inf)        # cost of eligible entries where a gang fits, else inf
+                oc2 = oc.reshape(E, U)
+                hi = 1                             # entries at u >= hi are all closed
+                oc[base] = np.where(maxcnt[base] >= 1, cost(base, np.zeros(E, dtype=np.int64)), np.inf)
+                for i in range(nfull + (1 if remainder else 0)):
+                    if i == nfull:  # the remainder piece: re-check every open entry with its size
+                        fo = np.flatnonzero(((u[None, :] <= (far + 1)[:, None]) & inside & alive[:, None]).ravel())
+                        xo = cnt[fo] * g
+                        oc[fo] = np.where(xo + remainder <= xmax[fo], cost(fo, xo), np.inf)
+                    j = np.argmin(oc2[:, :hi], axis=1)
+                    f = base + j
+                    r = rows
+                    v = oc[f]
+                    if v.max() == np.inf:
+                        ok = v < np.inf
+                        died = alive & ~ok
+                        if died.any():
+                            fail_all[ids[died]] = k
+                            alive &= ok
+                        r, j, f = rows[ok], j[ok], f[ok]
+                        if not r.size:
+                            break
+                    if i == nfull:
+                        break  # the remainder goes to f; nothing is placed after it
+                    cnt[f] += 1
+                    c = cnt[f]
+                    grew = j > far[r]                  # the frontier was taken: open the next step left
+                    if grew.any():
+                        rg, ug = r[grew], j[grew]
+                        far[rg] = ug
+                        hi = min(U, max(hi, int(ug.max()) + 2))
+                        fn = f[grew][ug + 1 < length[rg]] + 1
+                        if fn.size:
+                            f = np.concatenate([f, fn])
+                            c = np.concatenate([c, np.zeros(fn.size, dtype=np.int64)])
+                    oc[f] = np.where(c < maxcnt[f], cost(f, c * g), np.inf)
             xl = cnt * g
-            if remainder and alive.any():
+            if remainder and alive.any() and not full:
                 xl[f] += remainder
                 far[r] = np.maximum(far[r], j)
+            elif full:
+                xl[f] = s
             if not alive.any():
                 break
             xl2 = xl.reshape(E, U)
