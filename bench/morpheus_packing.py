@@ -11,14 +11,17 @@ one by one into an empty one-day, minute-level plan (1,440 steps, two resources)
 2.5 times the workload's mean load. The same jobs go, in the same order, to LowCost and to the
 greedy earliest-first placer (the rigid skyline at the earliest start that fits).
 
-Measured on the project's 2-core machine (shared with other jobs while it ran), seed 0:
+Measured on the project's 2-core machine, seed 0, while other sessions ran their test suites on
+the same cores (wall time varied up to 2x between runs of the same code; CPU time is steadier):
 
-    1,000 jobs (500 hourly, 500 daily), 411,563 gangs in all (412 per job), capacity 2.5 x mean load
-    LowCost: 44.1 s in all, 44.1 ms per job (107 us per gang); greedy: 2.6 ms per job; ratio x17
+    1,000 jobs (500 hourly, 500 daily), 386,532 gangs in all (387 per job)
+    LowCost: 29.1 s in all (CPU 23.3 s), 29.1 ms per job (75 us per gang);
+    greedy: 0.7 ms per job; ratio x40 -- the one-minute target is met
     accepted: LowCost 1000 / 1000, greedy 1000 / 1000
-    peak c(t): LowCost 0.451, greedy 0.853 (mean load 0.400)
+    peak c(t): LowCost 0.471, greedy 0.686 (mean load 0.400)
 
-``--quick`` (200 jobs): LowCost 49 ms per job, greedy 2.9 ms per job, ratio x17.
+    --quick, 200 jobs: LowCost 38-65 ms per job (CPU 6.1-7.6 s in all), greedy 0.8-1.3 ms per job,
+    ratio x50; peak c(t) 0.526 vs 0.738
 
 LowCost's time grows with the number of gangs a job places (every end point places the same gangs
 in lock step, see ``lowcost_window``) and, more slowly, with the end points tried (at most 64 by

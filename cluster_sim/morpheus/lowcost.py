@@ -21,6 +21,8 @@ LowCost, step by step (the choices where the paper is silent are marked *ours*)
 ---------------------------------------------------------------------------------
 1. For every **end point** ``e`` in the window (the step the job's allocation ends on) run 2-4 and
    keep the cheapest allocation (``repeats the above procedure for different end points``).
+   *Ours:* when a window has more than 64 possible end points, 64 evenly spaced ones counted back
+   from the deadline (:func:`end_points`; ``max_end_points=None`` tries every one).
 2. Stages are handled in **reverse chronological order**. Stage ``k``'s interval
    ``I_k = [tau_l, tau_r]`` ends right before stage ``k+1``'s allocation (for the last stage,
    ``tau_r = e``) and its length is the stage's share of the **remaining** demand times the time
