@@ -17,6 +17,8 @@ Vocabulary and units (the paper's, made concrete)
 * Each container has a size in every resource of the plan (``container``, default one unit of each);
   the plan's cost is ``c(t) = max_r load(r, t) / capacity(r, t)``.
 
+Stages are numbered from 0 in code and messages (the paper's stage 3 of Fig. 7 is ``k = 2``).
+
 LowCost, step by step (the choices where the paper is silent are marked *ours*)
 ---------------------------------------------------------------------------------
 1. For every **end point** ``e`` in the window (the step the job's allocation ends on) run 2-4 and
@@ -54,6 +56,11 @@ the earliest start where it fits.
 
 Example (the worked example of Fig. 7)
 --------------------------------------
+The paper gives stage 3's demand (16), the remaining demand (38) and the time left (19 steps); the
+other stages (10, 12 and a gang of 8 for stage 4) and the 20-step window are our reconstruction,
+chosen so that the wrong readings differ: 16/46 of the time (over the *total* demand) gives 7
+steps, whether of the 19 steps left or of the whole window.
+
 >>> stage_interval((10, 12, 16, 8), k=2, tau_r=18)     # 16/38 of the 19 steps left: 8 steps
 (11, 18)
 >>> job = PeriodicJob(period=20, a=0, d=20, demands=(10, 12, 16, 8), gang=(1, 1, 1, 8))
@@ -737,18 +744,14 @@ def lowcost_window(load, capacity, container, demands, gangs=None, alignment: fl
             far = np.full(E, -1)                   # furthest occupied u (the stage's leftmost step)
             alive = np.ones(E, dtype=bool)
             base = rows * U
-            r, j, f = rows, np.zeros(E, dtype=np.int64), base
             if U == 1:  # every interval is the single step tau_r: the stage stacks there or fails
                 fits = xmax[base] >= s
                 fail_all[ids[~fits]] = k
                 alive &= fits
-                cnt[base] = nfull
                 far[alive] = 0
-                r, f = rows[alive], base[alive]
-                j = np.zeros(r.size, dtype=np.int64)
-                full = True
+                xl = np.zeros(E * U, dtype=np.int64)
+                xl[base[alive]] = s
             else:
-                full = False
                 oc = np.full(E * U, np.inf)        # cost of eligible entries where a gang fits, else inf
                 oc2 = oc.reshape(E, U)
                 hi = 1                             # entries at u >= hi are all closed
@@ -785,12 +788,10 @@ def lowcost_window(load, capacity, container, demands, gangs=None, alignment: fl
                             f = np.concatenate([f, fn])
                             c = np.concatenate([c, np.zeros(fn.size, dtype=np.int64)])
                     oc[f] = np.where(c < maxcnt[f], cost(f, c * g), np.inf)
-            xl = cnt * g
-            if remainder and alive.any() and not full:
-                xl[f] += remainder
-                far[r] = np.maximum(far[r], j)
-            elif full:
-                xl[f] = s
+                xl = cnt * g
+                if remainder and alive.any():
+                    xl[f] += remainder
+                    far[r] = np.maximum(far[r], j)
             if not alive.any():
                 break
             xl2 = xl.reshape(E, U)
