@@ -23,6 +23,9 @@ Example
 (0.5, [[1, 1, 1, 1], [1, 1, 1, 1, 1, 1]])
 >>> theorem_6_1_bound([j.period for j in jobs])     # log(Pmax / Pmin) = log 2
 0.6931471805599453
+>>> c = compare_with_optimum(*tiny_instance(seed=3))
+>>> c.lowcost >= c.optimum and c.greedy >= c.optimum
+True
 """
 
 from __future__ import annotations
@@ -36,7 +39,10 @@ from scipy.sparse import coo_matrix
 
 from .lowcost import Allocation, PeriodicJob, _whole
 
-__all__ = ["ExactResult", "exact_min_peak", "theorem_6_1_bound", "MAX_EXACT_VARIABLES"]
+__all__ = [
+    "ExactResult", "Competitive", "exact_min_peak", "theorem_6_1_bound", "compare_with_optimum", "tiny_instance",
+    "MAX_EXACT_VARIABLES",
+]
 
 MAX_EXACT_VARIABLES = 4000
 
@@ -190,3 +196,56 @@ def exact_min_peak(jobs, capacity, horizon: int, *, time_limit: float = 60.0) ->
         load += z[:, None] * alloc.containers(horizon)[None, :]
     height = float(np.max(load / cap[:, None]))
     return ExactResult(height, allocations, V.n, len(lo))
+
+
+@dataclass
+class Competitive:
+    """Peaks of LowCost and the greedy (jobs arriving one by one) beside the offline optimum."""
+
+    lowcost: float
+    greedy: float
+    optimum: float
+    log_period_ratio: float  # Theorem 6.1's log(Pmax / Pmin)
+
+    @property
+    def ratio(self) -> float:
+        """LowCost's empirical competitive ratio on this instance."""
+        return self.lowcost / self.optimum
+
+    @property
+    def greedy_ratio(self) -> float:
+        return self.greedy / self.optimum
+
+
+def compare_with_optimum(jobs, capacity, horizon: int) -> Competitive | None:
+    """Place ``jobs`` in order with LowCost and with the greedy, solve the optimum; None when either
+    online placer refuses a job (the ratio is only defined for instances both place whole)."""
+    from .plan import ReservationPlan
+
+    peaks = {}
+    for method in ("lowcost", "greedy"):
+        plan = ReservationPlan(capacity, horizon)
+        if any(plan.place(j, method=method) is None for j in jobs):
+            return None
+        peaks[method] = plan.peak()
+    opt = exact_min_peak(jobs, capacity, horizon)
+    return Competitive(peaks["lowcost"], peaks["greedy"], opt.height, theorem_6_1_bound([j.period for j in jobs]))
+
+
+def tiny_instance(seed: int, horizon: int = 12, n_jobs: int = 4, capacity: int = 6,
+                  same_skyline: bool = True) -> tuple[list, int, int]:
+    """A seeded tiny instance ``(jobs, capacity, horizon)``: periods dividing ``horizon``, windows
+    of at most a period. ``same_skyline`` gives every job one skyline, Theorem 6.1's assumption
+    (jobs then differ only in period and window)."""
+    rng = np.random.default_rng(seed)
+    periods = [p for p in range(2, horizon + 1) if horizon % p == 0]
+    K = int(rng.integers(1, 3))
+    shared = rng.integers(1, 4, size=K).tolist()
+    jobs = []
+    for _ in range(n_jobs):
+        P = int(rng.choice([p for p in periods if p >= K]))
+        demands = shared if same_skyline else rng.integers(1, 4, size=int(rng.integers(1, min(P, 3) + 1))).tolist()
+        W = int(rng.integers(len(demands), P + 1))
+        a = int(rng.integers(0, P))
+        jobs.append(PeriodicJob(P, a, a + W, demands))
+    return jobs, capacity, horizon

@@ -85,3 +85,17 @@ def test_exact_refuses_what_it_does_not_cover():
         exact_min_peak([PeriodicJob(200, 0, 200, [1] * 40)], 4, 200)
     with pytest.raises(RuntimeError, match="no optimal plan"):
         exact_min_peak([PeriodicJob(4, 0, 1, (9,))], 4, 4)
+
+
+def test_compare_with_optimum_on_seeded_instances():
+    from cluster_sim.morpheus.exact import compare_with_optimum, tiny_instance
+
+    seen = 0
+    for seed in range(8):
+        c = compare_with_optimum(*tiny_instance(seed))
+        if c is None:
+            continue
+        seen += 1
+        assert c.ratio >= 1.0 - 1e-9 and c.greedy_ratio >= 1.0 - 1e-9
+        assert c.log_period_ratio >= 0
+    assert seen >= 4
