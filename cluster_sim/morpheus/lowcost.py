@@ -910,7 +910,9 @@ def check_allocation(alloc: Allocation, horizon: int | None = None) -> None:
     if alloc.periodic:
         P = job.period
         for i in range(1, n):
-            if int(alloc.starts[i]) - i * P != int(alloc.starts[0]) or not np.array_equal(alloc.blocks[i], alloc.blocks[0]):
+            same_shape = np.array_equal(alloc.blocks[i], alloc.blocks[0])
+            if int(alloc.starts[i]) - i * P != int(alloc.starts[0]) or not same_shape:
                 raise AssertionError(f"instance {i} does not share instance 0's offset and shape")
     if horizon is not None and alloc.periodic and job.period is not None and n * job.period != horizon:
-        raise AssertionError(f"a periodic allocation must have horizon/period = {horizon // job.period} instances, has {n}")
+        raise AssertionError(
+            f"a periodic allocation must have horizon/period = {horizon // job.period} instances, has {n}")

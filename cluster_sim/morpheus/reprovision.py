@@ -44,7 +44,8 @@ def _number(name: str, value, *, minimum: float = 0.0, strict: bool = False) -> 
         raise ValueError(f"{name}={value!r} is not allowed: need a number")
     v = float(value)
     if not math.isfinite(v) or v < minimum or (strict and v <= minimum):
-        raise ValueError(f"{name}={value!r} is out of range: need a finite {name} {'>' if strict else '>='} {minimum:g}")
+        op = ">" if strict else ">="
+        raise ValueError(f"{name}={value!r} is out of range: need a finite {name} {op} {minimum:g}")
     return v
 
 
