@@ -9,7 +9,11 @@ Pure layer (no Mesa), one job per module:
 * :mod:`.lp`, :mod:`.lp_compact`: §5's LP, cast with the debt recursion and in a compact form;
 * :mod:`.skyline`: ``fit_skyline`` (R*, the two-solve beta scheme) and the baselines;
 * :mod:`.contract`: period, a_j, d_j and R* per periodic job;
-* :mod:`.fleet`: provisioning ratios, worst-case SLO misses, slack, R* over time, the §9.1 proxy.
+* :mod:`.fleet`: provisioning ratios, worst-case SLO misses, slack, R* over time, the §9.1 proxy;
+* :mod:`.lowcost`, :mod:`.plan`: §6, periodic reservations packed by LowCost in a cyclic
+  ``ReservationPlan`` (and the greedy comparator); :mod:`.exact`: the min-peak MILP for tiny
+  instances and Theorem 6.1's bound; :mod:`.reprovision`: §7's dynamic reprovisioning rule;
+  :mod:`.packing_cases`: the packing exercise's seeded cases and checks.
 
 Example
 -------
@@ -22,19 +26,26 @@ True
 
 from .checks import MIN_RUNS, align_skylines
 from .contract import Contract, infer_contracts
+from .exact import ExactResult, compare_with_optimum, exact_min_peak, theorem_6_1_bound
 from .fleet import (
     FleetEvaluation, consumer_harm, elastic_completion, evaluate_fleet, rstar_over_time, slack_cdf, user_ratios,
 )
 from .history import History, HistoryParams, generate_history
 from .inference import detect_periodic, infer_slo, robust_cv
 from .lp import LinearProgram, LPLayout, build_lp, debt_constraints, epsilon_constraint, shortfall_constraints
+from .lowcost import AdHocJob, Allocation, PeriodicJob, Refusal, place_stage_gangs, stage_interval
 from .lp_compact import build_compact_lp
 from .penalty import Penalty, debt, first_debt_difference, penalty
+from .plan import ReservationPlan
+from .reprovision import Grant, ReprovisionRule, reprovision
 from .skyline import (
     SkylineFit, SkylineFitError, fit_skyline, max_envelope, mean_skyline, percentile_skyline, user_skyline,
 )
 
 __all__ = [
+    "AdHocJob", "Allocation", "ExactResult", "Grant", "PeriodicJob", "Refusal", "ReprovisionRule", "ReservationPlan",
+    "compare_with_optimum", "exact_min_peak", "place_stage_gangs", "reprovision", "stage_interval",
+    "theorem_6_1_bound",
     "MIN_RUNS", "Contract", "FleetEvaluation", "History", "HistoryParams", "LPLayout", "LinearProgram", "Penalty",
     "SkylineFit", "SkylineFitError", "align_skylines", "build_compact_lp", "build_lp", "consumer_harm", "debt",
     "debt_constraints", "detect_periodic", "elastic_completion", "epsilon_constraint", "evaluate_fleet",

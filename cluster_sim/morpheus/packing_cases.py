@@ -1,0 +1,215 @@
+"""Seeded packing cases for the exercise: replay LowCost with a student's building blocks and name
+the first job and stage whose allocation differs from the reference.
+
+A :class:`PackingCase` is a small plan (one resource, one hour of minutes) with a few rigid
+*background* reservations (placed earliest-first, so the costs are uneven) and a sequence of
+periodic jobs to pack. :func:`replay` places the jobs in order with
+:func:`~cluster_sim.morpheus.lowcost.lowcost_reference` and the given ``split``
+(:func:`~cluster_sim.morpheus.lowcost.stage_interval`) and ``place``
+(:func:`~cluster_sim.morpheus.lowcost.place_stage_gangs`); :func:`check_packing` compares a
+student's replay with the library's; at the first job that differs it follows the reference LowCost
+through that job's window and calls the student's functions on the very same inputs
+(:func:`diagnose`), so the ``AssertionError`` names the job, the end point, the stage and the call
+whose answer differs, with both answers.
+
+The cases are built so that the misconceptions the exercise teaches against change the answer:
+sharing the window over the *total* rather than the *remaining* demand, allocating *forward* in
+time, and leaving *holes* (each is shown by a test).
+
+Example
+-------
+>>> case = exercise_cases(seed=0)[0]
+>>> len(case.jobs) > 0 and case.horizon == 60
+True
+>>> check_packing(stage_interval, place_stage_gangs, seeds=(0,))
+'LowCost with your stage_interval and place_stage_gangs: all 4 cases (24 jobs) agree with the reference'
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Callable, Sequence
+
+import numpy as np
+
+from ..checking import call_student
+from .lowcost import PeriodicJob, lowcost_reference, place_stage_gangs, stage_interval
+from .plan import ReservationPlan
+
+__all__ = ["PackingCase", "exercise_cases", "replay", "first_difference", "diagnose", "check_packing"]
+
+
+@dataclass(frozen=True)
+class PackingCase:
+    """A plan (``capacity`` containers, ``horizon`` steps), its rigid background and the jobs to pack."""
+
+    capacity: int
+    horizon: int
+    background: tuple
+    jobs: tuple
+    name: str = ""
+
+
+def exercise_cases(seed: int = 0, n_cases: int = 4, jobs_per_case: int = 6) -> list[PackingCase]:
+    """Seeded cases: periods dividing the hour, 2-5 stages of 1-6 containers, windows with slack,
+    gangs of 1-3, over a background of rigid reservations."""
+    rng = np.random.default_rng(seed)
+    H = 60
+    cases = []
+    for c in range(n_cases):
+        cap = int(rng.integers(8, 13))
+        background = []
+        for _ in range(int(rng.integers(2, 5))):
+            P = int(rng.choice([20, 30, 60]))
+            K = int(rng.integers(1, 4))
+            a = int(rng.integers(0, P - K + 1))
+            background.append(PeriodicJob(P, a, min(a + K + 2, a + P), rng.integers(2, 5, size=K).tolist()))
+        jobs = []
+        for i in range(jobs_per_case):
+            P = int(rng.choice([15, 20, 30, 60]))
+            K = int(rng.integers(2, 6))
+            W = int(rng.integers(K + 2, min(P, 3 * K + 6) + 1))
+            a = int(rng.integers(0, P - W + 1))
+            demands = rng.integers(1, 7, size=K).tolist()
+            gang = rng.integers(1, 4, size=K).tolist()
+            jobs.append(PeriodicJob(P, a, a + W, demands, gang=gang, name=f"job {i}"))
+        cases.append(PackingCase(cap, H, tuple(background), tuple(jobs), name=f"seed {seed}, case {c}"))
+    return cases
+
+
+def replay(case: PackingCase, split: Callable = stage_interval, place: Callable = place_stage_gangs) -> list:
+    """Place the case's jobs in order with LowCost built from ``split`` and ``place``.
+
+    Returns one entry per job: ``None`` when it was refused, else a list over stages of
+    ``(first plan step, containers per step)`` of its first instance.
+    """
+    if split is stage_interval and place is place_stage_gangs:
+        return copy.deepcopy(_expected(case)[0])
+    return _replay(case, split, place)[0]
+
+
+def _replay(case: PackingCase, split: Callable, place: Callable) -> tuple[list, list]:
+    plan = ReservationPlan(case.capacity, case.horizon)
+    for b in case.background:
+        if plan.place(b, method="greedy") is None:
+            raise ValueError(f"{case.name}: the background reservation {b!r} does not fit")
+    seen = []
+
+    def solver(L, C, z, job):
+        seen.append((L.copy(), C.copy(), z.copy()))  # the job's folded window, for the diagnosis
+        return lowcost_reference(L, C, z, job.demands, job.gangs, job.alignment, split=split, place=place,
+                                 max_end_points=plan.max_end_points)
+
+    out, windows = [], []
+    for job in case.jobs:
+        alloc = plan.place(job, method=solver)
+        windows.append(seen[-1])
+        if alloc is None:
+            out.append(None)
+            continue
+        stages = []
+        for k in range(len(job.demands)):
+            start, cont = alloc.stage(k)
+            stages.append((start, cont.tolist()))
+        out.append(stages)
+    return out, windows
+
+
+def _head(case: PackingCase, i: int) -> str:
+    job = case.jobs[i]
+    return (f"{case.name}, {job.name or f'job {i}'} (period {job.period}, window [{job.a}, {job.d}), "
+            f"demands {list(job.demands)}, gangs {list(job.gangs)})")
+
+
+def _show(stage) -> str:
+    start, cont = stage
+    return f"steps {start}..{start + len(cont) - 1}: {cont}" if cont else "no steps"
+
+
+def first_difference(yours: Sequence, expected: Sequence, case: PackingCase) -> str | None:
+    """``None`` when two replays agree, else a message naming the first job and stage that differ
+    (stages in LowCost's order, the last stage first)."""
+    for i, (a, b) in enumerate(zip(yours, expected)):
+        if a == b:
+            continue
+        if a is None or b is None:
+            return (f"{_head(case, i)}: you {'refused' if a is None else 'placed'} it, "
+                    f"the reference {'refused' if b is None else 'placed'} it")
+        job = case.jobs[i]
+        for k in reversed(range(len(job.demands))):
+            if a[k] != b[k]:
+                return (f"{_head(case, i)}, stage {k} (LowCost places stages last to first):\n"
+                        f"  yours:    {_show(a[k])}\n  expected: {_show(b[k])}")
+    return None
+
+
+def _same(a, b) -> bool:
+    if a is None or b is None:
+        return a is None and b is None
+    return np.array_equal(np.asarray(a), np.asarray(b))
+
+
+def diagnose(window, job, split: Callable, place: Callable, max_end_points=None) -> str | None:
+    """Follow the reference LowCost through one job's window and call the student's building blocks
+    on the very same inputs; describe the first call whose answer differs (None if none does).
+
+    ``window`` is ``(load, capacity, container)`` of the job's folded window (step 0 is ``a``).
+    """
+    from .lowcost import end_points
+
+    L, C, z = window
+    pos = [k for k, s in enumerate(job.demands) if s > 0]
+    for e in end_points(len(pos), L.shape[1], max_end_points).tolist():
+        tau_r = e
+        for k in reversed(pos):
+            want = stage_interval(job.demands, k, tau_r, 0)
+            got = call_student(split, job.demands, k, tau_r, 0, name=getattr(split, "__name__", "split"))
+            where = f"end point {e} (window steps count from a = {job.a}), stage {k}"
+            if not _same(tuple(got) if got is not None else None, want):
+                return (f"{where}: {getattr(split, '__name__', 'split')}(demands, k={k}, tau_r={tau_r}) "
+                        f"returned {got!r}, expected {want!r}")
+            tau_l = want[0]
+            ref = place_stage_gangs(L, C, tau_l, tau_r, job.demands[k], job.gangs[k], z)
+            mine = call_student(place, L, C, tau_l, tau_r, job.demands[k], job.gangs[k], z,
+                                name=getattr(place, "__name__", "place"))
+            if not _same(mine, ref):
+                shown = "None" if mine is None else np.asarray(mine).tolist()
+                return (f"{where}: {getattr(place, '__name__', 'place')}(tau_l={tau_l}, tau_r={tau_r}, "
+                        f"demand={job.demands[k]}, gang={job.gangs[k]}) returned\n  yours:    {shown}\n"
+                        f"  expected: {'None' if ref is None else ref.tolist()}\n  load:     "
+                        f"{L[0].astype(int).tolist()} (capacity {C[0].astype(int).tolist()})")
+            if ref is None:
+                break
+            tau_r = int(np.flatnonzero(ref)[0]) - 1
+    return None
+
+
+@lru_cache(maxsize=64)
+def _expected(case: PackingCase) -> tuple:
+    out, windows = _replay(case, stage_interval, place_stage_gangs)
+    return out, windows
+
+
+def check_packing(split: Callable = stage_interval, place: Callable = place_stage_gangs,
+                  seeds: Sequence[int] = (0, 1, 2)) -> str:
+    """Replay the seeded cases with the given building blocks; raise on the first difference.
+
+    The message names the case, the job and, where it can, the first call of ``split`` or ``place``
+    (end point and stage) that answers differently from the reference on the same inputs.
+    """
+    n_cases = n_jobs = 0
+    for seed in seeds:
+        for case in exercise_cases(seed):
+            want, windows = _expected(case)
+            got, _ = call_student(_replay, case, split, place, name="LowCost with your building blocks")
+            msg = first_difference(got, want, case)
+            if msg:
+                i = next(i for i, (a, b) in enumerate(zip(got, want)) if a != b)
+                why = diagnose(windows[i], case.jobs[i], split, place, ReservationPlan(1).max_end_points)
+                raise AssertionError(f"{_head(case, i)}:\n  {why}" if why else msg)
+            n_cases += 1
+            n_jobs += len(case.jobs)
+    names = f"{getattr(split, '__name__', 'split')} and {getattr(place, '__name__', 'place')}"
+    return f"LowCost with your {names}: all {n_cases} cases ({n_jobs} jobs) agree with the reference"
