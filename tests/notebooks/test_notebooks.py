@@ -92,18 +92,35 @@ def figures_not_shown(nb) -> list[str]:
     return missing
 
 
+# the walkthroughs at both presets their closing checks must hold at; the solutions at CI scale
+RUNS = [(p, preset) for p in NOTEBOOKS if p.parent.name == "notebooks" for preset in ("ci", "default")] + \
+       [(p, "ci") for p in NOTEBOOKS if p.parent.name == "solutions"]
+# Known, tracked failures: strict, so the test fails the moment one is fixed and the mark must go.
+KNOWN = {
+    ("09_rminer_resource_miner.ipynb", "default"):
+        "issue 13: 09's Fig. 16 claim (SmartRM-A kills more than SmartRM) does not hold at preset default",
+}
+
+
+def _runs():
+    for p, preset in RUNS:
+        reason = KNOWN.get((p.name, preset)) if p.parent.name == "notebooks" else None
+        marks = [pytest.mark.xfail(reason=reason, strict=True, raises=Exception)] if reason else []
+        yield pytest.param(p, preset, marks=marks, id=f"{rel(p)}@{preset}")
+
+
 @pytest.mark.notebook
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=rel)
-def test_notebook_executes_and_shows_every_figure(path, tmp_path):
+@pytest.mark.parametrize("path, preset", list(_runs()))
+def test_notebook_executes_and_shows_every_figure(path, preset, tmp_path):
     import papermill as pm
 
     t0 = time.perf_counter()
     out = tmp_path / path.name
     pm.execute_notebook(
-        str(path), str(out), parameters={"interactive": False}, kernel_name=KERNEL,
+        str(path), str(out), parameters={"interactive": False, "preset": preset}, kernel_name=KERNEL,
         execution_timeout=CELL_TIMEOUT, cwd=str(path.parent), progress_bar=False,
     )
-    print(f"{rel(path)} ran in {time.perf_counter() - t0:.1f} s")
+    print(f"{rel(path)} at {preset} ran in {time.perf_counter() - t0:.1f} s")
     missing = figures_not_shown(nbformat.read(out, as_version=4))
     assert not missing, f"{rel(path)}: these cells draw a figure but show no image: {'; '.join(missing)}"
 
