@@ -16,7 +16,7 @@ FIND_PYTHON := for p in $${PYTHON:-} python3.12 python3.13 python3 \
 
 setup: $(STAMP)
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml kernelspec/pyproject.toml kernelspec/kernel.json
 	@py=$$($(FIND_PYTHON)) || { \
 	  echo "cluster_sim needs Python 3.12 or newer (Mesa 3.4+), and none was found."; \
 	  echo "Install one (e.g. 'pyenv install 3.12', 'apt-get install python3.12', or conda),"; \
@@ -25,8 +25,7 @@ $(STAMP): pyproject.toml
 	  echo "$(VENV) holds an older Python: recreating it"; rm -rf $(VENV); fi; \
 	[ -x $(PY) ] || { echo "creating $(VENV) with $$py ($$($$py --version))"; $$py -m venv $(VENV); }
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e ".[test,dev]"
-	$(PY) -m ipykernel install --sys-prefix --name cluster_sim --display-name "Python (cluster_sim)" >/dev/null
+	$(PY) -m pip install --quiet -e ".[test,dev]" ./kernelspec
 	@touch $(STAMP)
 
 # JupyterLab refuses to start as root unless told (containers and lab machines often are root).

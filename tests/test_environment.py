@@ -28,3 +28,34 @@ def test_conda_and_pip_dependencies_agree():
 def test_mesa_is_pinned_with_its_network_extra():
     deps = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
     assert "mesa[network]>=3.5,<4" in deps
+
+
+def test_conda_installs_the_project_and_its_kernel():
+    """`conda env create -f environment.yml` must be the whole conda set-up."""
+    env = yaml.safe_load((ROOT / "environment.yml").read_text())
+    pip = next(d["pip"] for d in env["dependencies"] if isinstance(d, dict) and "pip" in d)
+    assert "-e ." in pip and "./kernelspec" in pip
+
+
+def test_the_kernel_the_notebooks_name_is_installed_by_make_too():
+    makefile = (ROOT / "Makefile").read_text()
+    assert "./kernelspec" in makefile
+    spec = __import__("json").loads((ROOT / "kernelspec" / "kernel.json").read_text())
+    assert spec["argv"][0] == "python"  # jupyter_client runs the server's own Python for it
+    assert spec["display_name"] == "Python (cluster_sim)"
+
+
+def test_readme_and_makefile_agree_on_how_python_is_found():
+    find = re.search(r"FIND_PYTHON := for p in (.*?); do", (ROOT / "Makefile").read_text(), re.S).group(1)
+    makefile = []
+    for token in find.split():
+        if token.startswith("$${PYTHON"):
+            makefile.append("$PYTHON")
+        elif "pyenv" in token.lower():
+            makefile.append("pyenv")
+        elif re.fullmatch(r"(/[\w/]+/)?python3(\.\d+)?", token):
+            makefile.append(token)
+    readme = (ROOT / "README.md").read_text()
+    order = [readme.index("pyenv's") if w == "pyenv" else readme.index(f"`{w}`") for w in makefile]
+    assert len(makefile) >= 8 and order == sorted(order), (
+        f"README lists the interpreters in another order than the Makefile's {makefile}")

@@ -23,10 +23,10 @@ def test_generate_prunes_orphans_only_when_asked(tmp_path):
     solutions.mkdir()
     exercises.mkdir()
     shutil.copy(ROOT / "solutions" / "00_cluster_sim_tour.ipynb", solutions)
-    (exercises / "99_orphan.ipynb").write_text("{}")
+    (exercises / "NN_orphan.ipynb").write_text("{}")
     assert generate(solutions, exercises, prune=False) == [exercises / "00_cluster_sim_tour.ipynb"]
-    assert (exercises / "99_orphan.ipynb").exists()
-    assert generate(solutions, exercises, check=True) == [exercises / "99_orphan.ipynb"]
+    assert (exercises / "NN_orphan.ipynb").exists()
+    assert generate(solutions, exercises, check=True) == [exercises / "NN_orphan.ipynb"]
     generate(solutions, exercises)
-    assert not (exercises / "99_orphan.ipynb").exists()
+    assert not (exercises / "NN_orphan.ipynb").exists()
     assert generate(solutions, exercises, check=True) == []

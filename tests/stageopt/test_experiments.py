@@ -1,4 +1,4 @@
-"""Lab configs, run/plot functions and their widget panels (called in-process, as DESIGN.md asks)."""
+"""Lab configs, run/plot functions and their widget panels (called in-process, as CONTRIBUTING.md asks)."""
 
 import matplotlib
 import numpy as np
