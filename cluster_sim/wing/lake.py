@@ -66,6 +66,7 @@ POLL_DELAY = (30.0, 15 * MINUTE)  # polling jobs are submitted this long after t
 ROLLING_SHARE = 0.5  # inputs read one period at a time; the others read a rolling window of several
 ROLLING_WINDOWS = (2, 3, 4, 6, 12)
 ADHOC_WINDOWS = ((1, 2, 4, 8), (0.6, 0.15, 0.15, 0.1))  # partitions an ad hoc job reads of one input
+CROSS_READER_P = 0.75  # a cross-org reader takes each input from another organisation with this probability
 KINDS = ("periodic", "aperiodic", "polling", "adhoc")
 
 
@@ -79,7 +80,7 @@ class LakeConfig(Config):
     users_per_org: int = param(4, lo=1, hi=100, widget=False, doc="users in each organisation")
     recurring_share: float = param(0.68, lo=0.0, hi=1.0, step=0.02,
                                    doc="share of jobs from recurring templates (the paper: 68%)")
-    polling_share: float = param(0.35, lo=0.0, hi=1.0, step=0.05,
+    polling_share: float = param(0.5, lo=0.0, hi=1.0, step=0.05,
                                  doc="share of recurring templates (below the first layer) that wait for their input")
     aperiodic_share: float = param(0.25, lo=0.0, hi=1.0, step=0.05,
                                    doc="share of the non-polling recurring templates submitted at irregular times")
@@ -91,7 +92,7 @@ class LakeConfig(Config):
                                    doc="share of recurring outputs overwritten in place rather than partitioned")
     backfill_share: float = param(0.05, lo=0.0, hi=0.5, step=0.01,
                                   doc="share of ad hoc jobs that rewrite a recent partition of a recurring output")
-    inversion_share: float = param(0.3, lo=0.0, hi=1.0, step=0.05,
+    inversion_share: float = param(0.5, lo=0.0, hi=1.0, step=0.05,
                                    doc="share of consumed templates given a lower priority than one of their consumers")
     downloads_per_job: float = param(2.0, lo=0.0, hi=50.0, step=0.5,
                                      doc="mean downloads per job (outputs ranked by a Zipf law)")
@@ -196,10 +197,13 @@ class _Templates:
         while budget >= per_day.min():
             user = users.iloc[int(rng.integers(len(users)))]
             org = int(user["org"])
+            # cross-org reading is a habit of some templates (a compliance team reading everyone's
+            # logs), not a coin flipped per input: fewer jobs touch another organisation
+            cross = CROSS_READER_P if rng.random() < min(1.0, cfg.cross_org_share / CROSS_READER_P) else 0.0
             kind = "periodic"
             trigger = None
             if layer > 0 and upstream.size and rng.random() < cfg.polling_share:
-                trigger = self._pick_input(upstream, org)
+                trigger = self._pick_input(upstream, org, cross)
                 if per_day[CADENCES.index(self.rows[trigger]["cadence"])] <= budget:
                     kind = "polling"
                 else:
@@ -232,9 +236,9 @@ class _Templates:
                 continue
             row["external"] = int(rng.random() < 0.15)
             n_in = max(1, int(min(1 + rng.poisson(cfg.inputs_per_template - 1.0), 6)))
-            chosen = [trigger] if trigger is not None else [self._pick_input(upstream if upstream.size else earlier, org)]
+            chosen = [trigger] if trigger is not None else [self._pick_input(upstream if upstream.size else earlier, org, cross)]
             for _ in range(n_in - 1):
-                c = self._pick_input(earlier, org)
+                c = self._pick_input(earlier, org, cross)
                 if c not in chosen:
                     chosen.append(c)
             for i, c in enumerate(chosen):
@@ -246,11 +250,11 @@ class _Templates:
                 row["inputs"].append({"tid": c, "stream": s, "mode": up["streams"][s], "window": window,
                                       "trigger": trigger is not None and i == 0})
 
-    def _pick_input(self, candidates: np.ndarray, org: int) -> int:
-        """An upstream template: from another organisation with probability cross_org_share, popular ones first."""
+    def _pick_input(self, candidates: np.ndarray, org: int, cross: float) -> int:
+        """An upstream template: from another organisation with probability ``cross``, popular ones first."""
         rng = self.rng
         same = self.org[candidates] == org
-        want_other = rng.random() < self.cfg.cross_org_share
+        want_other = rng.random() < cross
         mask = ~same if want_other else same
         if not mask.any():
             mask = np.ones(len(candidates), bool)
@@ -424,7 +428,7 @@ class _Builder:
         u = users.iloc[who].reset_index(drop=True)
         u_org, u_user = u["org"].to_numpy(), u["user"].to_numpy(object)
         base_prio = u["queue"].map(qmean).fillna(5.0).to_numpy()
-        priority = np.clip(np.round(base_prio + rng.normal(-1.5, 2.0, n)), 1, 10).astype(int)
+        priority = np.clip(np.round(base_prio + rng.normal(-1.0, 2.0, n)), 1, 10).astype(int)
         self.jobs.append({
             "job": ids, "template": np.array([f"adhoc/{i}" for i in ids], object), "kind": np.full(n, "adhoc", object),
             "user": u["user"].to_numpy(object), "org": u["org"].to_numpy(), "queue": u["queue"].to_numpy(object),
@@ -445,6 +449,8 @@ class _Builder:
                 samplers[key] = np.cumsum(np.where(mask, cons, 0.0))
             return samplers[key]
         last_by_user: dict[str, list[int]] = {}
+        share = min(1.0, cfg.cross_org_share / CROSS_READER_P)
+        cross_user = {name: (CROSS_READER_P if rng.random() < share else 0.0) for name in users["user"]}
         r_jobs, r_files, r_times, w_jobs, w_files, w_times = [], [], [], [], [], []
         for k in range(n):
             j, t, org, user = int(ids[k]), float(submit[k]), int(u_org[k]), u_user[k]
@@ -456,7 +462,7 @@ class _Builder:
                     r_jobs.append(j); r_files.append(f"adhoc/{ids[prev[-1]]}/out"); r_times.append(t)
             elif x < 0.9 and rows:
                 for _ in range(1 + int(rng.poisson(1.0))):
-                    cum = sampler(org, rng.random() < cfg.cross_org_share)
+                    cum = sampler(org, rng.random() < cross_user.get(user, 0.0))
                     tid = min(int(np.searchsorted(cum, rng.random() * cum[-1], side="right")), len(rows) - 1)
                     up, ui = rows[tid], self.inst[tid]
                     s = int(rng.integers(len(up["streams"])))
