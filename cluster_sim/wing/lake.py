@@ -39,7 +39,7 @@ Example
 ['compute', 'containers', 'dep_mode', 'end', 'job', 'kind']
 >>> sorted(lake.prov["op"].unique())
 ['download', 'read', 'write']
->>> lake.jobs["kind"].isin(["periodic", "aperiodic", "polling", "adhoc"]).all()
+>>> bool(lake.jobs["kind"].isin(["periodic", "aperiodic", "polling", "adhoc"]).all())
 True
 """
 
