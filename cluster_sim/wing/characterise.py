@@ -41,7 +41,7 @@ from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 from scipy.stats import spearmanr
 
-from .multihop import _levels
+from .multihop import _levels, show
 from .provenance import DAY, HOUR, attribute_downloads
 
 MINUTE = 60.0
@@ -89,7 +89,7 @@ def _check_jobs(jobs: pd.DataFrame, need=JOB_COLUMNS) -> pd.DataFrame:
         if c in need and jobs[c].isna().any():
             raise ValueError(f"jobs.{c} has {int(jobs[c].isna().sum())} NaN value(s)")
     if not jobs["job"].is_unique:
-        raise ValueError(f"jobs.job has a duplicated job, e.g. {jobs['job'][jobs['job'].duplicated()].iloc[0]!r}")
+        raise ValueError(f"jobs.job has a duplicated job, e.g. {show(jobs['job'][jobs['job'].duplicated()].iloc[0])}")
     return jobs
 
 
@@ -107,9 +107,9 @@ def classify_templates(
     """One row per template: ``runs``, ``recurring``, ``cv`` of inter-arrival times, ``periodic``, ``polling``."""
     jobs = _check_jobs(jobs)
     if min_runs < 1 or not period > 0 or not periodic_cv >= 0 or not poll_window >= 0 or not 0 < poll_share <= 1:
-        raise ValueError(f"bad heuristic parameter: min_runs={min_runs!r} (>= 1), period={period!r} (> 0), "
-                         f"periodic_cv={periodic_cv!r} (>= 0), poll_window={poll_window!r} (>= 0), "
-                         f"poll_share={poll_share!r} (in (0, 1])")
+        raise ValueError(f"bad heuristic parameter: min_runs={show(min_runs)} (>= 1), period={show(period)} (> 0), "
+                         f"periodic_cv={show(periodic_cv)} (>= 0), poll_window={show(poll_window)} (>= 0), "
+                         f"poll_share={show(poll_share)} (in (0, 1])")
     t0 = np.floor(jobs["submit"].min() / DAY) * DAY
     full = int((jobs["submit"].max() - t0) // period)
     j = jobs[["job", "template", "submit", "end"]].sort_values(["template", "submit"])

@@ -36,7 +36,7 @@ import numpy as np
 import pandas as pd
 
 from ..checking import call_student
-from .multihop import check_deps, extend_reach, owl_weights
+from .multihop import check_deps, extend_reach, owl_weights, show
 from .value import check_values, owl_value
 
 N_CASES = 12
@@ -52,7 +52,7 @@ def random_dag(rng: np.random.Generator, n_jobs: int = 12, p_edge: float = 0.25,
     [[1, 0], [2, 1], [3, 1], [4, 2], [4, 3]]
     """
     if n_jobs < 1 or not 0 <= p_edge <= 1 or diamonds < 0:
-        raise ValueError(f"n_jobs={n_jobs!r} (>= 1), p_edge={p_edge!r} (in [0, 1]), diamonds={diamonds!r} (>= 0)")
+        raise ValueError(f"n_jobs={show(n_jobs)} (>= 1), p_edge={show(p_edge)} (in [0, 1]), diamonds={show(diamonds)} (>= 0)")
     edges = set()
     for j in range(n_jobs):
         for u in range(j):

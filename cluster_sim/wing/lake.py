@@ -51,6 +51,7 @@ import numpy as np
 import pandas as pd
 
 from ..engine.config import Config, param
+from .multihop import show
 from .provenance import DAY, HOUR
 
 MINUTE = 60.0
@@ -141,7 +142,7 @@ class Lake:
         counts.
         """
         if not (0 <= day < self.config.days):
-            raise ValueError(f"day={day!r} is not allowed: the lake has days 0..{self.config.days - 1}")
+            raise ValueError(f"day={show(day)} is not allowed: the lake has days 0..{self.config.days - 1}")
         lo, hi = day * DAY, (day + 1) * DAY
         jobs = self.jobs[(self.jobs["submit"] >= lo) & (self.jobs["submit"] < hi)]
         p = self.prov

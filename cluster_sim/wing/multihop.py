@@ -67,6 +67,13 @@ DEP_COLUMNS = ("job", "depOn")
 P_OPS = {"sum": np.add, "max": np.maximum, "min": np.minimum, "prod": np.multiply}
 
 
+def show(x: Any) -> str:
+    """``repr`` of a value as a student wrote it: ``1``, not numpy 2's ``np.int64(1)``."""
+    if isinstance(x, np.generic):
+        x = x.item()
+    return repr(x)
+
+
 class MultiHop(NamedTuple):
     """The result of :func:`multi_hop`: the table (``job``, ``depOn``, ``agg``) and the loop's iterations."""
 
@@ -96,12 +103,12 @@ def check_deps(deps: pd.DataFrame, *, name: str = "deps") -> pd.DataFrame:
     loops = out["job"] == out["depOn"]
     if loops.any():
         j = out.loc[loops, "job"].iloc[0]
-        raise ValueError(f"{name} has {int(loops.sum())} self-dependenc(ies), e.g. job {j!r} depends on itself; "
+        raise ValueError(f"{name} has {int(loops.sum())} self-dependenc(ies), e.g. job {show(j)} depends on itself; "
                          "a job reading its own output is not an inter-job dependency: drop those rows")
     dup = out.duplicated(list(DEP_COLUMNS))
     if dup.any():
         j, d = out.loc[dup].iloc[0]
-        raise ValueError(f"{name} has {int(dup.sum())} duplicate (job, depOn) row(s), e.g. ({j!r}, {d!r}); "
+        raise ValueError(f"{name} has {int(dup.sum())} duplicate (job, depOn) row(s), e.g. ({show(j)}, {show(d)}); "
                          "single-hop dependencies are pairs: drop_duplicates() first")
     _levels(out, name=name)  # raises on a cycle
     return out
@@ -190,7 +197,7 @@ def expected_iterations(diameter: int) -> int:
     """
     d = int(diameter)
     if d < 0:
-        raise ValueError(f"diameter={diameter!r} is not allowed: need >= 0")
+        raise ValueError(f"diameter={show(diameter)} is not allowed: need >= 0")
     return d.bit_length()  # == floor(log2(d)) + 1 for d >= 1, and 0 for d == 0
 
 
@@ -243,7 +250,7 @@ class _Tab(NamedTuple):
 def _reducer(p_op: Any) -> Callable[[np.ndarray, np.ndarray, np.ndarray, int], tuple]:
     if isinstance(p_op, str):
         if p_op not in P_OPS:
-            raise ValueError(f"p_op={p_op!r} is not allowed: use one of {', '.join(P_OPS)} or a numpy ufunc")
+            raise ValueError(f"p_op={show(p_op)} is not allowed: use one of {', '.join(P_OPS)} or a numpy ufunc")
         p_op = P_OPS[p_op]
     if isinstance(p_op, np.ufunc):
         ufunc = p_op
@@ -265,7 +272,7 @@ def _reducer(p_op: Any) -> Callable[[np.ndarray, np.ndarray, np.ndarray, int], t
                     g.to_numpy(dtype=float))
 
         return reduce
-    raise ValueError(f"p_op={p_op!r} is not allowed: use one of {', '.join(P_OPS)}, a numpy ufunc or a callable")
+    raise ValueError(f"p_op={show(p_op)} is not allowed: use one of {', '.join(P_OPS)}, a numpy ufunc or a callable")
 
 
 def _join(t1: _Tab, t2: _Tab, e_op: Callable) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -296,7 +303,7 @@ def _window(times: tuple[np.ndarray, np.ndarray, float] | None):
 
 def _job_times(jobs: pd.DataFrame, labels: pd.Index, omega: float, deps_codes) -> tuple[np.ndarray, np.ndarray, float]:
     if not (isinstance(omega, (int, float, np.floating, np.integer)) and np.isfinite(omega) and omega >= 0):
-        raise ValueError(f"omega={omega!r} is not allowed: need a finite number >= 0 (in the time unit of submit/end)")
+        raise ValueError(f"omega={show(omega)} is not allowed: need a finite number >= 0 (in the time unit of submit/end)")
     if jobs is None:
         raise ValueError("omega needs jobs: a DataFrame with columns job, submit, end")
     missing = [c for c in ("job", "submit", "end") if c not in jobs.columns]
@@ -305,18 +312,18 @@ def _job_times(jobs: pd.DataFrame, labels: pd.Index, omega: float, deps_codes) -
     t = jobs.drop_duplicates("job").set_index("job")
     absent = labels.difference(t.index)
     if len(absent):
-        raise ValueError(f"jobs has no submit/end for {len(absent)} job(s) of deps, e.g. {absent[0]!r}")
+        raise ValueError(f"jobs has no submit/end for {len(absent)} job(s) of deps, e.g. {show(absent[0])}")
     t = t.reindex(labels)
     submit, end = t["submit"].to_numpy(float), t["end"].to_numpy(float)
     for nm, a in (("submit", submit), ("end", end)):
         if np.isnan(a).any():
-            raise ValueError(f"jobs.{nm} is NaN for job {labels[int(np.flatnonzero(np.isnan(a))[0])]!r}")
+            raise ValueError(f"jobs.{nm} is NaN for job {show(labels[int(np.flatnonzero(np.isnan(a))[0])])}")
     job, dep = deps_codes
     bad = (submit[dep] > submit[job]) | (end[dep] > end[job])
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         raise ValueError(
-            f"times are not monotone along the dependency (job={labels[job[i]]!r}, depOn={labels[dep[i]]!r}): "
+            f"times are not monotone along the dependency (job={show(labels[job[i]])}, depOn={show(labels[dep[i]])}): "
             f"the upstream job was submitted at {submit[dep[i]]} and ended at {end[dep[i]]}, the downstream one at "
             f"{submit[job[i]]} and {end[job[i]]} (clock skew?); {int(bad.sum())} edge(s) like this. "
             "The window omega can only be applied hop by hop when submit and end never decrease downstream")
@@ -341,7 +348,7 @@ def doubling(
     """
     deps = check_deps(deps)
     if max_iterations is not None and (not isinstance(max_iterations, (int, np.integer)) or max_iterations < 0):
-        raise ValueError(f"max_iterations={max_iterations!r} is not allowed: need an integer >= 0 or None")
+        raise ValueError(f"max_iterations={show(max_iterations)} is not allowed: need an integer >= 0 or None")
     wt = np.asarray(wt_fn(deps), dtype=float)
     if wt.shape != (len(deps),):
         raise ValueError(f"wt_fn returned {wt.shape[0] if wt.ndim else 'a scalar'} weights for {len(deps)} edges")
@@ -424,7 +431,7 @@ def algorithm1_literal(deps: pd.DataFrame, semantics: str = "bag") -> MultiHop:
     0.5
     """
     if semantics not in ("set", "bag"):
-        raise ValueError(f"semantics={semantics!r} is not allowed: choose 'bag' or 'set'")
+        raise ValueError(f"semantics={show(semantics)} is not allowed: choose 'bag' or 'set'")
     deps = check_deps(deps)
     cols = ["job", "depOn", "wt"]
 

@@ -34,6 +34,7 @@ import numpy as np
 import pandas as pd
 
 from .characterise import _check_jobs, classify_templates
+from .multihop import show
 from .provenance import DAY
 
 WEEK = 7 * DAY
@@ -68,7 +69,7 @@ def _pairs(jobs: pd.DataFrame, deps: pd.DataFrame, recurring: pd.Index) -> Pairs
 
 def _weeks(jobs: pd.DataFrame, train_week: int) -> tuple[float, float, float]:
     if isinstance(train_week, bool) or not isinstance(train_week, (int, np.integer)) or train_week < 0:
-        raise ValueError(f"train_week={train_week!r} is not allowed: need an integer >= 0")
+        raise ValueError(f"train_week={show(train_week)} is not allowed: need an integer >= 0")
     t0 = np.floor(jobs["submit"].min() / DAY) * DAY + train_week * WEEK
     span = jobs["submit"].max() - t0
     if span < 2 * WEEK - DAY:
@@ -115,7 +116,7 @@ def t1_curve(
     """Fig. 2: precision and recall of T1 at each threshold ``tr`` (percent), trained on ``train_week``, tested on the next."""
     th = np.asarray(list(thresholds), dtype=float)
     if th.size == 0 or np.isnan(th).any() or (th < 0).any() or (th > 100).any():
-        raise ValueError(f"thresholds={list(thresholds)!r} is not allowed: need percentages in [0, 100]")
+        raise ValueError(f"thresholds={show(list(thresholds))} is not allowed: need percentages in [0, 100]")
     model = train(jobs, deps, train_week, recurring=recurring)
     actual, cand = _test_sets(jobs, deps, model, train_week)
     truth = set(zip(actual["ju"], actual["Jd"]))
@@ -152,7 +153,7 @@ def t2_errors(
     and ``relative`` (error / actual).
     """
     if not (isinstance(tr, (int, float, np.integer, np.floating)) and 0 <= tr <= 100):
-        raise ValueError(f"tr={tr!r} is not allowed: need a percentage in [0, 100]")
+        raise ValueError(f"tr={show(tr)} is not allowed: need a percentage in [0, 100]")
     model = train(jobs, deps, train_week, recurring=recurring)
     actual, cand = _test_sets(jobs, deps, model, train_week)
     pred = cand[cand["frac"] >= tr / 100.0 - 1e-12]

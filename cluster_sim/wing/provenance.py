@@ -41,7 +41,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .multihop import check_deps
+from .multihop import check_deps, show
 
 HOUR = 3600.0
 DAY = 24 * HOUR
@@ -68,20 +68,20 @@ def check_prov(prov: pd.DataFrame, *, name: str = "prov") -> pd.DataFrame:
     bad_op = ~prov["op"].isin(OPS)
     if bad_op.any():
         raise ValueError(f"{name}.op has {int(bad_op.sum())} row(s) with an unknown operation, "
-                         f"e.g. {prov.loc[bad_op, 'op'].iloc[0]!r}: allowed are {', '.join(OPS)}")
+                         f"e.g. {show(prov.loc[bad_op, 'op'].iloc[0])}: allowed are {', '.join(OPS)}")
     if not pd.api.types.is_numeric_dtype(prov["time"]) or pd.api.types.is_bool_dtype(prov["time"]):
         raise ValueError(f"{name}.time must be numeric (seconds), got dtype {prov['time'].dtype}")
     t = prov["time"].to_numpy(dtype=float)
     nan = np.isnan(t) | np.isinf(t)
     if nan.any():
         raise ValueError(f"{name}.time has {int(nan.sum())} NaN or infinite value(s), e.g. in row "
-                         f"{prov.index[int(np.flatnonzero(nan)[0])]!r}: every operation needs a time")
+                         f"{show(prov.index[int(np.flatnonzero(nan)[0])])}: every operation needs a time")
     if prov["file"].isna().any():
         raise ValueError(f"{name}.file has {int(prov['file'].isna().sum())} missing value(s)")
     jobless = prov["job"].isna() & prov["op"].isin(("read", "write"))
     if jobless.any():
         raise ValueError(f"{name}.job is missing on {int(jobless.sum())} read/write row(s), e.g. row "
-                         f"{prov.index[int(np.flatnonzero(jobless.to_numpy())[0])]!r}: only downloads may lack a job")
+                         f"{show(prov.index[int(np.flatnonzero(jobless.to_numpy())[0])])}: only downloads may lack a job")
     return prov
 
 
@@ -99,8 +99,8 @@ def _writes(prov: pd.DataFrame) -> pd.DataFrame:
     tie = w.duplicated(["file", "time"], keep=False)
     if tie.any():
         r = w[tie].sort_values(["file", "time"]).iloc[:2]
-        raise ValueError(f"file {r['file'].iloc[0]!r} was written by jobs {r['job'].iloc[0]!r} and {r['job'].iloc[1]!r} "
-                         f"at the same time {r['time'].iloc[0]!r}: the last writer is ambiguous "
+        raise ValueError(f"file {show(r['file'].iloc[0])} was written by jobs {show(r['job'].iloc[0])} and {show(r['job'].iloc[1])} "
+                         f"at the same time {show(r['time'].iloc[0])}: the last writer is ambiguous "
                          f"({int(tie.sum())} such writes)")
     return w.rename(columns={"job": "depOn", "time": "wtime"})
 
@@ -110,7 +110,7 @@ def _check_window(window) -> float | None:
         return None
     if isinstance(window, bool) or not isinstance(window, (int, float, np.integer, np.floating)) \
             or not np.isfinite(window) or window < 0:
-        raise ValueError(f"window={window!r} is not allowed: need a finite number of seconds >= 0, or None for no window")
+        raise ValueError(f"window={show(window)} is not allowed: need a finite number of seconds >= 0, or None for no window")
     return float(window)
 
 
@@ -222,5 +222,5 @@ def job_local_value(prov: pd.DataFrame, jobs, horizon: float | None = None) -> p
     d = attribute_downloads(prov, horizon)
     idx = pd.Index(jobs)
     if not idx.is_unique:
-        raise ValueError(f"jobs has a duplicated job, e.g. {idx[idx.duplicated()][0]!r}")
+        raise ValueError(f"jobs has a duplicated job, e.g. {show(idx[idx.duplicated()][0])}")
     return d.groupby("job").size().astype(float).reindex(idx, fill_value=0.0).rename("k")

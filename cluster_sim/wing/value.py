@@ -29,7 +29,7 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
-from .multihop import check_deps, doubling, multi_hop, owl_weights
+from .multihop import check_deps, doubling, multi_hop, owl_weights, show
 
 
 def check_values(k: pd.Series, deps: pd.DataFrame | None = None, *, name: str = "k") -> pd.Series:
@@ -38,18 +38,18 @@ def check_values(k: pd.Series, deps: pd.DataFrame | None = None, *, name: str = 
         raise ValueError(f"{name} must be a pandas Series indexed by job; got {type(k).__name__}")
     if not k.index.is_unique:
         d = k.index[k.index.duplicated()][0]
-        raise ValueError(f"{name} has a duplicated job in its index, e.g. {d!r}")
+        raise ValueError(f"{name} has a duplicated job in its index, e.g. {show(d)}")
     v = pd.to_numeric(k, errors="coerce").astype(float)
     bad = v.isna() | ~np.isfinite(v.to_numpy()) | (v < 0)
     if bad.any():
         j = v.index[bad.to_numpy()][0]
-        raise ValueError(f"{name}[{j!r}]={k[j]!r} is not allowed: job values must be finite numbers >= 0 "
+        raise ValueError(f"{name}[{show(j)}]={show(k[j])} is not allowed: job values must be finite numbers >= 0 "
                          f"({int(bad.sum())} such value(s))")
     if deps is not None:
         named = pd.Index(pd.concat([deps["job"], deps["depOn"]]).unique())
         absent = named.difference(v.index)
         if len(absent):
-            raise ValueError(f"{name} has no value for {len(absent)} job(s) of deps, e.g. {absent[0]!r}: "
+            raise ValueError(f"{name} has no value for {len(absent)} job(s) of deps, e.g. {show(absent[0])}: "
                              "give every job a value (0 for a job nobody downloads from)")
     return v
 
@@ -167,7 +167,7 @@ def hidden_value(k: pd.Series, agg: pd.Series) -> float:
     """
     total = float(agg.sum())
     if not total > 0:
-        raise ValueError(f"sum(agg)={total!r}: the hidden share needs a positive total aggregate value")
+        raise ValueError(f"sum(agg)={show(total)}: the hidden share needs a positive total aggregate value")
     return 1.0 - float(k.sum()) / total
 
 
@@ -183,13 +183,13 @@ def value_decay(deps: pd.DataFrame, k: pd.Series, submit: pd.Series, job, times:
     deps = check_deps(deps)
     k = check_values(k, deps)
     if job not in k.index:
-        raise ValueError(f"job={job!r} has no value in k")
+        raise ValueError(f"job={show(job)} has no value in k")
     s = pd.to_numeric(submit, errors="coerce")
     direct = deps.assign(wt=owl_weights(deps).to_numpy())
     direct = direct[direct["depOn"] == job]
     missing = [d for d in direct["job"] if d not in s.index or pd.isna(s[d])]
     if missing:
-        raise ValueError(f"submit has no (or a NaN) time for downstream job {missing[0]!r}")
+        raise ValueError(f"submit has no (or a NaN) time for downstream job {show(missing[0])}")
     agg = owl_value(deps, k)
     share = direct["wt"].to_numpy() * agg.reindex(direct["job"]).to_numpy()
     when = s.reindex(direct["job"]).to_numpy(float)
