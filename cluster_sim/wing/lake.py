@@ -346,13 +346,16 @@ class _Builder:
             return 0.0, float(rng.uniform(0.2, 0.8) * h)  # one retired during the lake
         return 0.0, h
 
-    def _submits(self, t: dict, phase: float) -> np.ndarray:
+    def _submits(self, t: dict, phase: float) -> tuple[np.ndarray, np.ndarray | None]:
+        """Submission times, and for a polling template the trigger run each one follows."""
         rng = self.rng
         start, stop = self._active()
         c = t["cadence"]
+        trig = None
         if t["kind"] == "polling":
             up = self.inst[t["inputs"][0]["tid"]]
             s = up["end"] + rng.uniform(*POLL_DELAY, len(up["end"]))
+            trig = np.arange(len(s))
         elif t["kind"] == "periodic":
             k0 = np.ceil((start - phase) / c)
             s = phase + c * np.arange(k0, np.floor((stop - phase) / c) + 1) + rng.uniform(0.0, 2.0)
@@ -360,7 +363,9 @@ class _Builder:
         else:  # aperiodic: gaps with a coefficient of variation of 0.7
             n = int(3 * (stop - start) / c) + 3
             s = start + rng.uniform(0, c) + np.cumsum(rng.gamma(2.0, c / 2.0, n)) - c
-        return np.sort(s[(s >= start) & (s < stop) & (s >= 0)])
+        keep = (s >= start) & (s < stop) & (s >= 0)
+        order = np.argsort(s[keep], kind="stable")
+        return s[keep][order], (trig[keep][order] if trig is not None else None)
 
     def recurring(self, templates: _Templates) -> None:
         rng = self.rng
@@ -372,12 +377,13 @@ class _Builder:
                    if i["tid"] in phases]
             phase = ((max(ups) if ups else rng.uniform(0, c)) + rng.uniform(0, min(HOUR, c / 4))) % c
             phases[t["tid"]] = phase
-            submit = self._submits(t, phase)
+            submit, trigger_run = self._submits(t, phase)
             runtime = t["runtime_median"] * rng.lognormal(0.0, 0.25, len(submit))
             ids = self._add_jobs(t["template"], t["kind"], t, submit, runtime, np.full(len(submit), t["priority"]),
                                  "polling" if t["kind"] == "polling" else "hard")
             end = submit + runtime
-            self.inst[t["tid"]] = {"job": ids, "submit": submit, "end": end, "by_end": np.argsort(end, kind="stable")}
+            self.inst[t["tid"]] = {"job": ids, "submit": submit, "end": end, "by_end": np.argsort(end, kind="stable"),
+                                   "trigger_run": trigger_run}
             for s, mode in enumerate(t["streams"]):
                 base = f"{t['template']}/s{s}"
                 files = [f"{base}/p{i}" for i in range(len(ids))] if mode == "partition" else [base] * len(ids)
@@ -397,7 +403,8 @@ class _Builder:
             return
         u = self.inst[up["tid"]]
         if inp["trigger"]:  # a polling job reads exactly the partition whose completion triggered it
-            self._read(ids, [f"{base}/p{i}" for i in range(len(ids))], submit)
+            runs = self.inst[t["tid"]]["trigger_run"]
+            self._read(ids, [f"{base}/p{i}" for i in runs], submit)
             return
         m = int(np.clip(np.round(inp["window"] * t["cadence"] / up["cadence"]), 1, MAX_PARTITIONS))
         ends = u["end"][u["by_end"]]
@@ -502,6 +509,9 @@ class _Builder:
         jobs["end"] = jobs["submit"] + jobs["runtime"]
         jobs["compute"] = jobs["runtime"] * jobs["containers"]  # container-seconds
         rj, rf, rt = self._cat(self.reads)
+        # a job that picks the same input twice still reads the file once
+        first = ~pd.DataFrame({"j": rj, "f": rf, "t": rt}).duplicated().to_numpy()
+        rj, rf, rt = rj[first], rf[first], rt[first]
         wj, wf, wt = self._cat(self.writes)
         # events of the horizon only: jobs still running at the end have not written yet
         keep = wt < self.horizon
