@@ -201,6 +201,15 @@ def test_time_window_equals_filtering_the_full_closure(case, seed, omega):
     np.testing.assert_allclose(agg.to_numpy(), direct.to_numpy(), atol=1e-12)
 
 
+def test_window_is_inclusive_at_omega():
+    deps = pd.DataFrame({"job": [1, 2], "depOn": [0, 1]})
+    jobs = pd.DataFrame({"job": [0, 1, 2], "submit": [0.0, 2.0, 5.0], "end": [1.0, 3.0, 6.0]})
+    # 2 is submitted exactly omega = 4 after 0 ended: the pair counts; with omega just below it does not
+    assert (2, 0) not in as_dict(multi_hop(deps, omega=3.999, jobs=jobs).table)
+    table, _ = multi_hop(deps, omega=4.0, jobs=jobs)
+    assert as_dict(table)[(2, 0)] == 1.0
+
+
 def test_window_refuses_times_that_run_backwards_along_an_edge():
     deps = pd.DataFrame({"job": [1], "depOn": [0]})
     jobs = pd.DataFrame({"job": [0, 1], "submit": [5.0, 1.0], "end": [6.0, 2.0]})

@@ -109,6 +109,22 @@ def test_without_the_window_old_dependencies_count_and_favour_early_writers(lake
     assert np.corrcoef(span.reindex(per_writer.index), per_writer)[0, 1] > 0
 
 
+def test_the_window_is_inclusive_at_T():
+    prov = pd.DataFrame({"job": [1, 2, 3], "file": ["f", "f", "f"], "op": ["write", "read", "read"],
+                         "time": [0.0, 10.0, 10.5]})
+    got = single_hop(prov, window=10.0)
+    assert pairs(got) == {(2, 1)} and got.attrs["excluded"]["reads_outside_window"] == 1
+
+
+def test_the_generators_file_system_hides_a_write_from_a_read_at_the_same_instant():
+    from cluster_sim.wing.lake import _Builder
+
+    # writes of file 0 at 1 and 5, of file 1 at 2; reads: file 0 at 5 (sees the write at 1), at 6, file 1 at 1
+    wc, wt = np.array([0, 0, 1]), np.array([1.0, 5.0, 2.0])
+    rc, rt = np.array([0, 0, 1]), np.array([5.0, 6.0, 1.0])
+    assert _Builder._last_writer(wc, wt, rc, rt).tolist() == [0, 1, -1]
+
+
 def test_a_read_at_the_very_instant_of_a_write_does_not_see_it():
     prov = pd.DataFrame({"job": [1, 2, 3], "file": ["f", "f", "f"], "op": ["write", "read", "read"],
                          "time": [5.0, 5.0, 5.5]})
