@@ -51,6 +51,7 @@ from .value import (
     figure5_example,
     hidden_value,
     owl_value,
+    valid_jobs,
     value_decay,
     value_exploration,
 )
@@ -62,5 +63,5 @@ __all__ = [
     "diameter", "doubling", "expected_iterations", "extend_reach", "figure5_example", "generate_lake",
     "heuristic_agreement", "hidden_value", "job_local_value", "multi_hop", "observations", "owl_value",
     "owl_value_with", "owl_weights", "random_dag", "read_matches", "relative_error_cdf", "single_hop", "t1_curve",
-    "t2_errors", "t2_summary", "table1", "train", "value_decay", "value_exploration",
+    "t2_errors", "t2_summary", "table1", "train", "valid_jobs", "value_decay", "value_exploration",
 ]

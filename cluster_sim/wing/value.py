@@ -87,6 +87,25 @@ def owl_value(
     return (k + ds.reindex(k.index, fill_value=0.0)).rename("agg_value")
 
 
+def valid_jobs(jobs: pd.DataFrame, omega: float, horizon: float) -> pd.Index:
+    """The jobs whose window is fully observed: completed at least ω before the log ends (§4.5.1).
+
+    A job completing later has part of its ω window cut off by the end of the log, so its
+    windowed aggregate value is biased low; the paper values only the valid jobs.
+
+    >>> valid_jobs(pd.DataFrame({"job": [1, 2, 3], "end": [1.0, 5.0, 9.0]}), omega=4.0, horizon=10.0).tolist()
+    [1, 2]
+    """
+    if not (np.isfinite(omega) and omega >= 0 and np.isfinite(horizon)):
+        raise ValueError(f"omega={show(omega)} and horizon={show(horizon)} must be finite, omega >= 0")
+    missing = [c for c in ("job", "end") if c not in jobs.columns]
+    if missing:
+        raise ValueError(f"jobs lacks column(s) {missing}; it has {list(jobs.columns)}")
+    if jobs["end"].isna().any():
+        raise ValueError(f"jobs.end has {int(jobs['end'].isna().sum())} NaN value(s)")
+    return pd.Index(jobs.loc[jobs["end"] <= horizon - omega, "job"])
+
+
 def closed_form_value(deps: pd.DataFrame, k: pd.Series) -> pd.Series:
     """``(I - A)^-1 k`` with ``A[u, d] = 1/N_d`` per edge (job = d, depOn = u): a check on :func:`owl_value`.
 

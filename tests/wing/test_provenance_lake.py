@@ -320,6 +320,19 @@ def test_a_day_of_the_lake_has_the_dependencies_of_its_jobs(lake):
         lake.day(21)
 
 
+def test_the_multi_hop_window_on_a_lake(lakes):
+    lake = lakes[0]
+    deps = single_hop(lake.prov)
+    k = job_local_value(lake.prov, lake.jobs["job"])
+    full = wing.owl_value(deps, k)
+    week = wing.owl_value(deps, k, omega=7 * DAY, jobs=lake.jobs)
+    day = wing.owl_value(deps, k, omega=DAY, jobs=lake.jobs)
+    assert (k <= day + 1e-9).all() and (day <= week + 1e-9).all() and (week <= full + 1e-9).all()
+    assert day.sum() < week.sum() < full.sum()  # the window truncates: value is no longer conserved
+    valid = wing.valid_jobs(lake.jobs, 7 * DAY, lake.horizon)
+    assert 0 < len(valid) < len(lake.jobs) and (lake.jobs.set_index("job")["end"][valid] <= 7 * DAY).all()
+
+
 def test_the_pure_layer_imports_no_mesa():
     src = Path(wing.__file__).parent
     for f in src.glob("*.py"):
