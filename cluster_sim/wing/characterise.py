@@ -293,7 +293,8 @@ def observations(
     add(5, "jobs in the largest component", cc["size"].iloc[0] / len(J) if len(cc) else np.nan)
     add(5, "jobs in components of size >= 10", cc.loc[cc["size"] >= 10, "size"].sum() / len(J))
     multi = cc[cc["size"] >= 2]
-    rho = spearmanr(multi["size"], multi["bottom_heaviness"]).statistic if len(multi) > 2 else np.nan
+    varied = len(multi) > 2 and multi["size"].nunique() > 1 and multi["bottom_heaviness"].nunique() > 1
+    rho = spearmanr(multi["size"], multi["bottom_heaviness"]).statistic if varied else np.nan  # undefined if constant
     add(5, "size vs bottom-heaviness (Spearman)", rho)
     add(5, "bottom-heaviness of components of size >= 10", _weighted(cc[cc["size"] >= 10]))
     add(5, "bottom-heaviness of components of size 2-9", _weighted(cc[(cc["size"] >= 2) & (cc["size"] < 10)]))

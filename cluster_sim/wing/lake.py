@@ -152,15 +152,16 @@ class Lake:
 
     def summary(self) -> dict[str, float]:
         """Headline counts: jobs, dependencies, shares of the generator's truth."""
-        j, t = self.jobs, self.truth
-        rec = j.set_index("job")["kind"] != "adhoc"
-        org = j.set_index("job")["org"]
+        j, t = self.jobs.set_index("job"), self.truth
+        rec = j["kind"] != "adhoc"
+        both_recurring = rec.reindex(t["job"]).to_numpy() & rec.reindex(t["depOn"]).to_numpy()
+        cross = j["org"].reindex(t["job"]).to_numpy() != j["org"].reindex(t["depOn"]).to_numpy()
         return {
             "jobs": len(j), "dependencies": len(t), "jobs_per_day": len(j) / self.config.days,
             "dependencies_per_job": len(t) / max(len(j), 1),
-            "recurring_job_share": float(rec.mean()),
-            "recurring_dependency_share": float((rec.reindex(t["job"]).to_numpy() & rec.reindex(t["depOn"]).to_numpy()).mean()) if len(t) else 0.0,
-            "cross_org_dependency_share": float((org.reindex(t["job"]).to_numpy() != org.reindex(t["depOn"]).to_numpy()).mean()) if len(t) else 0.0,
+            "recurring_job_share": float(rec.mean()) if len(j) else 0.0,
+            "recurring_dependency_share": float(both_recurring.mean()) if len(t) else 0.0,
+            "cross_org_dependency_share": float(cross.mean()) if len(t) else 0.0,
             "downloads": len(self.downloads),
         }
 
@@ -174,7 +175,6 @@ class _Templates:
         self.rows: list[dict] = []
         self.org = np.zeros(64, np.int64)
         self.cons = np.zeros(64)
-        self._users_of = {o: np.flatnonzero(users["org"].to_numpy() == o) for o in users["org"].unique()}
         # churn and the lake's edges (runs cut at the start and end) cost jobs: aim a little higher
         budget = cfg.recurring_share * cfg.jobs_per_day / (1.0 - 0.25 * cfg.churn) / 0.96
         w = LAYER_GROWTH ** np.arange(LAYERS)
@@ -237,7 +237,9 @@ class _Templates:
                 continue
             row["external"] = int(rng.random() < 0.15)
             n_in = max(1, int(min(1 + rng.poisson(cfg.inputs_per_template - 1.0), 6)))
-            chosen = [trigger] if trigger is not None else [self._pick_input(upstream if upstream.size else earlier, org, cross)]
+            first_input = trigger if trigger is not None else \
+                self._pick_input(upstream if upstream.size else earlier, org, cross)  # one from the layer above
+            chosen = [first_input]
             for _ in range(n_in - 1):
                 c = self._pick_input(earlier, org, cross)
                 if c not in chosen:
