@@ -28,9 +28,13 @@ No public trace has file provenance, so Lab 04 builds one with the structure §2
 Times are seconds from the start of day 0. The trace is what happened at full capacity: every
 job starts when submitted, reads its inputs then, and writes its outputs when it ends.
 
-Outputs (:class:`Lake`): ``jobs`` (like JobRepo), ``prov`` (like ProvRepo: ``job``, ``file``,
-``op``, ``time``), and the generator's ground truth: ``truth`` (the true single-hop
-dependencies), ``templates``, ``queues`` and ``downloads`` (each with its true writer).
+Outputs (:class:`Lake`): ``jobs`` (like JobRepo: template, kind, user, org, queue, priority,
+submit, start, end, runtime, containers, compute, and ``dep_mode``: a polling job waits for its
+inputs, any other fails if one is missing when it is submitted), ``prov`` (like ProvRepo:
+``job``, ``file``, ``op``, ``time``), and the generator's ground truth: ``truth`` (the true
+single-hop dependencies with their ``lag``, ``mode`` hard or polling, and ``latest``: read from a
+file overwritten in place, so an older version would do), ``templates``, ``queues`` (with each
+one's share of the compute) and ``downloads`` (each with its true writer).
 
 Example
 -------
@@ -125,7 +129,7 @@ class Lake:
     config: LakeConfig
     jobs: pd.DataFrame  # JobRepo: one row per job
     prov: pd.DataFrame  # ProvRepo: job, file, op, time
-    truth: pd.DataFrame  # true single-hop dependencies: job, depOn, lag, files, latest
+    truth: pd.DataFrame  # true single-hop dependencies: job, depOn, lag, files, latest, mode (hard / polling)
     templates: pd.DataFrame  # recurring templates as generated (kind, cadence, layer, inputs, ...)
     queues: pd.DataFrame  # queue, org, share of the lake's compute
     downloads: pd.DataFrame = field(repr=False)  # file, time, job (the true writer)
@@ -533,6 +537,10 @@ class _Builder:
         reads = reads[reads["job"] != reads["depOn"]]
         truth = (reads.groupby(["job", "depOn"], as_index=False, sort=True)
                  .agg(lag=("lag", "min"), files=("file", "nunique"), latest=("latest", "all")))
+        # a polling job waits for each input; any other job fails if a hard input is missing when it is
+        # submitted, unless it reads a "latest" file, of which an older version will do (stale data)
+        polls = jobs.set_index("job")["dep_mode"].reindex(truth["job"]).to_numpy() == "polling"
+        truth["mode"] = np.where(polls, "polling", "hard")
         truth.attrs["reads_without_writer"] = int((~seen).sum())
         downloads = self._downloads(templates, users, jobs, wj, wf, wt, nxt)
         prov = pd.concat([

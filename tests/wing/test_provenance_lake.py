@@ -253,6 +253,10 @@ def test_jobrepo_carries_what_lab_05_needs(lake):
     assert set(j["kind"]) == {"periodic", "aperiodic", "polling", "adhoc"}
     assert set(j["dep_mode"]) == {"hard", "polling"}
     assert ((j["dep_mode"] == "polling") == (j["kind"] == "polling")).all()
+    t = lake.truth
+    assert set(t["mode"]) == {"hard", "polling"}
+    assert (t["mode"].to_numpy() == j.set_index("job")["dep_mode"].reindex(t["job"]).to_numpy()).all()
+    assert 0 < t["latest"].mean() < 1  # some inputs are "latest" files, most partitions
     assert (j["end"] > j["submit"]).all() and (j["containers"] >= 1).all()
     assert j["priority"].between(1, 10).all() and j["queue"].str.match(r"root\.o\d+\.q\d+$").all()
     assert (j["queue"].str.split(".").str[1] == "o" + j["org"].astype(str)).all()
