@@ -1,0 +1,67 @@
+"""Labs 04-05: Wing (Chung et al.): hidden inter-job dependencies, their prediction, multi-hop job value.
+
+Pure layer (no Mesa): :mod:`.lake` (a seeded synthetic data lake: JobRepo, ProvRepo and the
+generator's truth), :mod:`.provenance` (the single-hop self-join of §4.2 and its three rules,
+downloads as job-local value), :mod:`.characterise` (Table 1 and the six observations of §2.3),
+:mod:`.predict` (§3: T1 and T2), :mod:`.multihop` (Algorithm 1, the doubling closure),
+:mod:`.value` (Owl's aggregate value, Fig. 5 and Fig. 6), :mod:`.exercise` (the exercise's
+building blocks and checks).
+
+Example
+-------
+>>> lake = generate_lake(LakeConfig.ci())
+>>> deps = single_hop(lake.prov)
+>>> deps.equals(lake.truth[["job", "depOn", "lag", "files"]])     # the self-join finds what the generator made
+True
+>>> k = job_local_value(lake.prov, lake.jobs["job"])
+>>> agg = owl_value(deps, k)
+>>> bool(agg.sum() >= k.sum()), bool((agg >= k).all())
+(True, True)
+"""
+
+from .characterise import PAPER, classify, classify_templates, components, heuristic_agreement, observations, table1
+from .exercise import check_extend_reach, check_owl_value, check_owl_weights, owl_value_with, random_dag
+from .lake import Lake, LakeConfig, generate_lake
+from .multihop import (
+    MultiHop,
+    algorithm1_literal,
+    check_deps,
+    depths,
+    diameter,
+    doubling,
+    expected_iterations,
+    extend_reach,
+    multi_hop,
+    owl_weights,
+)
+from .predict import best_threshold, relative_error_cdf, t1_curve, t2_errors, t2_summary, train
+from .provenance import (
+    DAY,
+    DEFAULT_WINDOW,
+    HOUR,
+    attribute_downloads,
+    check_prov,
+    job_local_value,
+    read_matches,
+    single_hop,
+)
+from .value import (
+    Figure5,
+    closed_form_value,
+    figure5_example,
+    hidden_value,
+    owl_value,
+    valid_jobs,
+    value_decay,
+    value_exploration,
+)
+
+__all__ = [
+    "DAY", "DEFAULT_WINDOW", "Figure5", "HOUR", "Lake", "LakeConfig", "MultiHop", "PAPER", "algorithm1_literal",
+    "attribute_downloads", "best_threshold", "check_deps", "check_extend_reach", "check_owl_value",
+    "check_owl_weights", "check_prov", "classify", "classify_templates", "closed_form_value", "components", "depths",
+    "diameter", "doubling", "expected_iterations", "extend_reach", "figure5_example", "generate_lake",
+    "heuristic_agreement", "hidden_value", "job_local_value", "multi_hop", "observations", "owl_value",
+    "owl_value_with", "owl_weights", "random_dag", "read_matches", "relative_error_cdf", "single_hop", "t1_curve",
+    "t2_errors", "t2_summary", "table1", "train", "valid_jobs", "value_decay", "value_exploration",
+]

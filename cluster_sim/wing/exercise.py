@@ -1,0 +1,231 @@
+"""Building blocks and checks for Lab 04's exercise: one doubling iteration and Owl's weight function.
+
+Students write ``extend_reach(t1, t2)`` (join ``t1.depOn = t2.job``, multiply the weights, sum per
+pair) and ``owl_weights(deps)`` (1/N over each job's N upstream dependencies). :func:`owl_value_with`
+runs Algorithm 1 (frontier and short paths kept apart, as in :mod:`.multihop`) on *their*
+functions, so the whole valuation can be compared with the library's. The checks try random DAGs
+with diamonds and fail on the first disagreement, naming the (job, depOn) pair or the job, and
+the misconception it looks like:
+
+* **set instead of bag semantics**: paths through different middle jobs deduplicated instead of
+  summed, so a diamond counts once;
+* **1/N over downstream edges**: dividing by the consumers of ``depOn`` instead of by the
+  upstream dependencies of ``job``;
+* **forgetting a job's own value**: aggregate value without ``k_j``.
+
+Example
+-------
+>>> from cluster_sim.wing.multihop import extend_reach, owl_weights
+>>> check_extend_reach(extend_reach)
+'extend_reach: all 12 random DAGs agree with the reference'
+>>> def set_semantics(t1, t2):      # keeps one path per pair
+...     m = t1.merge(t2, left_on="depOn", right_on="job", suffixes=("", "_2"))
+...     out = pd.DataFrame({"job": m["job"], "depOn": m["depOn_2"], "wt": m["wt"] * m["wt_2"]})
+...     return out.drop_duplicates(["job", "depOn"])
+>>> check_extend_reach(set_semantics)
+Traceback (most recent call last):
+...
+AssertionError: extend_reach: on random DAG 0 the pair (job=5, depOn=0) has wt=0.5, expected 1; it is reached through 2 middle jobs (2, 3) and you kept one path: sum the paths of a pair (bag semantics), do not drop duplicates
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import pandas as pd
+
+from ..checking import call_student
+from .multihop import check_deps, extend_reach, owl_weights, show
+from .value import check_values, owl_value
+
+N_CASES = 12
+
+
+def random_dag(rng: np.random.Generator, n_jobs: int = 12, p_edge: float = 0.25, diamonds: int = 2) -> pd.DataFrame:
+    """A random dependency DAG (``job`` reads ``depOn``, ``depOn < job``) with at least ``diamonds`` diamonds.
+
+    Jobs are integers; each diamond is u <- a, u <- b, d <- a, d <- b on four fresh jobs, so a pair
+    joined by two paths of the same length is always present.
+
+    >>> random_dag(np.random.default_rng(0), n_jobs=1, p_edge=0.0, diamonds=1).values.tolist()
+    [[1, 0], [2, 1], [3, 1], [4, 2], [4, 3]]
+    """
+    if n_jobs < 1 or not 0 <= p_edge <= 1 or diamonds < 0:
+        raise ValueError(f"n_jobs={show(n_jobs)} (>= 1), p_edge={show(p_edge)} (in [0, 1]), diamonds={show(diamonds)} (>= 0)")
+    edges = set()
+    for j in range(n_jobs):
+        for u in range(j):
+            if rng.random() < p_edge:
+                edges.add((j, u))
+    base = n_jobs
+    for _ in range(diamonds):
+        u, a, b, d = base, base + 1, base + 2, base + 3
+        edges |= {(a, u), (b, u), (d, a), (d, b)}
+        if base > 0:  # hang the diamond under an earlier job so it is not isolated
+            edges.add((u, int(rng.integers(base))))
+        base += 4
+    return pd.DataFrame(sorted(edges, key=lambda e: (e[0], e[1])), columns=["job", "depOn"])
+
+
+def _cases(seed: int = 0, n: int = N_CASES) -> list[tuple[pd.DataFrame, pd.Series]]:
+    rng = np.random.default_rng(seed)
+    out = []
+    for i in range(n):
+        deps = random_dag(rng, n_jobs=int(rng.integers(2, 12)), p_edge=float(rng.uniform(0.1, 0.4)),
+                          diamonds=1 + i % 2)
+        jobs = sorted(set(deps["job"]) | set(deps["depOn"]))
+        out.append((deps, pd.Series(rng.integers(0, 10, len(jobs)).astype(float), index=jobs)))
+    # the first case is small and fixed, so the messages above are stable: one diamond 0 <- 2, 3 <- 5
+    out[0] = (pd.DataFrame({"job": [1, 2, 3, 5, 5], "depOn": [0, 0, 0, 2, 3]}),
+              pd.Series([1.0, 2.0, 3.0, 4.0, 5.0], index=[0, 1, 2, 3, 5]))
+    return out
+
+
+def _as_table(t, name: str, cols=("job", "depOn", "wt")) -> pd.DataFrame:
+    if not isinstance(t, pd.DataFrame):
+        raise AssertionError(f"{name} must return a pandas DataFrame, got {type(t).__name__}")
+    missing = [c for c in cols if c not in t.columns]
+    if missing:
+        raise AssertionError(f"{name} returned a table without column(s) {missing}; it has {list(t.columns)}")
+    return t.loc[:, list(cols)]
+
+
+def first_difference(got: pd.DataFrame, want: pd.DataFrame, value: str = "wt") -> tuple | None:
+    """The first (job, depOn) pair, in sorted order, whose ``value`` differs or that only one table has.
+
+    Returns ``(job, depOn, got_value, want_value)`` (a missing side is NaN), or None if they agree.
+    A pair listed twice in ``got`` counts as a difference (its values are summed).
+
+    >>> a = pd.DataFrame({"job": [1, 2], "depOn": [0, 0], "wt": [1.0, 0.5]})
+    >>> first_difference(a, a.assign(wt=[1.0, 1.0]))
+    (2, 0, 0.5, 1.0)
+    """
+    g = got.groupby(["job", "depOn"])[value].agg(["sum", "size"])
+    w = want.groupby(["job", "depOn"])[value].sum()
+    both = g.join(w.rename("want"), how="outer").sort_index()
+    diff = ~np.isclose(both["sum"].fillna(np.inf), both["want"].fillna(np.inf), rtol=1e-9, atol=1e-12) \
+        | (both["size"].fillna(1) > 1)
+    diff &= ~(both["sum"].isna() & both["want"].isna())
+    if not diff.any():
+        return None
+    (j, d), row = next(iter(both[diff].iterrows()))
+    return j, d, float(row["sum"]), float(row["want"])
+
+
+def check_extend_reach(student: Callable, *, seed: int = 0) -> str:
+    """Compare ``student(t1, t2)`` with :func:`extend_reach` on random DAGs with diamonds (t1 = t2 = the weighted single hops)."""
+    label = "extend_reach"
+    for i, (deps, _) in enumerate(_cases(seed)):
+        ftr = deps.assign(wt=owl_weights(deps).to_numpy())
+        want = extend_reach(ftr, ftr)
+        got = _as_table(call_student(student, ftr.copy(), ftr.copy(), name=label), label)
+        diff = first_difference(got, want)
+        if diff is None:
+            continue
+        j, d, gv, wv = diff
+        mids = sorted(set(ftr.loc[ftr["job"] == j, "depOn"]) & set(ftr.loc[ftr["depOn"] == d, "job"]))
+        msg = f"{label}: on random DAG {i} the pair (job={j}, depOn={d}) has wt={gv:g}, expected {wv:g}"
+        if np.isnan(wv):
+            msg += "; no path of two hops joins them: join t1.depOn to t2.job (t1 is the downstream piece)"
+        elif np.isnan(gv):
+            msg += f"; it is reached through middle job(s) {tuple(mids)}: keep every pair the join finds"
+        elif got.duplicated(["job", "depOn"]).any():
+            msg += "; your table lists a pair more than once: group by (job, depOn) and sum"
+        elif len(mids) > 1 and gv < wv:
+            msg += (f"; it is reached through {len(mids)} middle jobs {tuple(mids)} and you kept one path: "
+                    "sum the paths of a pair (bag semantics), do not drop duplicates")
+        else:
+            msg += "; the weight of a path is the product of its pieces' weights, summed over the middle jobs"
+        raise AssertionError(msg)
+    return f"{label}: all {N_CASES} random DAGs agree with the reference"
+
+
+def check_owl_weights(student: Callable, *, seed: int = 0) -> str:
+    """Compare ``student(deps)`` (one weight per row of deps) with :func:`owl_weights` on random DAGs.
+
+    >>> def downstream(deps):            # divides by the consumers of depOn instead
+    ...     return 1.0 / deps.groupby("depOn")["job"].transform("size")
+    >>> check_owl_weights(downstream)
+    Traceback (most recent call last):
+    ...
+    AssertionError: owl_weights: on random DAG 0 the edge (job=1, depOn=0) has weight 0.333333, expected 1; job 1 has 1 upstream dependencies and 0 has 3 consumers: your weights look like 1/N over the consumers of depOn (downstream edges). Owl divides a job's value among its own N upstream dependencies: 1/N with N counted per job
+    """
+    label = "owl_weights"
+    for i, (deps, _) in enumerate(_cases(seed)):
+        want = owl_weights(deps).to_numpy()
+        got = np.asarray(call_student(student, deps.copy(), name=label), dtype=float).reshape(-1)
+        if got.shape != want.shape:
+            raise AssertionError(f"{label}: on random DAG {i} you returned {got.size} weights for {len(deps)} edges: "
+                                 "return one weight per row of deps, in its order")
+        bad = ~np.isclose(got, want)
+        if not bad.any():
+            continue
+        r = int(np.flatnonzero(bad)[0])
+        j, d = deps["job"].iloc[r], deps["depOn"].iloc[r]
+        n_up = int((deps["job"] == j).sum())
+        n_down = int((deps["depOn"] == d).sum())
+        msg = f"{label}: on random DAG {i} the edge (job={j}, depOn={d}) has weight {got[r]:g}, expected {want[r]:g}"
+        downstream = 1.0 / deps.groupby("depOn")["job"].transform("size").to_numpy()
+        if np.allclose(got, downstream):
+            msg += (f"; job {j} has {n_up} upstream dependencies and {d} has {n_down} consumers: your weights look like "
+                    "1/N over the consumers of depOn (downstream edges). Owl divides a job's value among its own N "
+                    "upstream dependencies: 1/N with N counted per job")
+        else:
+            msg += f"; job {j} reads {n_up} job(s), so each of its upstream edges gets 1/{n_up}"
+        raise AssertionError(msg)
+    return f"{label}: all {N_CASES} random DAGs agree with the reference"
+
+
+def owl_value_with(
+    deps: pd.DataFrame,
+    k: pd.Series,
+    extend: Callable = extend_reach,
+    wt_fn: Callable = owl_weights,
+    *,
+    max_iterations: int | None = None,
+) -> pd.Series:
+    """Owl's aggregate value by Algorithm 1 built from ``extend(t1, t2)`` and ``wt_fn(deps)`` (a student's or the library's)."""
+    deps = check_deps(deps)
+    k = check_values(k, deps)
+    cols = ["job", "depOn", "wt"]
+    ftr = deps.assign(wt=np.asarray(wt_fn(deps), dtype=float))
+    short = ftr.iloc[:0]
+    i = 0
+    while len(ftr) and (max_iterations is None or i < max_iterations):
+        i += 1
+        new_ftr = _as_table(extend(ftr, ftr), "extend")
+        mid = _as_table(extend(ftr, short), "extend") if len(short) else short
+        short = pd.concat([short, ftr, mid], ignore_index=True).groupby(["job", "depOn"], as_index=False)["wt"].sum()
+        ftr = new_ftr[cols]
+    table = pd.concat([short, ftr], ignore_index=True)
+    ds = pd.Series(table["wt"].to_numpy() * k.reindex(table["job"]).to_numpy()).groupby(table["depOn"].to_numpy()).sum()
+    return (k + ds.reindex(k.index, fill_value=0.0)).rename("agg_value")
+
+
+def check_owl_value(student: Callable, *, seed: int = 0) -> str:
+    """Compare ``student(deps, k)`` (a Series indexed like k) with :func:`owl_value` on random DAGs.
+
+    >>> check_owl_value(lambda deps, k: owl_value(deps, k) - k)      # the job's own value forgotten
+    Traceback (most recent call last):
+    ...
+    AssertionError: owl_value: on random DAG 0 job 0 has aggregate value 14, expected 15; every job is short by exactly its own job-local value k: agg(j) = k_j + what reaches it from downstream
+    """
+    label = "owl_value"
+    for i, (deps, k) in enumerate(_cases(seed)):
+        want = owl_value(deps, k)
+        got = call_student(student, deps.copy(), k.copy(), name=label)
+        if not isinstance(got, pd.Series):
+            raise AssertionError(f"{label} must return a pandas Series indexed like k, got {type(got).__name__}")
+        got = got.reindex(want.index).astype(float)
+        bad = ~np.isclose(got.to_numpy(), want.to_numpy())
+        if not bad.any():
+            continue
+        j = want.index[int(np.flatnonzero(bad)[0])]
+        msg = f"{label}: on random DAG {i} job {j} has aggregate value {got[j]:g}, expected {want[j]:g}"
+        if np.allclose(want - got, k):
+            msg += "; every job is short by exactly its own job-local value k: agg(j) = k_j + what reaches it from downstream"
+        elif got.isna().any():
+            msg += "; some jobs are missing: return every job of k (a job nobody reads keeps agg = k)"
+        raise AssertionError(msg)
+    return f"{label}: all {N_CASES} random DAGs agree with the reference"

@@ -1,0 +1,466 @@
+"""Algorithm 1 (§4.4): Wing's generic multi-hop analysis, a doubling transitive closure on tables.
+
+Input: a single-hop dependency table, one row per edge, ``job`` (the downstream job) and ``depOn``
+(the job whose output it read). Output: one row per pair of jobs joined by at least one path,
+``job`` (downstream), ``depOn`` (upstream, possibly many hops away) and ``agg``, the weights of all
+paths between them aggregated by the four Aggregation Functions of the paper:
+
+* ``wt_fn(deps)`` turns each edge into a weight once (Owl's is :func:`owl_weights`: 1/N over a
+  job's N upstream dependencies);
+* ``e_op(w1, w2)`` joins the weights of two consecutive path pieces (Owl: the product);
+* ``p_op`` aggregates the weights of different paths between the same pair (Owl: the sum);
+  ``e_op`` must distribute over ``p_op`` and ``p_op`` must be associative;
+* ``ds_op`` (the downstream operation) is applied afterwards by the caller: see
+  :func:`cluster_sim.wing.value.owl_value`.
+
+**The doubling.** The frontier ``ftr_i`` holds the paths of exactly ``2**i`` hops; the short table
+holds all paths of ``1 .. 2**i - 1`` hops. One iteration (:func:`extend_reach` twice) builds
+``ftr_{i+1} = ftr_i ∘ ftr_i`` and the paths of ``2**i + 1 .. 2**(i+1) - 1`` hops as ``ftr_i ∘ short``
+(every such path splits in exactly one way into its first ``2**i`` hops from the downstream end
+and the rest), so each path is counted exactly once.
+
+**Why the short paths are kept apart.** In the printed pseudocode ``base`` holds the short paths
+(grouped per pair) *and*, as rows of their own, the frontier; ``base - ftr`` must remove exactly
+the frontier's rows. That needs bag semantics (``UNION ALL``, ``EXCEPT ALL``). With SQL's set
+``UNION``/``EXCEPT`` a short-path row equal to a frontier row (same pair, same weight, which 1/N
+weights make common for two paths of different lengths) is merged by the union and then removed by
+the except, and those paths are lost. Keeping the short paths in a table of their own needs no
+subtraction at all and works for every ``p_op``. :func:`algorithm1_literal` runs the printed
+pseudocode under either semantics for the notebook.
+
+**Iterations.** With ``D`` the longest path (in hops, the DAG's *diameter*), the loop stops after
+the first iteration whose frontier is empty: iteration ``i`` finds paths of ``2**i`` hops, which
+exist iff ``2**i <= D``. So it runs exactly ``floor(log2(D)) + 1`` iterations for ``D >= 1``
+(:func:`expected_iterations`), and none for an empty table.
+
+**Multi-hop time window ω (§4.5.1).** With ``omega`` and the jobs' ``submit`` and ``end`` times, a
+pair is kept only if the downstream job was submitted at most ω after the upstream job ended. The
+window is applied to every table in every iteration, which is exact (it drops no path of a kept
+pair) when ``submit`` and ``end`` never decrease along an edge; that is checked, and an edge
+breaking it (clock skew) is a ``ValueError``.
+
+Example (a diamond: d reads a and b, both read u)
+-------------------------------------------------
+>>> import pandas as pd
+>>> deps = pd.DataFrame({"job": ["a", "b", "d", "d"], "depOn": ["u", "u", "a", "b"]})
+>>> table, iterations = multi_hop(deps)
+>>> table
+  job depOn  agg
+0   a     u  1.0
+1   b     u  1.0
+2   d     a  0.5
+3   d     b  0.5
+4   d     u  1.0
+>>> iterations, expected_iterations(diameter(deps))
+(2, 2)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any, NamedTuple
+
+import numpy as np
+import pandas as pd
+
+DEP_COLUMNS = ("job", "depOn")
+P_OPS = {"sum": np.add, "max": np.maximum, "min": np.minimum, "prod": np.multiply}
+
+
+def show(x: Any) -> str:
+    """``repr`` of a value as a student wrote it: ``1``, not numpy 2's ``np.int64(1)``."""
+    if isinstance(x, np.generic):
+        x = x.item()
+    return repr(x)
+
+
+class MultiHop(NamedTuple):
+    """The result of :func:`multi_hop`: the table (``job``, ``depOn``, ``agg``) and the loop's iterations."""
+
+    table: pd.DataFrame
+    iterations: int
+
+
+# ---- validation ------------------------------------------------------------------------------
+def check_deps(deps: pd.DataFrame, *, name: str = "deps") -> pd.DataFrame:
+    """A validated ``(job, depOn)`` copy of a single-hop table: no NaN, no self-loop, no duplicate, no cycle.
+
+    >>> check_deps(pd.DataFrame({"job": [1, 2], "depOn": [2, 1]}))
+    Traceback (most recent call last):
+    ...
+    ValueError: deps has a dependency cycle (clock skew in the provenance log?): 1 -> 2 -> 1 (each job reads the next one's output); 2 jobs lie on or downstream of a cycle
+    """
+    if not isinstance(deps, pd.DataFrame):
+        raise ValueError(f"{name} must be a pandas DataFrame with columns job, depOn; got {type(deps).__name__}")
+    missing = [c for c in DEP_COLUMNS if c not in deps.columns]
+    if missing:
+        raise ValueError(f"{name} lacks column(s) {missing}; it has {list(deps.columns)} (need job, depOn)")
+    out = deps.loc[:, list(DEP_COLUMNS)].reset_index(drop=True)
+    for c in DEP_COLUMNS:
+        n_nan = int(out[c].isna().sum())
+        if n_nan:
+            raise ValueError(f"{name}.{c} has {n_nan} missing value(s) (NaN/None), e.g. in row {int(np.flatnonzero(out[c].isna())[0])}")
+    loops = out["job"] == out["depOn"]
+    if loops.any():
+        j = out.loc[loops, "job"].iloc[0]
+        raise ValueError(f"{name} has {int(loops.sum())} self-dependenc(ies), e.g. job {show(j)} depends on itself; "
+                         "a job reading its own output is not an inter-job dependency: drop those rows")
+    dup = out.duplicated(list(DEP_COLUMNS))
+    if dup.any():
+        j, d = out.loc[dup].iloc[0]
+        raise ValueError(f"{name} has {int(dup.sum())} duplicate (job, depOn) row(s), e.g. ({show(j)}, {show(d)}); "
+                         "single-hop dependencies are pairs: drop_duplicates() first")
+    _levels(out, name=name)  # raises on a cycle
+    return out
+
+
+def _codes(deps: pd.DataFrame, jobs: pd.Index | None = None) -> tuple[np.ndarray, np.ndarray, pd.Index]:
+    """Integer codes for job and depOn over one shared set of labels (``jobs`` first, if given)."""
+    labels = pd.Index(pd.concat([deps["job"], deps["depOn"]], ignore_index=True).unique())
+    if jobs is not None:
+        labels = jobs.append(labels.difference(jobs, sort=False)) if len(labels) else jobs
+    return (labels.get_indexer(deps["job"]).astype(np.int64), labels.get_indexer(deps["depOn"]).astype(np.int64),
+            labels)
+
+
+def _levels(deps: pd.DataFrame, *, name: str = "deps") -> tuple[np.ndarray, pd.Index]:
+    """Depth of every job (longest path from a job without upstream), by peeling sources level by level.
+
+    Raises ``ValueError`` naming one cycle if some jobs can never be peeled.
+    """
+    job, dep, labels = _codes(deps)
+    n = len(labels)
+    depth = np.zeros(n, dtype=np.int64)
+    if n == 0:
+        return depth, labels
+    indeg = np.bincount(job, minlength=n)
+    order = np.argsort(dep, kind="stable")  # edges grouped by their upstream end
+    starts = np.searchsorted(dep[order], np.arange(n + 1))
+    frontier = np.flatnonzero(indeg == 0)
+    seen = 0
+    level = 0
+    while frontier.size:
+        seen += frontier.size
+        depth[frontier] = level
+        lo, hi = starts[frontier], starts[frontier + 1]
+        cnt = hi - lo
+        idx = np.repeat(lo - np.cumsum(cnt) + cnt, cnt) + np.arange(int(cnt.sum()))
+        down = job[order[idx]]
+        indeg -= np.bincount(down, minlength=n)
+        frontier = np.unique(down[indeg[down] == 0])
+        level += 1
+    if seen < n:
+        stuck = indeg > 0
+        # walk upstream inside the stuck set until a job repeats: that is a cycle
+        up = {}
+        for j, d in zip(job, dep):
+            if stuck[j] and stuck[d]:
+                up.setdefault(j, d)
+        start = int(np.flatnonzero(stuck)[0])
+        path, pos = [], {}
+        while start not in pos:
+            pos[start] = len(path)
+            path.append(start)
+            start = up[start]
+        cycle = path[pos[start]:] + [start]
+        shown = " -> ".join(repr(labels[c]) if not isinstance(labels[c], (int, np.integer)) else str(labels[c])
+                            for c in cycle)
+        raise ValueError(f"{name} has a dependency cycle (clock skew in the provenance log?): {shown} "
+                         f"(each job reads the next one's output); {int(stuck.sum())} jobs lie on or downstream of a cycle")
+    return depth, labels
+
+
+def depths(deps: pd.DataFrame) -> pd.Series:
+    """Each job's depth: hops on the longest path from a job with no upstream dependency.
+
+    >>> depths(pd.DataFrame({"job": ["b", "c", "c"], "depOn": ["a", "b", "a"]})).to_dict()
+    {'b': 1, 'c': 2, 'a': 0}
+    """
+    d, labels = _levels(check_deps(deps))
+    return pd.Series(d, index=labels, name="depth")
+
+
+def diameter(deps: pd.DataFrame) -> int:
+    """The longest path of the dependency DAG, in hops (0 for an empty table)."""
+    d, _ = _levels(check_deps(deps))
+    return int(d.max()) if d.size else 0
+
+
+def expected_iterations(diameter: int) -> int:
+    """Iterations of Algorithm 1 on a DAG whose longest path has ``diameter`` hops: ``floor(log2 D) + 1``.
+
+    Iteration ``i`` finds the paths of ``2**i`` hops and the loop stops at the first empty frontier,
+    i.e. at the smallest ``i`` with ``2**i > D``. An empty table needs no iteration.
+
+    >>> [expected_iterations(d) for d in (0, 1, 2, 3, 4, 7, 8)]
+    [0, 1, 2, 2, 3, 3, 4]
+    """
+    d = int(diameter)
+    if d < 0:
+        raise ValueError(f"diameter={show(diameter)} is not allowed: need >= 0")
+    return d.bit_length()  # == floor(log2(d)) + 1 for d >= 1, and 0 for d == 0
+
+
+# ---- the Aggregation Functions and one iteration ---------------------------------------------
+def owl_weights(deps: pd.DataFrame) -> pd.Series:
+    """Owl's ``wt_fn``: each of a job's N upstream dependencies gets weight 1/N (the job splits its value equally).
+
+    N counts the rows with the same ``job`` (the *upstream* edges of the downstream job), not the
+    consumers of ``depOn``: a job gives away all of its value, however many jobs read its inputs.
+
+    >>> deps = pd.DataFrame({"job": ["c", "c", "d"], "depOn": ["a", "b", "a"]})
+    >>> owl_weights(deps).tolist()
+    [0.5, 0.5, 1.0]
+    """
+    return (1.0 / deps.groupby("job", sort=False)["depOn"].transform("size")).rename("wt")
+
+
+def extend_reach(t1: pd.DataFrame, t2: pd.DataFrame, e_op: Callable = np.multiply, p_op: Any = "sum") -> pd.DataFrame:
+    """One ``extend_reach`` of Algorithm 1: join ``t1.depOn = t2.job``, weight ``e_op(t1.wt, t2.wt)``, group by pair.
+
+    ``t1`` is the downstream piece of each new path and ``t2`` the upstream piece. Paths that join
+    the same pair through different middle jobs are all kept and aggregated with ``p_op`` (bag
+    semantics): dropping duplicates instead would count a diamond once.
+
+    >>> t = pd.DataFrame({"job": ["d", "d", "a", "b"], "depOn": ["a", "b", "u", "u"], "wt": [0.5, 0.5, 1.0, 1.0]})
+    >>> extend_reach(t, t)
+      job depOn   wt
+    0   d     u  1.0
+    """
+    for nm, t in (("t1", t1), ("t2", t2)):
+        missing = [c for c in ("job", "depOn", "wt") if c not in t.columns]
+        if missing:
+            raise ValueError(f"{nm} lacks column(s) {missing}; it has {list(t.columns)} (need job, depOn, wt)")
+    m = t1.merge(t2, left_on="depOn", right_on="job", suffixes=("", "_2"))
+    e_agg = pd.DataFrame({"job": m["job"], "depOn": m["depOn_2"],
+                          "wt": e_op(m["wt"].to_numpy(), m["wt_2"].to_numpy())})
+    return e_agg.groupby(["job", "depOn"], as_index=False, sort=True)["wt"].agg(p_op)
+
+
+# ---- the fast internal form: integer codes, tables sorted by pair key ------------------------
+class _Tab(NamedTuple):
+    job: np.ndarray
+    dep: np.ndarray
+    wt: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.job)
+
+
+def _reducer(p_op: Any) -> Callable[[np.ndarray, np.ndarray, np.ndarray, int], tuple]:
+    if isinstance(p_op, str):
+        if p_op not in P_OPS:
+            raise ValueError(f"p_op={show(p_op)} is not allowed: use one of {', '.join(P_OPS)} or a numpy ufunc")
+        p_op = P_OPS[p_op]
+    if isinstance(p_op, np.ufunc):
+        ufunc = p_op
+
+        def reduce(job, dep, wt, n):
+            key = job * n + dep
+            order = np.argsort(key, kind="stable")
+            key = key[order]
+            starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]]) if key.size else np.zeros(0, np.int64)
+            w = ufunc.reduceat(wt[order], starts) if key.size else wt[:0]
+            k = key[starts]
+            return k // n, k % n, w
+
+        return reduce
+    if callable(p_op):
+        def reduce(job, dep, wt, n):
+            g = pd.DataFrame({"job": job, "dep": dep, "wt": wt}).groupby(["job", "dep"], sort=True)["wt"].agg(p_op)
+            return (g.index.get_level_values(0).to_numpy(np.int64), g.index.get_level_values(1).to_numpy(np.int64),
+                    g.to_numpy(dtype=float))
+
+        return reduce
+    raise ValueError(f"p_op={show(p_op)} is not allowed: use one of {', '.join(P_OPS)}, a numpy ufunc or a callable")
+
+
+def _join(t1: _Tab, t2: _Tab, e_op: Callable) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Rows of ``t1 ⋈ t1.dep = t2.job`` (``t2`` sorted by job), before grouping."""
+    if len(t1) == 0 or len(t2) == 0:
+        z = np.zeros(0, np.int64)
+        return z, z, np.zeros(0)
+    lo = np.searchsorted(t2.job, t1.dep, side="left")
+    hi = np.searchsorted(t2.job, t1.dep, side="right")
+    cnt = hi - lo
+    total = int(cnt.sum())
+    i1 = np.repeat(np.arange(len(t1)), cnt)
+    i2 = np.repeat(lo - np.cumsum(cnt) + cnt, cnt) + np.arange(total)
+    return t1.job[i1], t2.dep[i2], np.asarray(e_op(t1.wt[i1], t2.wt[i2]), dtype=float)
+
+
+def _window(times: tuple[np.ndarray, np.ndarray, float] | None):
+    if times is None:
+        return lambda job, dep, wt: (job, dep, wt)
+    submit, end, omega = times
+
+    def prune(job, dep, wt):
+        keep = submit[job] <= end[dep] + omega
+        return job[keep], dep[keep], wt[keep]
+
+    return prune
+
+
+def _job_times(jobs: pd.DataFrame, labels: pd.Index, omega: float, deps_codes) -> tuple[np.ndarray, np.ndarray, float]:
+    if not (isinstance(omega, (int, float, np.floating, np.integer)) and np.isfinite(omega) and omega >= 0):
+        raise ValueError(f"omega={show(omega)} is not allowed: need a finite number >= 0 (in the time unit of submit/end)")
+    if jobs is None:
+        raise ValueError("omega needs jobs: a DataFrame with columns job, submit, end")
+    missing = [c for c in ("job", "submit", "end") if c not in jobs.columns]
+    if missing:
+        raise ValueError(f"jobs lacks column(s) {missing}; it has {list(jobs.columns)} (need job, submit, end)")
+    t = jobs.drop_duplicates("job").set_index("job")
+    absent = labels.difference(t.index)
+    if len(absent):
+        raise ValueError(f"jobs has no submit/end for {len(absent)} job(s) of deps, e.g. {show(absent[0])}")
+    t = t.reindex(labels)
+    submit, end = t["submit"].to_numpy(float), t["end"].to_numpy(float)
+    for nm, a in (("submit", submit), ("end", end)):
+        if np.isnan(a).any():
+            raise ValueError(f"jobs.{nm} is NaN for job {show(labels[int(np.flatnonzero(np.isnan(a))[0])])}")
+    job, dep = deps_codes
+    bad = (submit[dep] > submit[job]) | (end[dep] > end[job])
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ValueError(
+            f"times are not monotone along the dependency (job={show(labels[job[i]])}, depOn={show(labels[dep[i]])}): "
+            f"the upstream job was submitted at {submit[dep[i]]} and ended at {end[dep[i]]}, the downstream one at "
+            f"{submit[job[i]]} and {end[job[i]]} (clock skew?); {int(bad.sum())} edge(s) like this. "
+            "The window omega can only be applied hop by hop when submit and end never decrease downstream")
+    return submit, end, float(omega)
+
+
+def doubling(
+    deps: pd.DataFrame,
+    wt_fn: Callable[[pd.DataFrame], Any] = owl_weights,
+    e_op: Callable = np.multiply,
+    p_op: Any = "sum",
+    *,
+    omega: float | None = None,
+    jobs: pd.DataFrame | None = None,
+    max_iterations: int | None = None,
+) -> Iterator[tuple[int, _Tab, _Tab, pd.Index]]:
+    """The loop of Algorithm 1 as a generator of ``(iteration, short, frontier, labels)``.
+
+    After iteration ``i`` (0 = the preprocessed single hops) ``short`` holds the paths of fewer
+    than ``2**i`` hops and ``frontier`` those of exactly ``2**i`` hops, as integer codes into
+    ``labels``. :func:`multi_hop` and :func:`cluster_sim.wing.value.value_exploration` consume it.
+    """
+    deps = check_deps(deps)
+    if max_iterations is not None and (not isinstance(max_iterations, (int, np.integer)) or max_iterations < 0):
+        raise ValueError(f"max_iterations={show(max_iterations)} is not allowed: need an integer >= 0 or None")
+    wt = np.asarray(wt_fn(deps), dtype=float)
+    if wt.shape != (len(deps),):
+        raise ValueError(f"wt_fn returned {wt.shape[0] if wt.ndim else 'a scalar'} weights for {len(deps)} edges")
+    if np.isnan(wt).any():
+        raise ValueError("wt_fn returned NaN weight(s)")
+    job, dep, labels = _codes(deps)
+    n = max(len(labels), 1)
+    times = None if omega is None else _job_times(jobs, labels, omega, (job, dep))
+    prune = _window(times)
+    reduce = _reducer(p_op)
+    empty = _Tab(np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0))
+    ftr = _Tab(*reduce(*prune(job, dep, wt), n))
+    short = empty
+    i = 0
+    yield i, short, ftr, labels
+    if len(ftr) == 0:
+        return
+    while max_iterations is None or i < max_iterations:
+        i += 1
+        new_ftr = _Tab(*reduce(*prune(*_join(ftr, ftr, e_op)), n))
+        mid = prune(*_join(ftr, short, e_op))  # 2**(i-1)+1 .. 2**i - 1 hops
+        short = _Tab(*reduce(np.concatenate([short.job, ftr.job, mid[0]]),
+                             np.concatenate([short.dep, ftr.dep, mid[1]]),
+                             np.concatenate([short.wt, ftr.wt, mid[2]]), n))
+        ftr = new_ftr
+        yield i, short, ftr, labels
+        if len(ftr) == 0:
+            return
+
+
+def multi_hop(
+    deps: pd.DataFrame,
+    wt_fn: Callable[[pd.DataFrame], Any] = owl_weights,
+    e_op: Callable = np.multiply,
+    p_op: Any = "sum",
+    *,
+    omega: float | None = None,
+    jobs: pd.DataFrame | None = None,
+    max_iterations: int | None = None,
+) -> MultiHop:
+    """Algorithm 1: every (downstream ``job``, upstream ``depOn``) pair joined by a path, with ``agg`` over its paths.
+
+    ``wt_fn(deps)`` returns one weight per row of ``deps``; ``e_op`` is a vectorised binary
+    function; ``p_op`` is ``"sum"``, ``"max"``, ``"min"``, ``"prod"``, a numpy ufunc, or any
+    callable pandas' ``groupby().agg`` accepts. ``omega`` (with ``jobs``: ``job``, ``submit``,
+    ``end``) is the multi-hop time window of §4.5.1; ``max_iterations`` stops early (the result then
+    holds the paths of at most ``2**max_iterations`` hops). Returns ``MultiHop(table, iterations)``
+    with the table sorted by (job, depOn).
+
+    >>> deps = pd.DataFrame({"job": [2, 3, 4], "depOn": [1, 2, 3]})      # a chain 1 <- 2 <- 3 <- 4
+    >>> table, n = multi_hop(deps, p_op="max")
+    >>> len(table), n                                                 # all 6 pairs; D = 3: 2 iterations
+    (6, 2)
+    >>> multi_hop(deps, max_iterations=0).table["agg"].tolist()      # only the single hops
+    [1.0, 1.0, 1.0]
+    """
+    state = None
+    for state in doubling(deps, wt_fn, e_op, p_op, omega=omega, jobs=jobs, max_iterations=max_iterations):
+        pass
+    i, short, ftr, labels = state
+    reduce = _reducer(p_op)
+    j, d, w = reduce(np.concatenate([short.job, ftr.job]), np.concatenate([short.dep, ftr.dep]),
+                     np.concatenate([short.wt, ftr.wt]), max(len(labels), 1))
+    table = pd.DataFrame({"job": labels.take(j), "depOn": labels.take(d), "agg": w})
+    return MultiHop(table, i)
+
+
+# ---- the literal pseudocode, for the notebook --------------------------------------------------
+def algorithm1_literal(deps: pd.DataFrame, semantics: str = "bag") -> MultiHop:
+    """Algorithm 1 exactly as printed, with Owl's functions, under bag or set semantics for ``∪`` and ``-``.
+
+    ``"bag"`` is ``UNION ALL`` / ``EXCEPT ALL`` and agrees with :func:`multi_hop`. ``"set"`` is
+    SQL's ``UNION`` / ``EXCEPT`` on whole rows (job, depOn, wt): here j reaches u directly (weight
+    1/2) and through m (1/2 x 1), the two rows are equal, and the set union keeps one of them.
+
+    >>> deps = pd.DataFrame({"job": ["m", "j", "j"], "depOn": ["u", "m", "u"]})
+    >>> algorithm1_literal(deps, "bag").table.query("job == 'j' and depOn == 'u'")["agg"].item()
+    1.0
+    >>> algorithm1_literal(deps, "set").table.query("job == 'j' and depOn == 'u'")["agg"].item()  # a path lost
+    0.5
+    """
+    if semantics not in ("set", "bag"):
+        raise ValueError(f"semantics={show(semantics)} is not allowed: choose 'bag' or 'set'")
+    deps = check_deps(deps)
+    cols = ["job", "depOn", "wt"]
+
+    def union(a, b):
+        u = pd.concat([a, b], ignore_index=True)
+        return u.drop_duplicates(cols, ignore_index=True) if semantics == "set" else u
+
+    def minus(a, b):
+        if semantics == "set":
+            m = a.merge(b.drop_duplicates(cols), how="left", on=cols, indicator=True)
+            return m.loc[m["_merge"] == "left_only", cols].drop_duplicates(cols, ignore_index=True)
+        # EXCEPT ALL: the k-th copy of a row survives iff b holds fewer than k copies of it
+        a = a.assign(_k=a.groupby(cols).cumcount())
+        b = b.assign(_k=b.groupby(cols).cumcount())
+        m = a.merge(b, how="left", on=cols + ["_k"], indicator=True)
+        return m.loc[m["_merge"] == "left_only", cols].reset_index(drop=True)
+
+    ftr = deps.assign(wt=owl_weights(deps).to_numpy())
+    base = ftr.copy()
+    i = 0
+    while True:
+        i += 1
+        base_tmp = minus(base, ftr)
+        new_ftr = extend_reach(ftr, ftr)
+        base_tmp = union(extend_reach(ftr, base_tmp), base)
+        base = base_tmp.groupby(["job", "depOn"], as_index=False)["wt"].sum()
+        base = union(base, new_ftr)
+        ftr = new_ftr
+        if len(ftr) == 0:
+            break
+    table = base.groupby(["job", "depOn"], as_index=False)["wt"].sum().rename(columns={"wt": "agg"})
+    return MultiHop(table, i)
