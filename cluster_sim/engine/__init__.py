@@ -13,7 +13,7 @@
 
 from .agents import CentralStateView, JobManager, LocalStateView, Machine, Scheduler
 from .cluster_config import ClusterConfig
-from .config import Config, param
+from ..config import Config, param
 from .ledger import ResourceLedger
 from .metrics import StepIntegral
 from .model import ClusterMetrics, ClusterModel, ClusterResult, collect, run

@@ -1,24 +1,28 @@
 """The engine's Mesa agents: machines, the central state view, schedulers and job managers.
 
 Agents own behaviour over time; the arithmetic lives in the pure modules (``ledger``,
-``placement``, ``metrics``, ``workload``). Time is Mesa's event clock (``model.time``).
+``placement``, ``metrics``, ``workload``). Time is Mesa's event clock (``model.time``), and every
+timed callback goes through :meth:`ClusterModel.schedule <cluster_sim.engine.model.ClusterModel.schedule>`,
+which settles due completions first and checks invariants after.
 
-Completions are *settled in bulk*: a running task is a hold in the ledger's heap, and every agent
-interaction first calls :meth:`CentralStateView.settle`, which releases all holds due by now in
-finish order (each at its own finish time, so integrals stay exact). A Mesa event is scheduled at a
-finish time only when something must react exactly then: a stage whose children wait on it, or a
-scheduler waiting for capacity on an always-fresh view. ``completion_events="each"`` schedules one
-for every task instead; a test checks that both give identical results.
+Completions are *settled in bulk*: a running task is a hold in the ledger's heap, and every event
+first calls :meth:`CentralStateView.settle`, which releases all holds due by now in finish order
+(each at its own finish time, so integrals stay exact). A Mesa event is scheduled at a finish time
+only when something must react exactly then: a stage whose children wait on it, or a scheduler
+waiting for capacity on an always-fresh view. ``completion_events="each"`` schedules one for every
+task instead; a test checks that both give identical results.
 """
 
 from __future__ import annotations
 
+import heapq
+import math
 from collections import deque
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Callable, Iterable
 
 import mesa
 import numpy as np
-from mesa.time import Priority, Schedule
+from mesa.time import Priority
 
 from .ledger import ResourceLedger
 from .metrics import StepIntegral
@@ -85,8 +89,10 @@ class CentralStateView(mesa.Agent):
     """The shared cluster state: owns the ledger, commits claims, pushes snapshots to local views.
 
     Listener hooks for labs (called with the model time of the event):
-    ``release_listeners``: ``fn(task, time)`` when a task's resources return to the ledger;
-    ``commit_listeners``: ``fn(task, time)`` after a successful commit;
+    ``release_listeners``: ``fn(task, time)`` when a *visible* task's resources return to the ledger
+    (it completed, was killed or was evicted);
+    ``hidden_release_listeners``: ``fn(task, time)`` when a *hidden* task (one no view shows) completes;
+    ``commit_listeners``: ``fn(task, time)`` after a successful visible commit;
     ``sync_listeners``: ``fn(view, time)`` after a local view was refreshed;
     ``pre_sync_listeners``: ``fn(view, time)`` just before a view takes its snapshot (``view`` is
     None for a synchronous refresh of all views), so a lab can commit claims the snapshot must show.
@@ -101,15 +107,21 @@ class CentralStateView(mesa.Agent):
         self.each_completion = completion_events == "each"
         self.views: list[LocalStateView] = []
         self.release_listeners: list[Callable] = []
+        self.hidden_release_listeners: list[Callable] = []
         self.commit_listeners: list[Callable] = []
         self.sync_listeners: list[Callable] = []
         self.pre_sync_listeners: list[Callable] = []
         self.commits = 0
         self.conflicts = 0
         self.usage = [StepIntegral(record=record_series) for _ in range(capacity.shape[1])]
+        self.hidden_usage = [StepIntegral(record=record_series) for _ in range(capacity.shape[1])]
         self._usage_now = [0] * capacity.shape[1]
-        self._release_waiters: list[Scheduler] = []
+        self._hidden_now = [0] * capacity.shape[1]
+        self._release_waiters: list = []
         self._wake_times: set[float] = set()
+        # the wake-up forgets its time before settling, so a release it settles can ask for
+        # another wake-up at this same time: it settles itself
+        self._wake_call = model.callback(self._wake, settle=False)
 
     # ---- views ---------------------------------------------------------------------------------
     def new_view(self, fresh: bool) -> LocalStateView:
@@ -122,18 +134,14 @@ class CentralStateView(mesa.Agent):
         if update_delay <= 0:
             return
         if not staggered:
-            self.model.schedule_recurring(self._sync_all, Schedule(interval=update_delay, start=update_delay))
+            self.model.schedule_every(self._sync_all, update_delay, start=update_delay)
             return
         n = len(self.views)
-        self._syncers = []
         for i, view in enumerate(self.views):
-            syncer = _ViewSyncer(self, view)  # a bound method per view, kept alive by this list
-            self._syncers.append(syncer)
-            start = update_delay * (i + 1) / n
-            self.model.schedule_recurring(syncer.sync, Schedule(interval=update_delay, start=start))
+            self.model.schedule_every(lambda v=view: self.sync_view(v), update_delay,
+                                      start=update_delay * (i + 1) / n)
 
     def _sync_all(self) -> None:
-        self.settle()
         now = self.model.time
         for fn in self.pre_sync_listeners:
             fn(None, now)
@@ -143,65 +151,92 @@ class CentralStateView(mesa.Agent):
             for fn in self.sync_listeners:
                 fn(view, now)
         self.model.view_synced(None)
-        self.model.after_event()
 
     def sync_view(self, view: LocalStateView) -> None:
-        self.settle()
+        now = self.model.time
         for fn in self.pre_sync_listeners:
-            fn(view, self.model.time)
-        view.sync(self.ledger.free, self.model.time)
+            fn(view, now)
+        view.sync(self.ledger.free, now)
         for fn in self.sync_listeners:
-            fn(view, self.model.time)
+            fn(view, now)
         self.model.view_synced(view)
-        self.model.after_event()
 
     # ---- commits and releases ------------------------------------------------------------------
-    def commit(self, task: Task, machine: int, watched: bool = False) -> bool:
-        """Claim ``task.demand`` on ``machine``; False (a conflict) if it no longer fits."""
-        self.settle()
+    def commit(self, task: Task, machine: int, *, watched: bool = False, duration: float | None = None,
+               visible: bool = True, queue=None) -> bool:
+        """Claim ``task.demand`` on ``machine`` for ``duration`` seconds of work (default: the task's
+        own; a migrated task brings what it has left); False (a conflict) if it no longer fits.
+
+        A hidden commit (``visible=False``) runs the task on resources no view shows: it needs room
+        in what is *truly* free and is not counted as a commit of the central state.
+        """
         now = self.model.time
-        finish = now + task.duration / self.model.speed[machine]
-        if not self.ledger.try_hold(machine, task.demand, finish, task):
-            self.conflicts += 1
+        work = task.duration if duration is None else duration
+        finish = now + work / self.model.speed[machine]
+        if self.ledger.try_hold(machine, task.demand, finish, task, visible=visible, queue=queue) is None:
+            if visible:
+                self.conflicts += 1
             return False
-        self.commits += 1
-        task.state, task.machine, task.start = RUNNING, machine, now
-        self._add_usage(now, task.demand, +1)
-        if watched or self.each_completion or self._release_waiters:
-            self._request_wake(finish)
-        for fn in self.commit_listeners:
-            fn(task, now)
+        first = math.isnan(task.start)
+        task.state, task.machine = RUNNING, machine
+        if first:
+            task.start = now
+        if visible:
+            self.commits += 1
+            self._add_usage(now, task.demand, +1)
+        else:
+            self._add_hidden(now, task.demand, +1)
+        if watched or (visible and (self.each_completion or self._release_waiters)):
+            self._request_wake(finish)  # hidden work frees nothing a view shows: no waiter cares
+        if first:
+            self.model.task_started(task)
+        if visible:
+            for fn in self.commit_listeners:
+                fn(task, now)
         return True
 
     def kill(self, task: Task, reason: str) -> None:
         """End a running task now (eviction, preemption): its resources return at once."""
-        if task.state != RUNNING:
-            raise ValueError(f"task {task.id} is {task.state}, only a running task can be killed")
-        self.settle()
-        now = self.model.time
-        self.ledger.release(task.machine, task.demand)
-        task.state, task.finish, task.note = KILLED, now, reason
-        self._add_usage(now, task.demand, -1)
-        for fn in self.release_listeners:
-            fn(task, now)
+        self._stop(task)
+        task.state, task.finish, task.note = KILLED, self.model.time, reason
         self.model.task_ended(task)
 
+    def evict(self, task: Task) -> None:
+        """Take a running task off its machine now without ending it (to migrate or requeue it)."""
+        self._stop(task)
+        task.state, task.machine = QUEUED, -1
+
+    def _stop(self, task: Task) -> None:
+        if task.state != RUNNING:
+            raise ValueError(f"task {task.id} is {task.state}, only a running task can be stopped")
+        now = self.model.time
+        hold = self.ledger.release_hold(task)
+        if hold.visible:
+            self._add_usage(now, task.demand, -1)
+            for fn in self.release_listeners:
+                fn(task, now)
+        else:  # hidden work is stopped early only by the lab that placed it: it knows already
+            self._add_hidden(now, task.demand, -1)
+
     def settle(self) -> None:
-        """Release every hold due by now, in finish order, each at its own time."""
+        """Complete every hold due by now, in finish order, each at its own time."""
         now = self.model.time
         if self.ledger.next_release_time() > now:
             return
         released = False
-        for finish, machine, demand, task in self.ledger.pop_due(now):
-            if task.state != RUNNING:  # killed earlier: already released
-                continue
-            self.ledger.release(machine, demand)
+        for hold in self.ledger.pop_due(now):
+            task, finish = hold.owner, hold.finish
             task.state, task.finish = COMPLETED, finish
-            self._add_usage(finish, demand, -1)
-            for fn in self.release_listeners:
-                fn(task, finish)
+            if hold.visible:
+                self._add_usage(finish, task.demand, -1)
+                for fn in self.release_listeners:
+                    fn(task, finish)
+                released = True
+            else:
+                self._add_hidden(finish, task.demand, -1)
+                for fn in self.hidden_release_listeners:
+                    fn(task, finish)
             self.model.task_ended(task)
-            released = True
         if released and self._release_waiters:
             self._request_wake(now)
 
@@ -210,10 +245,16 @@ class CentralStateView(mesa.Agent):
             self._usage_now[r] += sign * d
             self.usage[r].set(t, self._usage_now[r])
 
+    def _add_hidden(self, t: float, demand, sign: int) -> None:
+        for r, d in enumerate(demand):
+            self._hidden_now[r] += sign * d
+            self.hidden_usage[r].set(t, self._hidden_now[r])
+
     # ---- waking up at the right time ----------------------------------------------------------
-    def wait_for_release(self, scheduler: "Scheduler") -> None:
-        """A scheduler on a fresh view found no room: wake it when resources next come back."""
-        self._release_waiters.append(scheduler)
+    def wait_for_release(self, waiter) -> None:
+        """A scheduler on a fresh view found no room: call ``waiter.unblock()`` when resources next
+        come back."""
+        self._release_waiters.append(waiter)
         t = self.ledger.next_release_time()
         if t < float("inf"):
             self._request_wake(t)
@@ -221,7 +262,7 @@ class CentralStateView(mesa.Agent):
     def _request_wake(self, t: float) -> None:
         if t not in self._wake_times:
             self._wake_times.add(t)
-            self.model.schedule_event(self._wake, at=t, priority=Priority.HIGH)
+            self.model.schedule(self._wake_call, at=t, priority=Priority.HIGH)
 
     def _wake(self) -> None:
         self._wake_times.discard(self.model.time)
@@ -230,29 +271,73 @@ class CentralStateView(mesa.Agent):
             waiters, self._release_waiters = self._release_waiters, []
             for s in waiters:
                 s.unblock()
-        self.model.after_event()
 
 
-class _ViewSyncer:
-    """Holds one view's staggered refresh (Mesa keeps callbacks weakly; this object stays alive)."""
+class TaskQueue:
+    """Tasks waiting at a scheduler: first come, first served, or ordered by ``key(task)`` (ties
+    first come, first served), like SimPy's ``Store`` and ``PriorityStore``.
 
-    def __init__(self, csv: CentralStateView, view: LocalStateView):
-        self.csv, self.view = csv, view
+    >>> q = TaskQueue(key=lambda t: -t)
+    >>> q.extend([3, 9, 5]); q.peek(), len(q)
+    (9, 3)
+    """
 
-    def sync(self) -> None:
-        self.csv.sync_view(self.view)
+    __slots__ = ("key", "_items", "_seq")
+
+    def __init__(self, key: Callable | None = None):
+        self.key = key
+        self._items = deque() if key is None else []
+        self._seq = 0
+
+    def extend(self, tasks: Iterable) -> None:
+        if self.key is None:
+            self._items.extend(tasks)
+            return
+        for t in tasks:
+            heapq.heappush(self._items, (self.key(t), self._seq, t))
+            self._seq += 1
+
+    def peek(self):
+        return self._items[0] if self.key is None else self._items[0][2]
+
+    def pop(self):
+        return self._items.popleft() if self.key is None else heapq.heappop(self._items)[2]
+
+    def remove(self, task) -> None:
+        """Remove ``task`` (the head, unless something was queued ahead of it meanwhile)."""
+        if self.peek() is task:
+            self.pop()
+        elif self.key is None:
+            self._items.remove(task)
+        else:
+            i = next(k for k, entry in enumerate(self._items) if entry[2] is task)
+            self._items[i] = self._items[-1]
+            self._items.pop()
+            heapq.heapify(self._items)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __iter__(self):
+        return iter(self._items) if self.key is None else (t for _, _, t in self._items)
 
 
 IDLE, DECIDING, BLOCKED = "idle", "deciding", "blocked"
+#: what :meth:`Scheduler.decide` did with the head task
+PLACED, RETRY = "placed", "retry"
 
 
 class Scheduler(mesa.Agent):
-    """A scheduler with a FIFO queue, a local state view and a placement policy.
+    """A scheduler: a queue, a local state view, a placement policy and a think time per task.
 
     It decides one task per ``think_time`` on its (possibly stale) view and commits the decision to
     the central state view; a rejected commit is a conflict: counted, the machine's row refreshed,
     the task retried. When no machine fits in its view, the head task blocks the queue until the
     view changes (the next refresh, or the next release when the view is always fresh).
+
+    A template for labs: override :meth:`queue_key` to order the queue, :meth:`decide` to do
+    something else with the head task (place it elsewhere, divert it), :meth:`choose` to change the
+    placement policy, :meth:`enqueue` to filter tasks on arrival.
     """
 
     def __init__(self, model: "ClusterModel", index: int, csv: CentralStateView, view: LocalStateView,
@@ -263,11 +348,16 @@ class Scheduler(mesa.Agent):
         self.view = view
         self.policy = policy
         self.think_time = think_time
-        self.queue: deque[Task] = deque()
+        self.queue = TaskQueue(self.queue_key())
+        self._decide_call = model.callback(self._decide_head)
         self.status = IDLE
         self.placed = 0
         self.conflicts = 0
         self.blocked_decisions = 0
+
+    def queue_key(self) -> Callable | None:
+        """The queue's ordering: None (first come, first served) or ``key(task)``, smallest first."""
+        return None
 
     def enqueue(self, tasks: list[Task]) -> None:
         now = self.model.time
@@ -281,48 +371,64 @@ class Scheduler(mesa.Agent):
     def _next(self) -> None:
         if self.queue:
             self.status = DECIDING
-            self.model.schedule_event(self._decide, after=self.think_time)
+            self.model.schedule(self._decide_call, after=self.think_time)
         else:
             self.status = IDLE
+
+    def _decide_head(self) -> None:
+        task = self.queue.peek()
+        outcome = self.decide(task)
+        if outcome == PLACED:
+            self.queue.remove(task)  # deciding may have queued other work ahead of it (a restart)
+            self.model.queue_changed(-1)
+            self.placed += 1
+            self._next()
+        elif outcome == RETRY:
+            self._next()
+        else:
+            self.status = BLOCKED
+            self.blocked_decisions += 1
+            self.on_blocked()
+
+    def on_blocked(self) -> None:
+        """The head task fits nowhere in our view: wait until it changes (a fresh view changes at
+        the next release; a stale one at its next refresh, which unblocks every scheduler)."""
+        if self.view.fresh:
+            self.csv.wait_for_release(self)
+
+    def decide(self, task: Task) -> str:
+        """What to do with the head task: ``PLACED`` (it leaves the queue), ``RETRY`` (a conflict:
+        decide again after another think time) or ``BLOCKED`` (wait until the view changes)."""
+        machine = self.choose(task)
+        if machine < 0:
+            return BLOCKED
+        task.attempts += 1
+        manager = self.model.job_managers[task.job.id]
+        if self.csv.commit(task, machine, watched=manager.watched(task)):
+            self.view.claim(machine, task.demand)
+            return PLACED
+        self.conflicts += 1
+        self.view.refresh_row(machine)
+        return RETRY
 
     def choose(self, task: Task) -> int:
         """The machine for ``task`` on our view, or -1. Labs override this to change the policy."""
         return self.policy(self.view.free, task.demand, self.model.rng)
-
-    def _decide(self) -> None:
-        self.csv.settle()
-        task = self.queue[0]
-        machine = self.choose(task)
-        if machine < 0:
-            self.status = BLOCKED
-            self.blocked_decisions += 1
-            if self.view.fresh:
-                self.csv.wait_for_release(self)
-        else:
-            task.attempts += 1
-            manager = self.model.job_managers[task.job.id]
-            if self.csv.commit(task, machine, watched=manager.watched(task)):
-                self.queue.popleft()
-                self.model.queue_changed(-1)
-                self.view.claim(machine, task.demand)
-                self.placed += 1
-                manager.on_task_started(task)
-            else:
-                self.conflicts += 1
-                self.view.refresh_row(machine)
-            self._next()
-        self.model.after_event()
 
     def unblock(self) -> None:
         """The view changed (refresh or release): try the head task again."""
         if self.status == BLOCKED:
             self._next()
 
+    def waiting(self) -> int:
+        """Tasks in this scheduler's queue (for the invariants)."""
+        return len(self.queue)
+
 
 class JobManager(mesa.Agent):
     """One per job: owns the job's stage DAG, releases runnable stages, reacts to completions."""
 
-    def __init__(self, model: "ClusterModel", job: Job, scheduler: Scheduler):
+    def __init__(self, model: "ClusterModel", job: Job, scheduler):
         super().__init__(model)
         self.job = job
         self.scheduler = scheduler
@@ -345,8 +451,7 @@ class JobManager(mesa.Agent):
                 self.scheduler.enqueue(stage.tasks)
 
     def on_task_started(self, task: Task) -> None:
-        if self.job.first_start != self.job.first_start:  # NaN: the first one
-            self.job.first_start = task.start
+        """The first start of one of our tasks (called once per task, by the model)."""
 
     def on_task_finished(self, task: Task) -> None:
         s = task.stage

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .config import Config, Work, param
+from ..config import Config, Work, param
 from .workload import WorkloadSpec
 
 

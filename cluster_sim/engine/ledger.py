@@ -1,9 +1,21 @@
 """The resource ledger: the one source of truth for per-machine capacity and allocation.
 
-Pure numpy, no Mesa. The central state view owns one ``ResourceLedger``; machines, local views and
-metrics read it or snapshots of it. Running tasks are kept in a heap by finish time so that due
-completions can be settled in bulk whenever the model advances (one Mesa event per completion would
-cap the engine at Mesa's event rate).
+Pure numpy, no Mesa. The central state view owns the one ``ResourceLedger``; machines, local views,
+queues and metrics read it or snapshots of it. Running work is a :class:`Hold` with a release time,
+kept in a heap so that due completions are settled in bulk whenever the model advances (one Mesa
+event per completion would cap the engine at Mesa's event rate).
+
+Holds are tagged:
+
+- ``visible``: counted in ``allocated``, what the central state view (and every snapshot of it)
+  shows; a *hidden* hold (``visible=False``, e.g. a Resource Miner task on shadow resources) is
+  counted in ``hidden`` instead: it occupies the machine, but no scheduler's view shows it;
+- ``owner``: the task (or any object) the hold belongs to;
+- ``queue``: the capacity-scheduler queue it is charged to (``queue_used`` sums them).
+
+``free`` is what the central state believes is free (capacity - allocated); ``truly_free`` also
+subtracts hidden holds. A visible hold needs room in ``free`` (the central state does not know the
+hidden ones: that collision is the lab's to resolve); a hidden one needs room in ``truly_free``.
 
 Example
 -------
@@ -13,6 +25,11 @@ Example
 (True, False)
 >>> ledger.allocate(0, (3, 4)); ledger.free[0].tolist()
 [1, 4]
+>>> h = ledger.hold(1, (1, 1), until=5.0, owner="task 7", visible=False, queue="adhoc")
+>>> ledger.free[1].tolist(), ledger.truly_free[1].tolist(), ledger.queue_used["adhoc"].tolist()
+([2, 2], [1, 1], [1, 1])
+>>> [hold.owner for hold in ledger.pop_due(6.0)], ledger.truly_free[1].tolist()
+(['task 7'], [2, 2])
 """
 
 from __future__ import annotations
@@ -22,8 +39,22 @@ import heapq
 import numpy as np
 
 
+class Hold:
+    """Resources held on one machine until ``finish`` by ``owner`` (released by the ledger)."""
+
+    __slots__ = ("owner", "machine", "demand", "finish", "visible", "queue")
+
+    def __init__(self, owner, machine: int, demand, finish: float, visible: bool, queue):
+        self.owner, self.machine, self.demand = owner, machine, demand
+        self.finish, self.visible, self.queue = finish, visible, queue
+
+    def __repr__(self) -> str:
+        kind = "" if self.visible else ", hidden"
+        return f"Hold({self.owner!r}, machine {self.machine}, {list(self.demand)} until {self.finish:g}{kind})"
+
+
 class ResourceLedger:
-    """Per-machine integer capacity and allocation, with a heap of running holds."""
+    """Per-machine integer capacity and allocation, with a heap of timed, tagged holds."""
 
     def __init__(self, capacity: np.ndarray):
         capacity = np.asarray(capacity)
@@ -35,11 +66,15 @@ class ResourceLedger:
             m = int(np.argwhere(capacity < 1)[0][0])
             raise ValueError(f"capacity of machine {m} is {capacity[m].tolist()}: every entry must be >= 1")
         self.capacity = capacity.astype(np.int64)
-        self.allocated = np.zeros_like(self.capacity)
-        # Cumulative flows, for the invariant "released equals allocated" (minus what still runs).
-        self.allocated_total = np.zeros(self.capacity.shape[1], dtype=np.int64)
-        self.released_total = np.zeros(self.capacity.shape[1], dtype=np.int64)
-        self._holds: list = []  # (finish, seq, machine, demand, owner)
+        self.allocated = np.zeros_like(self.capacity)  # visible to the central state
+        self.hidden = np.zeros_like(self.capacity)  # held, but shown by no view
+        # Cumulative flows, for the invariant "released equals allocated" (minus what still runs);
+        # plain ints: updated at every commit, and numpy arithmetic on a tuple costs 4x more.
+        self._allocated_total = [0] * self.capacity.shape[1]
+        self._released_total = [0] * self.capacity.shape[1]
+        self.queue_used: dict = {}  # queue -> resource vector held by holds charged to it
+        self._heap: list = []  # (finish, seq, hold): stale entries (released early) are skipped
+        self._live: dict = {}  # owner -> its current hold
         self._seq = 0
 
     @property
@@ -48,62 +83,132 @@ class ResourceLedger:
 
     @property
     def free(self) -> np.ndarray:
-        """A new array of free units per machine (capacity - allocation)."""
+        """A new array of what the central state shows free per machine (capacity - allocated)."""
         return self.capacity - self.allocated
 
-    def fits(self, machine: int, demand) -> bool:
-        row_a, row_c = self.allocated[machine], self.capacity[machine]
-        return all(a + d <= c for a, d, c in zip(row_a.tolist(), demand, row_c.tolist()))
+    @property
+    def truly_free(self) -> np.ndarray:
+        """A new array of what is really free per machine (hidden holds subtracted too)."""
+        return self.capacity - self.allocated - self.hidden
 
+    @property
+    def allocated_total(self) -> np.ndarray:
+        """Everything ever held, per resource."""
+        return np.array(self._allocated_total, dtype=np.int64)
+
+    @property
+    def released_total(self) -> np.ndarray:
+        """Everything ever released, per resource."""
+        return np.array(self._released_total, dtype=np.int64)
+
+    def fits(self, machine: int, demand, visible: bool = True) -> bool:
+        # element by element: this runs at every commit, and is 3x faster than row arithmetic
+        cap, alloc = self.capacity, self.allocated
+        if visible:
+            for r, d in enumerate(demand):
+                if alloc[machine, r] + d > cap[machine, r]:
+                    return False
+            return True
+        hidden = self.hidden
+        for r, d in enumerate(demand):
+            if alloc[machine, r] + hidden[machine, r] + d > cap[machine, r]:
+                return False
+        return True
+
+    def _add(self, rows: np.ndarray, machine: int, demand, sign: int) -> None:
+        for r, d in enumerate(demand):
+            rows[machine, r] += sign * d
+
+    # ---- untimed allocations ------------------------------------------------------------------
     def allocate(self, machine: int, demand) -> None:
         if not self.fits(machine, demand):
             raise ValueError(
                 f"demand {tuple(demand)} does not fit on machine {machine}: "
                 f"free {self.free[machine].tolist()}"
             )
-        self.allocated[machine] += demand
-        self.allocated_total += demand
+        self._add(self.allocated, machine, demand, +1)
+        self._flow(self._allocated_total, demand)
+
+    @staticmethod
+    def _flow(total: list, demand) -> None:
+        for r, d in enumerate(demand):
+            total[r] += d
 
     def release(self, machine: int, demand) -> None:
-        self.allocated[machine] -= demand
-        self.released_total += demand
+        self._add(self.allocated, machine, demand, -1)
+        self._flow(self._released_total, demand)
         if (self.allocated[machine] < 0).any():
             raise AssertionError(f"machine {machine} released more than it held: {self.allocated[machine].tolist()}")
 
-    # ---- holds released at a known time ---------------------------------------------------------
-    def hold(self, machine: int, demand, until: float, owner) -> None:
-        """Allocate now and remember to release at ``until`` (settled by :meth:`pop_due`)."""
-        self.allocate(machine, demand)
-        heapq.heappush(self._holds, (until, self._seq, machine, demand, owner))
+    # ---- holds released at a known time -------------------------------------------------------
+    def try_hold(self, machine: int, demand, until: float, owner, *, visible: bool = True, queue=None):
+        """Hold ``demand`` on ``machine`` until ``until`` if it fits (a commit's single check);
+        the :class:`Hold`, or None. An owner holds one place at a time."""
+        if not self.fits(machine, demand, visible):
+            return None
+        if owner in self._live:
+            raise ValueError(f"{owner!r} already holds {self._live[owner]}: release it first")
+        self._add(self.allocated if visible else self.hidden, machine, demand, +1)
+        self._flow(self._allocated_total, demand)
+        if queue is not None:
+            used = self.queue_used.get(queue)
+            if used is None:
+                used = self.queue_used[queue] = np.zeros(self.capacity.shape[1], dtype=np.int64)
+            used += demand
+        hold = Hold(owner, machine, demand, until, visible, queue)
+        self._live[owner] = hold
+        heapq.heappush(self._heap, (until, self._seq, hold))
         self._seq += 1
+        return hold
 
-    def try_hold(self, machine: int, demand, until: float, owner) -> bool:
-        """:meth:`hold` if the demand fits, else False: a commit's single check."""
-        if not self.fits(machine, demand):
-            return False
-        self.allocated[machine] += demand
-        self.allocated_total += demand
-        heapq.heappush(self._holds, (until, self._seq, machine, demand, owner))
-        self._seq += 1
-        return True
+    def hold(self, machine: int, demand, until: float, owner, *, visible: bool = True, queue=None) -> Hold:
+        """:meth:`try_hold`, raising ``ValueError`` if the demand does not fit."""
+        hold = self.try_hold(machine, demand, until, owner, visible=visible, queue=queue)
+        if hold is None:
+            room = self.free[machine] if visible else self.truly_free[machine]
+            raise ValueError(f"demand {tuple(demand)} does not fit on machine {machine}: free {room.tolist()}")
+        return hold
+
+    def held_by(self, owner) -> Hold | None:
+        return self._live.get(owner)
+
+    def release_hold(self, owner) -> Hold:
+        """Release ``owner``'s hold now (a kill, an eviction, a migration); return it."""
+        hold = self._live.pop(owner, None)
+        if hold is None:
+            raise ValueError(f"{owner!r} holds nothing in the ledger")
+        self._give_back(hold)
+        return hold
+
+    def _give_back(self, hold: Hold) -> None:
+        rows = self.allocated if hold.visible else self.hidden
+        self._add(rows, hold.machine, hold.demand, -1)
+        self._flow(self._released_total, hold.demand)
+        if hold.queue is not None:
+            self.queue_used[hold.queue] -= hold.demand
+        if (rows[hold.machine] < 0).any():
+            raise AssertionError(f"machine {hold.machine} released more than it held: {rows[hold.machine].tolist()}")
 
     def next_release_time(self) -> float:
-        return self._holds[0][0] if self._holds else float("inf")
+        """When the next hold comes due: a lower bound, as an entry released early (killed,
+        evicted) stays in the heap until its time; :meth:`pop_due` skips it then."""
+        return self._heap[0][0] if self._heap else float("inf")
 
     def pop_due(self, t: float):
-        """Yield ``(finish, machine, demand, owner)`` of holds due by ``t``, in finish order.
+        """Release every hold due by ``t``, in finish order, and yield each (the caller updates its
+        owner's state: the ledger only keeps the numbers)."""
+        heap, live = self._heap, self._live
+        while heap and heap[0][0] <= t:
+            hold = heapq.heappop(heap)[2]
+            if live.get(hold.owner) is not hold:
+                continue  # released early (killed, evicted, migrated)
+            del live[hold.owner]
+            self._give_back(hold)
+            yield hold
 
-        The caller releases them (owners killed early were already released, so the caller skips
-        them): the ledger only orders them.
-        """
-        holds = self._holds
-        while holds and holds[0][0] <= t:
-            finish, _, machine, demand, owner = heapq.heappop(holds)
-            yield finish, machine, demand, owner
-
-    def holds(self):
-        """The holds not yet popped: ``(finish, machine, demand, owner)``."""
-        return [(f, m, d, o) for f, _, m, d, o in self._holds]
+    def holds(self) -> list[Hold]:
+        """The live holds (not yet released)."""
+        return list(self._live.values())
 
     def check(self) -> None:
         """Raise ``AssertionError`` naming the broken rule."""
@@ -113,13 +218,25 @@ class ResourceLedger:
             raise AssertionError(
                 f"machine {m} over capacity: allocated {self.allocated[m].tolist()} > capacity {self.capacity[m].tolist()}"
             )
-        neg = np.argwhere(self.allocated < 0)
+        both = np.argwhere(self.allocated + self.hidden > self.capacity)
+        if len(both):
+            m = int(both[0][0])
+            raise AssertionError(
+                f"machine {m} over capacity: visible {self.allocated[m].tolist()} + hidden {self.hidden[m].tolist()} "
+                f"> capacity {self.capacity[m].tolist()}"
+            )
+        neg = np.argwhere((self.allocated < 0) | (self.hidden < 0))
         if len(neg):
             m = int(neg[0][0])
-            raise AssertionError(f"machine {m} has negative allocation {self.allocated[m].tolist()}")
+            raise AssertionError(f"machine {m} has negative allocation {self.allocated[m].tolist()} / "
+                                 f"{self.hidden[m].tolist()}")
         outstanding = self.allocated_total - self.released_total
-        if not np.array_equal(outstanding, self.allocated.sum(axis=0)):
+        held = self.allocated.sum(axis=0) + self.hidden.sum(axis=0)
+        if not np.array_equal(outstanding, held):
             raise AssertionError(
                 f"released != allocated: allocated {self.allocated_total.tolist()} - released "
-                f"{self.released_total.tolist()} = {outstanding.tolist()}, but machines hold {self.allocated.sum(axis=0).tolist()}"
+                f"{self.released_total.tolist()} = {outstanding.tolist()}, but machines hold {held.tolist()}"
             )
+        for queue, used in self.queue_used.items():
+            if (used < 0).any():
+                raise AssertionError(f"queue {queue!r} holds a negative amount {used.tolist()}")

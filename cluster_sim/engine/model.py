@@ -5,15 +5,21 @@ from __future__ import annotations
 import math
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import Callable
 
 import mesa
 import numpy as np
+from mesa.time import Priority, Schedule
 
 from .agents import CentralStateView, JobManager, Machine, Scheduler
 from .cluster_config import ClusterConfig
 from .metrics import StepIntegral
 from .placement import POLICIES
 from .workload import COMPLETED, FAILED, KILLED, QUEUED, RUNNING, STATES, Job, generate_jobs
+
+#: the workload's own random stream (``[seed, WORKLOAD_STREAM]``): changing a policy or a scheduler
+#: count leaves the jobs unchanged
+WORKLOAD_STREAM = 0xC1A5
 
 RESOURCES = ("cpu", "mem")
 
@@ -43,6 +49,24 @@ class ClusterMetrics:
         return self.conflicts / attempts if attempts else 0.0
 
 
+class _Call:
+    """One scheduled callback, kept alive until it fires (Mesa holds callbacks weakly)."""
+
+    __slots__ = ("model", "fn", "settle", "recurring", "__weakref__")
+
+    def __init__(self, model: "ClusterModel", fn: Callable, settle: bool, recurring: bool):
+        self.model, self.fn, self.settle, self.recurring = model, fn, settle, recurring
+
+    def fire(self) -> None:
+        model = self.model
+        if not self.recurring:
+            model._calls.discard(self)
+        if self.settle:
+            model.settle()
+        self.fn()
+        model.after_event()
+
+
 def _stop_default_steps(model: mesa.Model) -> None:
     """Mesa 3.5 schedules ``step()`` every 1.0 time units even in a pure event model; ours define
     no ``step``, so those ticks only cost time (about 6 us each: a simulated week is 600k ticks).
@@ -57,6 +81,13 @@ def _stop_default_steps(model: mesa.Model) -> None:
 class ClusterModel(mesa.Model):
     """A cluster of ``Machine`` agents, one ``CentralStateView``, parallel ``Scheduler`` agents and
     a ``JobManager`` per arrived job, on Mesa's event clock.
+
+    The seams a lab uses (the contract, also listed in the package docstring): :meth:`schedule` and
+    :meth:`schedule_every` for every timed callback; :meth:`make_jobs` for the workload;
+    :meth:`make_schedulers` and :meth:`route` for who schedules what; :meth:`settle` and
+    :meth:`after_event`, which every event passes through; :meth:`task_started`, :meth:`task_ended`,
+    :meth:`job_finished`, :meth:`job_failed`, :meth:`queue_changed`, :meth:`view_synced` for the
+    agents' reports; ``scheduler_class`` and ``job_manager_class`` for the agents themselves.
 
     Example
     -------
@@ -83,6 +114,7 @@ class ClusterModel(mesa.Model):
         ``check_every_event`` checks the invariants after every event (tests)."""
         super().__init__(rng=config.seed)
         _stop_default_steps(self)
+        self._calls: set[_Call] = set()
         self.config = config
         self.check_every_event = check_every_event
         n = config.machines
@@ -95,59 +127,106 @@ class ClusterModel(mesa.Model):
         self.machines = [Machine(self, i, int(types[i]), self.speed[i]) for i in range(n)]
         # distinct capacity rows, to tell at arrival whether a task can fit anywhere at all
         self._capacity_rows = np.unique(capacity, axis=0)
-        policy = policy or POLICIES[config.placement]
-        fresh = config.update_delay == 0
-        self.schedulers = [
-            self.scheduler_class(self, i, self.csv, self.csv.new_view(fresh), policy, config.think_time)
-            for i in range(config.schedulers)
-        ]
-        self.csv.start_view_updates(config.update_delay, config.view_refresh == "staggered")
-        # The workload has its own stream: changing a policy or a scheduler count does not change it.
+        self.schedulers = self.make_schedulers(policy or POLICIES[config.placement])
         if jobs is None:
-            wrng = np.random.default_rng([config.seed, 0xC1A5])
-            jobs = generate_jobs(config.workload_spec(), config.horizon, wrng)
+            jobs = self.make_jobs(np.random.default_rng([config.seed, WORKLOAD_STREAM]))
         else:
             self._refuse_impossible(jobs)
         self.jobs = sorted(jobs, key=lambda j: j.arrival)
         self.arrived: list[Job] = []
         self.job_managers: dict[int, JobManager] = {}
         self.failures: list[tuple[int, str]] = []
-        self.queue = StepIntegral(record=record_series)
+        self.queue_length = StepIntegral(record=record_series)
         self._queued = 0
         self._next_job = 0
+        self._arrive_call = self.callback(self._arrive)
         if self.jobs:
-            self.schedule_event(self._arrive, at=self.jobs[0].arrival)
+            self.schedule(self._arrive_call, at=self.jobs[0].arrival)
+
+    # ---- the seams a lab extends -----------------------------------------------------------------
+    def make_schedulers(self, policy: Callable) -> list:
+        """The schedulers (default: ``config.schedulers`` shared-state schedulers, each on a local
+        view refreshed every ``update_delay``)."""
+        config = self.config
+        fresh = config.update_delay == 0
+        schedulers = [
+            self.scheduler_class(self, i, self.csv, self.csv.new_view(fresh), policy, config.think_time)
+            for i in range(config.schedulers)
+        ]
+        self.csv.start_view_updates(config.update_delay, config.view_refresh == "staggered")
+        return schedulers
+
+    def make_jobs(self, rng: np.random.Generator) -> list[Job]:
+        """The workload, drawn from ``rng`` (the model's workload stream). Override to add
+        attributes (priorities, templates, values) drawn from the same stream."""
+        return generate_jobs(self.config.workload_spec(), self.config.horizon, rng)
+
+    def route(self, job: Job):
+        """The scheduler an arriving job goes to (``config.assignment``: round robin or random)."""
+        if self.config.assignment == "round_robin":
+            return self.schedulers[job.id % len(self.schedulers)]
+        return self.schedulers[int(self.rng.integers(len(self.schedulers)))]
 
     # ---- time ----------------------------------------------------------------------------------
-    def run_until(self, end_time: float) -> None:
-        super().run_until(end_time)
-        self.csv.settle()  # completions due by the horizon are part of the run
+    def callback(self, fn: Callable, *, settle: bool = True) -> _Call:
+        """A reusable callback for :meth:`schedule`: an agent that schedules the same method again
+        and again (a scheduler's next decision) makes it once, so no event allocates a new one."""
+        call = _Call(self, fn, settle, recurring=True)
+        self._calls.add(call)
+        return call
+
+    def schedule(self, fn: Callable, *, at: float | None = None, after: float | None = None,
+                 priority: Priority = Priority.DEFAULT, settle: bool = True):
+        """Run ``fn()`` at time ``at`` (or ``after`` seconds from now): the one way every event in
+        the engine and the labs is scheduled. The model first settles the completions due by then
+        (``settle=False`` only for a callback that settles itself), runs ``fn``, then calls
+        :meth:`after_event` (the invariants, when checked every event). ``fn`` is kept alive until
+        it fires, so lambdas and partials are fine. Returns Mesa's event (``.cancel()`` works)."""
+        if type(fn) is _Call:
+            call = fn
+        else:
+            call = _Call(self, fn, settle, recurring=False)
+            self._calls.add(call)
+        return self.schedule_event(call.fire, at=at, after=after, priority=priority)
+
+    def schedule_every(self, fn: Callable, interval: float, *, start: float | None = None,
+                       priority: Priority = Priority.DEFAULT):
+        """Run ``fn()`` every ``interval`` seconds from ``start`` (default: one interval from now),
+        with the same settling and checks as :meth:`schedule`. Returns Mesa's event generator."""
+        call = _Call(self, fn, True, recurring=True)
+        self._calls.add(call)  # recurring: kept for the model's life
+        first = self.time + interval if start is None else start
+        return self.schedule_recurring(call.fire, Schedule(interval=interval, start=first), priority=priority)
+
+    def settle(self) -> None:
+        """Bring the state up to now before an event acts: release every hold due by now."""
+        self.csv.settle()
 
     def after_event(self) -> None:
+        """Called after every event: checks the invariants when ``check_every_event``."""
         if self.check_every_event:
             self.check_invariants()
 
+    def run_until(self, end_time: float) -> None:
+        super().run_until(end_time)
+        self.settle()  # completions due by the horizon are part of the run
+
     # ---- arrivals and job bookkeeping ----------------------------------------------------------
     def _arrive(self) -> None:
-        self.csv.settle()
         now = self.time
         jobs, i = self.jobs, self._next_job
         while i < len(jobs) and jobs[i].arrival <= now:
             job = jobs[i]
             i += 1
-            if self.config.assignment == "round_robin":
-                k = job.id % len(self.schedulers)
-            else:
-                k = int(self.rng.integers(len(self.schedulers)))
-            job.scheduler = k
+            scheduler = self.route(job)
+            job.scheduler = getattr(scheduler, "index", 0)
             self.arrived.append(job)
-            manager = self.job_manager_class(self, job, self.schedulers[k])
+            manager = self.job_manager_class(self, job, scheduler)
             self.job_managers[job.id] = manager
             manager.start()
         self._next_job = i
         if i < len(jobs):
-            self.schedule_event(self._arrive, at=jobs[i].arrival)
-        self.after_event()
+            self.schedule(self._arrive_call, at=jobs[i].arrival)
 
     def _refuse_impossible(self, jobs: list[Job]) -> None:
         """Hand-built work stops at the door: a task no machine can hold, or a stage DAG that points
@@ -177,8 +256,18 @@ class ClusterModel(mesa.Model):
         return task, f"demand {list(task.demand)} exceeds the largest machine {largest} ({'/'.join(RESOURCES)})"
 
     def queue_changed(self, delta: int) -> None:
+        """``delta`` tasks joined (or left) the schedulers' queues."""
         self._queued += delta
-        self.queue.set(self.time, self._queued)
+        self.queue_length.set(self.time, self._queued)
+
+    def task_started(self, task) -> None:
+        """The first start of ``task`` (called once per task, whichever way it started)."""
+        job = task.job
+        if math.isnan(job.first_start):
+            job.first_start = task.start
+        manager = self.job_managers.get(job.id)
+        if manager is not None:
+            manager.on_task_started(task)
 
     def task_ended(self, task) -> None:
         manager = self.job_managers.get(task.job.id)
@@ -221,7 +310,7 @@ class ClusterModel(mesa.Model):
             time=t,
             utilisation=float(self.csv.usage[0].total(t) / (cap[0] * span)),
             mem_utilisation=float(self.csv.usage[1].total(t) / (cap[1] * span)),
-            mean_queue_length=float(self.queue.total(t) / span),
+            mean_queue_length=float(self.queue_length.total(t) / span),
             mean_job_wait=float(np.mean(waits)) if waits else float("nan"),
             mean_job_completion=float(np.mean(done)) if done else float("nan"),
             conflicts=self.csv.conflicts,
@@ -238,26 +327,30 @@ class ClusterModel(mesa.Model):
         """Raise ``AssertionError`` naming the first broken rule."""
         self.check_tasks(running=self.check_ledger())
 
-    def check_ledger(self, counts=None) -> int:
-        """The ledger's rules, and that it holds exactly what its running tasks demand.
-
-        ``counts(task)`` tells which running holds belong to the central state (a lab that keeps
-        some tasks outside it passes a filter). Returns how many running tasks the ledger holds.
-        """
+    def check_ledger(self) -> int:
+        """The ledger's rules, and that it holds exactly what its running tasks demand (visible
+        holds in ``allocated``, hidden ones in ``hidden``). Returns how many running tasks it holds."""
         ledger = self.csv.ledger
         ledger.check()
-        held = np.zeros_like(ledger.allocated)
+        if ledger.next_release_time() < self.time:  # every event settles first: nothing due is left
+            raise AssertionError(f"a hold due at {ledger.next_release_time()} is still held at {self.time}")
+        held = {True: np.zeros_like(ledger.allocated), False: np.zeros_like(ledger.hidden)}
         running_holds = 0
-        for _, machine, demand, task in ledger.holds():
-            if task.state == RUNNING and (counts is None or counts(task)):
-                held[machine] += demand
-                running_holds += 1
-        if not np.array_equal(held, ledger.allocated):
-            m = int(np.argwhere((held != ledger.allocated).any(axis=1))[0][0])
-            raise AssertionError(
-                f"ledger and running tasks disagree on machine {m}: ledger {ledger.allocated[m].tolist()}, "
-                f"running tasks hold {held[m].tolist()}"
-            )
+        for hold in ledger.holds():
+            task = hold.owner
+            if task.state != RUNNING or task.machine != hold.machine:
+                raise AssertionError(f"task {task.id} holds machine {hold.machine} but is {task.state} "
+                                     f"on machine {task.machine}")
+            held[hold.visible][hold.machine] += hold.demand
+            running_holds += 1
+        for visible, rows in ((True, ledger.allocated), (False, ledger.hidden)):
+            if not np.array_equal(held[visible], rows):
+                m = int(np.argwhere((held[visible] != rows).any(axis=1))[0][0])
+                kind = "visible" if visible else "hidden"
+                raise AssertionError(
+                    f"ledger and running tasks disagree on machine {m} ({kind}): ledger {rows[m].tolist()}, "
+                    f"running tasks hold {held[visible][m].tolist()}"
+                )
         return running_holds
 
     def check_tasks(self, running: int, queued: int | None = None) -> dict[str, int]:
@@ -271,7 +364,7 @@ class ClusterModel(mesa.Model):
         if states[RUNNING] != running:
             raise AssertionError(f"{states[RUNNING]} tasks say running, {running} are held")
         if queued is None:
-            queued = sum(len(s.queue) for s in self.schedulers)
+            queued = sum(s.waiting() for s in self.schedulers)
         if queued != self._queued or queued != states[QUEUED]:
             raise AssertionError(
                 f"queues disagree: queues hold {queued}, the metric says {self._queued}, "
@@ -311,10 +404,10 @@ def collect(model: ClusterModel) -> ClusterResult:
     tasks = [t for j in model.arrived for t in j.tasks]
     jobs = model.arrived
     series = {}
-    if model.queue.recording:
+    if model.queue_length.recording:
         for r, name in enumerate(RESOURCES):
             series[name] = model.csv.usage[r].steps()
-        series["queue"] = model.queue.steps()
+        series["queue"] = model.queue_length.steps()
     return ClusterResult(
         config=model.config,
         metrics=model.metrics,

@@ -15,14 +15,13 @@ Everything is event time on Mesa's clock; all randomness comes from the config's
 
 from __future__ import annotations
 
-import heapq
 import math
 
-import mesa
 import numpy as np
 
-from ..engine import ClusterModel, ResourceLedger, Scheduler, StepIntegral
-from ..engine.workload import COMPLETED, KILLED, QUEUED, RUNNING, generate_jobs
+from ..engine import ClusterModel, LocalStateView, Scheduler, StepIntegral
+from ..engine.agents import BLOCKED, IDLE, PLACED
+from ..engine.workload import KILLED, RUNNING
 from .config import RMinerConfig
 from .eviction import conflict_victims
 from .measure import ShadowMeter
@@ -55,7 +54,7 @@ class RMAwareScheduler(Scheduler):
         if normal:
             super().enqueue(normal)
         if diverted:
-            rm.submit(diverted)
+            rm.enqueue(diverted)
 
 
 class RMRun:
@@ -67,8 +66,6 @@ class RMRun:
         self.task, self.machine, self.demand = task, machine, demand
         self.epoch, self.start, self.finish, self.alive = epoch, start, finish, True
 
-
-IDLE, DECIDING, BLOCKED = "idle", "deciding", "blocked"
 
 
 class ShadowProbe:
@@ -135,22 +132,19 @@ class ShadowProbe:
         return np.mean([m.integral for m in self.meters], axis=0)
 
 
-class RMScheduler(mesa.Agent):
-    """The RM scheduler with its shadow resource manager, RM filter and eviction rules."""
+class RMScheduler(Scheduler):
+    """The RM scheduler with its shadow resource manager, RM filter and eviction rules.
+
+    A :class:`~cluster_sim.engine.Scheduler` whose queue is ordered by the RM filter's key and whose
+    :meth:`decide` is Algorithm 2: an RM task runs on shadow resources as a *hidden* hold in the one
+    ledger (no view shows it, so the central state may hand its resources to a normal task: a
+    collision this class resolves by eviction), or takes the normal path as a visible commit.
+    """
 
     def __init__(self, model: "RMinerModel", record_series: bool = True):
-        super().__init__(model)
         cfg = model.config
         self.cfg = cfg
         self.mode = cfg.mode
-        self.csv = model.csv
-        cap = self.csv.ledger.capacity
-        self.cap = cap
-        n, r = cap.shape
-        self.srm = ShadowResourceManager(n, r)
-        self.srm.next_update = cfg.update_delay
-        self.ledger = ResourceLedger(cap)  # what RM tasks occupy; never committed to the CSV
-        self.think_time = 1.0 / cfg.scheduling_rate
         self.filter = RMFilter(
             mode=cfg.mode, multiplier=cfg.filter_threshold, ratio=cfg.filter_ratio,
             max_demand=(cfg.cpu_per_machine // 4, cfg.mem_per_machine // 4),
@@ -158,14 +152,16 @@ class RMScheduler(mesa.Agent):
             waiting_allowance=cfg.waiting_allowance,
             queue_scale=max(cfg.scheduling_rate * max(cfg.update_delay, 1e-3), 1.0),
         )
+        # it decides on the true state: a fresh view of its own, not one the CSV refreshes
+        view = LocalStateView(model.csv, fresh=True)
+        super().__init__(model, len(model.schedulers), model.csv, view, policy=None,
+                         think_time=1.0 / cfg.scheduling_rate)
+        n, r = self.csv.ledger.capacity.shape
+        self.srm = ShadowResourceManager(n, r)
+        self.srm.next_update = cfg.update_delay
         self.frng = np.random.default_rng([cfg.seed, 0xF117E])  # the filter's draws only
-        self.queue: list = []
-        self._seq = 0
-        self.status = IDLE
-        self.running: dict[int, RMRun] = {}  # task id -> live run
+        self.running: dict[int, RMRun] = {}  # task id -> live run on shadow resources
         self.on_machine: list[dict[int, RMRun]] = [dict() for _ in range(n)]
-        self.usage = StepIntegral(record=record_series)  # CPU held by RM tasks
-        self._cpu = 0
         # filter factors (3) and (4): exponentially weighted estimates
         self._rate_t, self._rate = 0.0, 0.0
         self._success = 1.0
@@ -173,6 +169,15 @@ class RMScheduler(mesa.Agent):
         self.decision_log: list | None = None  # Algorithm 2's inputs and choice, when recorded
         self.counts = dict(diverted=0, rm_placed=0, rm_normal_path=0, rm_completed=0, rm_collisions=0,
                            rm_killed=0, rm_migrated=0, rm_converted=0, rm_restarted=0, rm_blocked=0)
+
+    def queue_key(self):
+        f = self.filter
+        return lambda t: f.queue_key(t.duration, t.demand, t.job.priority, 0)  # ties: arrival order
+
+    @property
+    def usage(self) -> StepIntegral:
+        """CPU held by RM tasks on shadow resources over time (the ledger's hidden holds)."""
+        return self.csv.hidden_usage[0]
 
     # ---- the RM filter (§3.3) -------------------------------------------------------------------
     def factors(self, now: float) -> tuple[FilterFactors, FilterFactors]:
@@ -201,130 +206,70 @@ class RMScheduler(mesa.Agent):
         self.counts["diverted"] += len(diverted)
         return normal, diverted
 
-    def submit(self, tasks) -> None:
-        now = self.model.time
-        for t in tasks:
-            t.state, t.released = QUEUED, now
-            self._push(t)
-        self.model.queue_changed(len(tasks))
-        if self.status == IDLE:
-            self._next()
-
-    def _push(self, task) -> None:
-        key = self.filter.queue_key(task.duration, task.demand, task.job.priority, self._seq)
-        self._seq += 1
-        heapq.heappush(self.queue, (key, task))
-
     # ---- deciding (Algorithm 2) -------------------------------------------------------------------
-    def _next(self) -> None:
-        if self.queue:
-            self.status = DECIDING
-            self.model.schedule_event(self._decide, after=self.think_time)
-        else:
-            self.status = IDLE
-
-    def truly_free(self) -> np.ndarray:
-        """Free resources right now: the CSV's free minus what RM tasks occupy."""
-        led = self.csv.ledger
-        return led.capacity - led.allocated - self.ledger.allocated
-
-    def _decide(self) -> None:
-        self.csv.settle()
+    def decide(self, task) -> str:
         now = self.model.time
-        self.settle(now)
-        task = self.queue[0][1]
         demand = np.asarray(task.demand, dtype=np.int64)
-        free = self.truly_free()
+        free = self.csv.ledger.truly_free
         machine, path = rm_choice(self.srm.available, free, demand, self.mode)
         if self.decision_log is not None:
             self.decision_log.append((now, self.srm.available.copy(), free, demand, self.mode, machine, path))
         if path == SHADOW:
-            heapq.heappop(self.queue)
-            self.model.queue_changed(-1)
-            self._start(task, machine, demand, task.duration, now)
+            self._start(task, machine, demand, task.duration)
             self.counts["rm_placed"] += 1
             self._success = 0.9 * self._success + 0.1
-        elif path == NORMAL:
-            heapq.heappop(self.queue)
-            self.model.queue_changed(-1)
+            return PLACED
+        if path == NORMAL:
             self.srm.take_shadow(machine)  # Algorithm 2 line 11
             task.attempts += 1
             if not self._commit(task, machine, task.duration):
                 raise AssertionError(f"task {task.id} did not fit machine {machine} on an up-to-date view")
             self.counts["rm_normal_path"] += 1
             self._success = 0.9 * self._success
-        else:
-            self.status = BLOCKED  # wait for the next release or view update
-            self.counts["rm_blocked"] += 1
-            self.model.after_event()
-            return
-        self._next()
-        self.model.after_event()
+            return PLACED
+        self.counts["rm_blocked"] += 1
+        return BLOCKED
 
-    def unblock(self) -> None:
-        if self.status == BLOCKED:
-            self._next()
+    def on_blocked(self) -> None:
+        """Nothing fits: the next release, RM completion or view update unblocks us (listeners)."""
 
-    def _start(self, task, machine: int, demand: np.ndarray, duration: float, now: float) -> None:
-        finish = now + duration / self.model.speed[machine]
-        run = RMRun(task, machine, demand, self.srm.epoch, now, finish)
+    def _start(self, task, machine: int, demand: np.ndarray, duration: float) -> None:
+        """Run ``task`` on ``machine``'s shadow: a hidden hold the central state does not see."""
+        now = self.model.time
+        task.tag = "rm"
         self.srm.allocate_rm(machine, demand)
-        self.ledger.hold(machine, demand, finish, run)
+        if not self.csv.commit(task, machine, duration=duration, visible=False):
+            raise AssertionError(f"RM task {task.id} does not fit machine {machine}'s truly free resources")
+        run = RMRun(task, machine, demand, self.srm.epoch, now, now + duration / self.model.speed[machine])
         self.running[task.id] = run
         self.on_machine[machine][task.id] = run
-        first = task.state != RUNNING and math.isnan(task.start)
-        task.state, task.machine, task.start, task.tag = RUNNING, machine, now, "rm"
-        self._use(now, int(demand[0]))
-        if first:
-            self.model.task_started(task)
 
     def _commit(self, task, machine: int, duration: float) -> bool:
         """Commit to the CSV (normal path or migration) with ``duration`` left to run."""
         manager = self.model.job_managers[task.job.id]
-        saved, saved_start = task.duration, task.start
-        task.duration = duration
         task.tag = "rm-normal"
-        ok = self.csv.commit(task, machine, watched=manager.watched(task))
-        task.duration = saved
-        if ok and not math.isnan(saved_start):
-            task.start = saved_start  # a migration: the task started earlier
-        return ok
-
-    def _use(self, t: float, cpu: int) -> None:
-        self._cpu += cpu
-        self.usage.set(t, self._cpu)
+        return self.csv.commit(task, machine, watched=manager.watched(task), duration=duration)
 
     # ---- RM tasks ending ----------------------------------------------------------------------------
-    def settle(self, t: float) -> None:
-        """Complete the RM runs due by ``t``, each at its own finish time (echoed to Algorithm 1)."""
-        if self.ledger.next_release_time() > t:
-            return
-        for finish, machine, demand, run in self.ledger.pop_due(t):
-            if not run.alive:
-                continue
-            self._stop(run, finish)
-            task = run.task
-            task.state, task.finish = COMPLETED, finish
-            self.srm.echo_release(finish, machine, demand, rm_epoch=run.epoch)
-            self.counts["rm_completed"] += 1
-            self.model.task_ended(task)
+    def on_completed(self, task, t: float) -> None:
+        """An RM task finished on shadow resources: echoed to Algorithm 1 with its epoch."""
+        run = self._forget(task)
+        self.srm.echo_release(t, run.machine, run.demand, rm_epoch=run.epoch)
+        self.counts["rm_completed"] += 1
         self.unblock()
 
-    def _stop(self, run: RMRun, t: float) -> None:
+    def _forget(self, task) -> RMRun:
+        run = self.running.pop(task.id)
+        del self.on_machine[run.machine][task.id]
         run.alive = False
-        self.ledger.release(run.machine, run.demand)
-        del self.running[run.task.id]
-        del self.on_machine[run.machine][run.task.id]
-        self._use(t, -int(run.demand[0]))
+        return run
 
     # ---- listeners on the CSV ---------------------------------------------------------------------
     def on_release(self, task, t: float) -> None:
-        self.settle(t)
         self.srm.echo_release(t, task.machine, task.demand)  # a task the CSV knew: new shadow
         self.unblock()
 
     def on_commit(self, task, t: float) -> None:
-        self.settle(t)
         m = task.machine
         if self.srm.shadow_id[m] < 0:
             return  # no shadow index: nothing available to shrink, no RM task to collide with
@@ -334,7 +279,6 @@ class RMScheduler(mesa.Agent):
             self._resolve_conflict(m, overflow, t)
 
     def before_sync(self, view, t: float) -> None:
-        self.settle(t)
         if self.mode == "safe":
             # SafeRM uses shadow only during its survival time: migrate, then kill (§3.5.1)
             for run in list(self.running.values()):
@@ -359,16 +303,17 @@ class RMScheduler(mesa.Agent):
 
     def _evict(self, run: RMRun, t: float, at_update: bool) -> None:
         task = run.task
-        self._stop(run, t)
+        self._forget(task)
+        self.csv.evict(task)
         self.srm.evict(run.machine, run.demand)
         left = run.finish - t
         if self.mode == "safe":
             if at_update and self._commit(task, run.machine, left):
                 self.counts["rm_converted"] += 1  # committed in place: now visible, a normal task
                 return
-            machine, path = rm_choice(self.srm.available, self.truly_free(), run.demand, "safe")
+            machine, path = rm_choice(self.srm.available, self.csv.ledger.truly_free, run.demand, "safe")
             if path == SHADOW:
-                self._start(task, machine, run.demand, left, t)
+                self._start(task, machine, run.demand, left)
                 self.counts["rm_migrated"] += 1
                 return
             if path == NORMAL:
@@ -381,8 +326,8 @@ class RMScheduler(mesa.Agent):
         # SmartRM: kill first, then migrate (the task restarts from the RM queue)
         self.counts["rm_killed"] += 1
         self.counts["rm_restarted"] += 1
-        task.state, task.machine, task.tag = QUEUED, -1, "rm-restart"
-        self._push(task)
+        task.tag = "rm-restart"
+        self.queue.extend([task])
         self.model.queue_changed(1)
         if self.status == IDLE:
             self._next()
@@ -409,13 +354,9 @@ class RMinerModel(ClusterModel):
 
     def __init__(self, config: RMinerConfig, *, check_every_event: bool = False, record_series: bool = True):
         self.rm = None  # the filter is consulted from the first enqueue on
+        self._lab = config  # make_jobs needs it while the engine is still being built
         ccfg = config.cluster_config()
-        wrng = np.random.default_rng([config.seed, 0xC1A5])
-        jobs = generate_jobs(ccfg.workload_spec(), ccfg.horizon, wrng)
-        prng = np.random.default_rng([config.seed, 0x9A1])  # priorities: their own stream
-        for job, p in zip(jobs, prng.integers(0, config.priority_levels, len(jobs))):
-            job.priority = int(p)
-        super().__init__(ccfg, jobs=jobs, check_every_event=check_every_event, record_series=record_series)
+        super().__init__(ccfg, check_every_event=check_every_event, record_series=record_series)
         self.uniforms = UniformBuffer(self.rng)
         self.config = config  # the engine keeps ccfg in the schedulers' think time etc.
         self.cluster_config = ccfg
@@ -428,61 +369,55 @@ class RMinerModel(ClusterModel):
         csv.release_listeners.append(self.probe.on_release)
         csv.commit_listeners.append(self.probe.on_commit)
         csv.sync_listeners.append(self.probe.on_sync)
-        csv.commit_listeners.append(self._on_commit)
         if config.mode != "none":
             self.rm = RMScheduler(self, record_series=record_series)
             csv.release_listeners.append(self.rm.on_release)
+            csv.hidden_release_listeners.append(self.rm.on_completed)
             csv.commit_listeners.append(self.rm.on_commit)
             csv.pre_sync_listeners.append(self.rm.before_sync)
             csv.sync_listeners.append(self.rm.on_sync)
 
-    # ---- bookkeeping ---------------------------------------------------------------------------
-    def _on_commit(self, task, t: float) -> None:
-        if not self._started_tasks[task.id]:
-            self.task_started(task)
+    def make_jobs(self, rng: np.random.Generator):
+        """The engine's workload, with job priorities 0 .. levels-1 from a stream of their own."""
+        jobs = super().make_jobs(rng)
+        prng = np.random.default_rng([self._lab.seed, 0x9A1])
+        for job, p in zip(jobs, prng.integers(0, self._lab.priority_levels, len(jobs))):
+            job.priority = int(p)
+        return jobs
 
+    # ---- bookkeeping ---------------------------------------------------------------------------
     def task_started(self, task) -> None:
         """First start of ``task`` (normal or RM): the job is fully scheduled when all have started."""
+        super().task_started(task)
         self._started_tasks[task.id] = 1
         job = task.job
         left = self._unstarted.get(job.id, job.n_tasks) - 1
         self._unstarted[job.id] = left
         if left == 0:
             self.job_scheduled_at[job.id] = self.time
-        if math.isnan(job.first_start):
-            job.first_start = self.time
-
-    def run_until(self, end_time: float) -> None:
-        super().run_until(end_time)
-        if self.rm is not None:
-            self.rm.settle(self.time)
 
     # ---- invariants -----------------------------------------------------------------------------
     def check_invariants(self) -> None:
-        """The engine's rules, with RM tasks held outside the CSV, plus RMiner's own."""
+        """The engine's rules (RM tasks are the ledger's hidden holds), plus RMiner's own."""
         led = self.csv.ledger
-        csv_running = self.check_ledger(counts=lambda task: task.tag != "rm")
-        rm_alloc = self.rm.ledger.allocated if self.rm is not None else np.zeros_like(led.allocated)
-        over = np.argwhere(led.allocated + rm_alloc > led.capacity)
-        if len(over):
-            m = int(over[0][0])
-            raise AssertionError(
-                f"RM tasks on machine {m} sit on resources the CSV has allocated: CSV {led.allocated[m].tolist()} "
-                f"+ RM {rm_alloc[m].tolist()} > capacity {led.capacity[m].tolist()}"
-            )
-        rm_running = 0
+        running = self.check_ledger()
         if self.rm is not None:
             rm = self.rm
-            rm_running = len(rm.running)
-            if not np.array_equal(rm.srm.occupied, rm.ledger.allocated):
-                m = int(np.argwhere((rm.srm.occupied != rm.ledger.allocated).any(axis=1))[0][0])
-                raise AssertionError(f"shadow view's occupied and the RM tasks disagree on machine {m}")
-            if (rm.srm.available < 0).any() or (rm.srm.available > led.capacity - led.allocated - rm.ledger.allocated).any():
+            if not np.array_equal(rm.srm.occupied, led.hidden):
+                m = int(np.argwhere((rm.srm.occupied != led.hidden).any(axis=1))[0][0])
+                raise AssertionError(f"shadow view's occupied {rm.srm.occupied[m].tolist()} and the ledger's hidden "
+                                     f"holds {led.hidden[m].tolist()} disagree on machine {m}")
+            if (rm.srm.available < 0).any() or (rm.srm.available > led.truly_free).any():
                 raise AssertionError("available shadow is negative or more than what is truly free")
             if any(r.task.state != RUNNING or r.task.tag != "rm" for r in rm.running.values()):
                 raise AssertionError("a live RM run belongs to a task that is not a running RM task")
-        queued = sum(len(s.queue) for s in self.schedulers) + (len(self.rm.queue) if self.rm is not None else 0)
-        states = self.check_tasks(running=csv_running + rm_running, queued=queued)
+            if len(rm.running) != sum(not h.visible for h in led.holds()):
+                raise AssertionError(f"{len(rm.running)} RM runs, but the ledger holds "
+                                     f"{sum(not h.visible for h in led.holds())} hidden tasks")
+        elif led.hidden.any():
+            raise AssertionError("hidden holds without RMiner")
+        queued = sum(s.waiting() for s in self.schedulers) + (self.rm.waiting() if self.rm is not None else 0)
+        states = self.check_tasks(running=running, queued=queued)
         killed_rm = states[KILLED]
         if self.rm is not None and self.rm.mode == "safe" and killed_rm != self.rm.counts["rm_killed"]:
             raise AssertionError(f"{killed_rm} tasks killed but RMiner counted {self.rm.counts['rm_killed']}")

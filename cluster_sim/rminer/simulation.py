@@ -72,7 +72,7 @@ def collect(model: RMinerModel) -> RMinerResult:
     cap_cpu = int(csv.ledger.capacity[:, 0].sum())
     alloc_int = csv.usage[0].total(h)
     rm = model.rm
-    rm_int = rm.usage.total(h) if rm is not None else 0.0
+    rm_int = csv.hidden_usage[0].total(h)
     shadow_int = float(model.probe.integral(h)[0]) if model.probe.active else 0.0
     tasks = [t for j in model.arrived for t in j.tasks]
     started = model._started_tasks

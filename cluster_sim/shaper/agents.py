@@ -73,7 +73,6 @@ class TokenPool(mesa.Agent):
         self.waiting_jobs = StepIntegral()
         self.released = 0
         self.granted = 0
-        self._grants: list[_Grant] = []
         self._waiting: deque = deque()  # (manager, tokens, is_admission)
         self._serving = False
 
@@ -97,13 +96,11 @@ class TokenPool(mesa.Agent):
         self._serve()
 
     def request(self, manager: "ShapingJobManager", tokens: int, due: float) -> None:
-        grant = _Grant(self, manager, tokens)  # kept alive here: Mesa holds callbacks weakly
-        self._grants.append(grant)
-        self.model.schedule_event(grant.fire, at=due)
+        """Tokens re-requested now arrive at ``due`` (the negotiation delay), then wait their turn."""
+        self.model.schedule(lambda: self._grant_due(manager, tokens), at=due)
 
-    def _grant_due(self, grant: "_Grant") -> None:
-        self._grants.remove(grant)
-        self._waiting.append((grant.manager, grant.tokens, False))
+    def _grant_due(self, manager: "ShapingJobManager", tokens: int) -> None:
+        self._waiting.append((manager, tokens, False))
         self._serve()
 
     def _serve(self) -> None:
@@ -121,14 +118,6 @@ class TokenPool(mesa.Agent):
                     manager.on_tokens_granted(tokens)
         finally:
             self._serving = False
-
-
-class _Grant:
-    def __init__(self, pool: TokenPool, manager: "ShapingJobManager", tokens: int):
-        self.pool, self.manager, self.tokens = pool, manager, tokens
-
-    def fire(self) -> None:
-        self.pool._grant_due(self)
 
 
 class ShapingJobManager(JobManager):

@@ -8,14 +8,14 @@ shows.
 What a student can trust (each is tested in-process and in a real browser):
 
 - **A slider covers what redraws in about a second**: its range is the field's ``slider`` range
-  (declared with :func:`~cluster_sim.engine.config.param`), not the whole validation range. Larger
+  (declared with :func:`~cluster_sim.config.param`), not the whole validation range. Larger
   values stay available from the notebook's ``parameters`` cell.
 - **A typed value is never clamped.** Next to each slider is a box for typing a value; a value
   outside the slider's range, or one the config refuses, is rejected with the allowed range.
 - **A rejected value puts the control back** to the last value that ran, and the message naming
   the field stays until the next change that runs.
 - **A change too big for a panel is refused before it runs**: when the config estimates the work a
-  run creates (:meth:`~cluster_sim.engine.config.Config.work`), a change estimated to take far
+  run creates (:meth:`~cluster_sim.config.Config.work`), a change estimated to take far
   longer than a second is refused with the estimate and the fields that drive it.
 - **A busy state shows while ``run`` works** (the status line says what is running and the old
   figure is dimmed), and a change that draws exactly the same figure says so.
@@ -231,7 +231,7 @@ class ConfigPanel:
 
     ``fields`` picks and orders the controls (default: every field whose metadata allows a
     widget). ``budget_seconds`` is the longest estimated run the panel starts (see
-    :meth:`Config.work <cluster_sim.engine.config.Config.work>`); larger runs belong in the
+    :meth:`Config.work <cluster_sim.config.Config.work>`); larger runs belong in the
     ``parameters`` cell.
     """
 

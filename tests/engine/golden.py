@@ -6,6 +6,13 @@ test in ``test_golden.py`` recomputes every scenario and requires identical numb
 by their exact repr), so a refactor that changes any result, however slightly, is caught.
 
     python -m tests.engine.golden --write   # only when a change of results is intended and explained
+
+Intended changes, each explained:
+
+- ``rminer_smart_synchronous`` (issue 8): the old RM scheduler kept a ledger of its own and settled
+  it lazily, only when certain listeners fired, so the RM filter at a job's arrival could read shadow
+  that a due RM completion should already have returned. Every event now settles the one ledger
+  first. The old code with its filter settling first gives exactly the new numbers (checked).
 """
 
 from __future__ import annotations

@@ -228,7 +228,7 @@ def test_kill_returns_resources_and_fails_the_job():
     assert task.state == KILLED and task.finish == 4.0
     assert model.csv.ledger.allocated.sum() == 0 and released == [(task.id, 4.0)]
     assert job.tasks[1].state == FAILED and "evicted by a test" in job.tasks[1].note
-    with pytest.raises(ValueError, match="only a running task can be killed"):
+    with pytest.raises(ValueError, match="only a running task can be stopped"):
         model.csv.kill(task, "again")
     model.run_until(30.0)  # the killed task's hold comes due and is skipped, not released twice
     model.check_invariants()
@@ -239,7 +239,11 @@ def test_check_invariants_names_a_corrupted_state():
     model.run_until(50.0)
     running = next(t for j in model.arrived for t in j.tasks if t.state == RUNNING)
     running.state = COMPLETED
-    with pytest.raises(AssertionError, match="ledger and running tasks disagree on machine"):
+    with pytest.raises(AssertionError, match=f"task {running.id} holds machine {running.machine} but is completed"):
+        model.check_invariants()
+    running.state = RUNNING
+    model.csv.ledger.allocated[running.machine, 0] += 1  # a phantom allocation
+    with pytest.raises(AssertionError, match=r"released != allocated: .* but machines hold"):
         model.check_invariants()
 
 

@@ -46,7 +46,7 @@ def test_holds_come_due_in_finish_order():
     ledger = ResourceLedger(np.array([[10, 10]]))
     for finish, name in [(3.0, "c"), (1.0, "a"), (2.0, "b"), (5.0, "d")]:
         ledger.hold(0, (1, 1), finish, name)
-    assert [o for *_, o in ledger.pop_due(3.0)] == ["a", "b", "c"]
+    assert [h.owner for h in ledger.pop_due(3.0)] == ["a", "b", "c"]
     assert ledger.next_release_time() == 5.0
 
 

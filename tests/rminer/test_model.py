@@ -89,9 +89,13 @@ def test_rm_tasks_are_not_committed_to_the_csv():
     model.run_until(4.0)
     running_rm = list(model.rm.running.values())
     assert running_rm
-    csv_owners = {id(task) for _, _, _, task in model.csv.ledger.holds() if task.state == "running"}
-    assert not any(id(r.task) in csv_owners for r in running_rm)
-    assert np.array_equal(model.rm.ledger.allocated, model.rm.srm.occupied)
+    holds = model.csv.ledger.holds()
+    visible = {id(h.owner) for h in holds if h.visible}
+    hidden = {id(h.owner) for h in holds if not h.visible}
+    assert not any(id(r.task) in visible for r in running_rm)  # the CSV never sees them ...
+    assert hidden == {id(r.task) for r in running_rm}  # ... they are the one ledger's hidden holds
+    assert np.array_equal(model.csv.ledger.hidden, model.rm.srm.occupied)
+    assert (model.csv.ledger.free >= model.csv.ledger.truly_free).all()
 
 
 @pytest.mark.parametrize("kw, msg", [

@@ -11,7 +11,7 @@ import pytest
 from matplotlib.figure import Figure
 
 from cluster_sim.engine import ClusterConfig, Config, param, run
-from cluster_sim.engine.config import Work
+from cluster_sim.config import Work
 from cluster_sim.ui import ConfigPanel, control_for, new_figure, plot_overview
 
 

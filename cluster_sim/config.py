@@ -1,0 +1,234 @@
+"""One frozen config dataclass per experiment, validated from its field metadata.
+
+Every experiment's parameters live in one ``@dataclass(frozen=True)`` subclass of :class:`Config`.
+Each field is declared with :func:`param`, which records its allowed range (or choices) and a
+one-line description. The same metadata drives validation (``__post_init__``), the widget panel
+(:mod:`cluster_sim.ui.panel`), sweeps (``config.replace(...)``) and the papermill ``parameters``
+cell (``Config.from_preset("ci", **overrides)``).
+
+Example
+-------
+>>> from dataclasses import dataclass
+>>> @dataclass(frozen=True)
+... class Toy(Config):
+...     machines: int = param(10, lo=1, hi=100, doc="machines in the cluster")
+>>> Toy(machines=5).machines
+5
+>>> Toy(machines=0)
+Traceback (most recent call last):
+...
+ValueError: Toy.machines=0 is out of range: allowed 1 <= machines <= 100 (machines in the cluster)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import numbers
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+
+_MISSING = dataclasses.MISSING
+
+
+def param(
+    default: Any,
+    *,
+    doc: str,
+    lo: float | None = None,
+    hi: float | None = None,
+    choices: tuple | None = None,
+    step: float | None = None,
+    slider: tuple[float, float] | None = None,
+    widget: bool = True,
+) -> Any:
+    """Declare a config field with its allowed range (``lo``/``hi``, inclusive) or ``choices``.
+
+    ``step`` is the slider step in the widget panel, and ``slider`` the range a panel's slider
+    offers: what redraws in about a second at the interactive preset (a panel refuses typed values
+    outside it; the whole ``lo``..``hi`` stays available from the ``parameters`` cell).
+    ``widget=False`` keeps the field off panels (for values that make no sense on a slider, such as
+    a trace file or a tuple of weights).
+    """
+    if isinstance(default, (list, dict, set)):
+        raise TypeError("param defaults must be immutable (use a tuple, not a list)")
+    if slider is not None:
+        s_lo, s_hi = slider
+        if not (s_lo < s_hi) or (lo is not None and s_lo < lo) or (hi is not None and s_hi > hi):
+            raise ValueError(f"slider={slider!r} must be an increasing pair inside lo={lo!r}..hi={hi!r}")
+    meta = {"doc": doc, "lo": lo, "hi": hi, "choices": choices, "step": step, "slider": slider, "widget": widget}
+    return dataclasses.field(default=default, metadata=meta)
+
+
+def _normalise(value: Any, default: Any, name: str) -> Any:
+    """Python scalars for numpy scalars (a sweep's ``np.int64(3)`` is a 3), floats for float fields."""
+    if isinstance(value, np.ndarray):  # even a 0-d or 1-element array: a config holds scalars
+        raise ValueError(f"{name}={value!r} is an array: give a single value")
+    if isinstance(value, np.generic):
+        value = value.item()  # np.float32('nan') becomes a float nan, caught like any other
+    if isinstance(default, float) and isinstance(value, numbers.Real) and not isinstance(value, bool):
+        value = float(value)
+        if value == 0.0:
+            value = 0.0  # -0.0 is 0 for every range check, and numpy refuses a negative-zero sigma
+    return value
+
+
+def _type_ok(value: Any, default: Any) -> bool:
+    """Accept values of the default's kind: ints for int fields, numbers for float fields."""
+    if isinstance(default, bool):
+        return isinstance(value, bool)
+    if isinstance(default, int):
+        return isinstance(value, int) and not isinstance(value, bool)
+    if isinstance(default, float):
+        return isinstance(value, float)
+    if isinstance(default, str):
+        return isinstance(value, str)
+    return True
+
+
+@dataclass(frozen=True)
+class Work:
+    """The work a run of a config will create, estimated before it runs.
+
+    ``amount`` is in ``unit`` (e.g. tasks); ``formula`` says how it was estimated, with the
+    numbers; ``up`` are the fields that raise it, ``down`` those that lower it as they grow;
+    ``seconds`` is a rough wall time on the reference 2-core machine (what a panel uses to refuse
+    a change far slower than a second).
+    """
+
+    amount: float
+    unit: str
+    formula: str
+    up: tuple[str, ...]
+    down: tuple[str, ...]
+    seconds: float
+
+    @property
+    def drivers(self) -> tuple[str, ...]:
+        return self.up + self.down
+
+    def describe(self) -> str:
+        return f"about {self.amount:,.0f} {self.unit} ({self.formula})"
+
+    def advice(self) -> str:
+        """What to change to make it smaller, naming the fields."""
+        parts = []
+        if self.up:
+            parts.append(f"lower {', '.join(self.up)}")
+        if self.down:
+            parts.append(f"raise {', '.join(self.down)}")
+        return " or ".join(parts)
+
+
+class Config:
+    """Base class for experiment configs: validation, presets, ``replace`` and a work estimate.
+
+    Subclasses are ``@dataclass(frozen=True)`` and override the presets :meth:`ci` (seconds, for
+    CI), :meth:`default` (the interactive default: a slider answers in about a second) and, where
+    the paper has one, :meth:`paper` (the paper's own scale). A config whose runs can grow without
+    bound overrides :meth:`work` and names its cap field in ``WORK_CAP``: a config estimated to
+    create more than the cap is refused when it is built, before anything runs.
+    """
+
+    PRESETS: ClassVar[tuple[str, ...]] = ("ci", "default", "paper")
+    #: the field that caps :meth:`work` (None: no cap)
+    WORK_CAP: ClassVar[str | None] = None
+
+    def __post_init__(self) -> None:
+        for f in dataclasses.fields(self):
+            value = self._check_field(f, getattr(self, f.name))
+            object.__setattr__(self, f.name, value)
+        self.validate()
+        self._check_work()
+
+    def _check_field(self, f: dataclasses.Field, given: Any) -> Any:
+        """The field's value, normalised (numpy scalars to Python ones, ints to floats for float
+        fields); a ``ValueError`` naming the field, the value as given and what is allowed."""
+        name = f"{type(self).__name__}.{f.name}"
+        meta = f.metadata
+        doc = f" ({meta['doc']})" if meta.get("doc") else ""
+        default = f.default if f.default is not _MISSING else None
+        value = given
+        if default is not None:
+            value = _normalise(given, default, name)
+            if not _type_ok(value, default):
+                raise ValueError(
+                    f"{name}={given!r} has the wrong type: expected {type(default).__name__}{doc}"
+                )
+        if meta.get("choices") is not None and value not in meta["choices"]:
+            allowed = ", ".join(repr(c) for c in meta["choices"])
+            raise ValueError(f"{name}={given!r} is not allowed: choose one of {allowed}{doc}")
+        if isinstance(value, float) and math.isnan(value):
+            raise ValueError(f"{name}=nan is not a number{doc}")
+        lo, hi = meta.get("lo"), meta.get("hi")
+        if (lo is not None and value < lo) or (hi is not None and value > hi):
+            lo_s = "-inf" if lo is None else f"{lo:g}"
+            hi_s = "inf" if hi is None else f"{hi:g}"
+            raise ValueError(
+                f"{name}={given!r} is out of range: allowed {lo_s} <= {f.name} <= {hi_s}{doc}"
+            )
+        return value
+
+    def validate(self) -> None:
+        """Cross-field checks; override and raise ``ValueError`` naming the fields involved."""
+
+    # ---- the work a run creates --------------------------------------------------------------
+    def work(self) -> Work | None:
+        """The estimated work of a run of this config (None: small by construction)."""
+        return None
+
+    def _check_work(self) -> None:
+        if self.WORK_CAP is None:
+            return
+        work = self.work()
+        cap = getattr(self, self.WORK_CAP)
+        if work is not None and work.amount > cap:
+            raise ValueError(
+                f"{type(self).__name__} would create {work.describe()}, more than "
+                f"{self.WORK_CAP}={cap:,.0f} (about {work.seconds:,.0f} s of run time, and memory to match): "
+                f"{work.advice()}; or raise {self.WORK_CAP} on purpose"
+            )
+
+    # ---- presets -------------------------------------------------------------------------
+    @classmethod
+    def ci(cls):
+        """The CI scale: runs in seconds."""
+        return cls()
+
+    @classmethod
+    def default(cls):
+        """The interactive default: a slider change answers in about a second."""
+        return cls()
+
+    @classmethod
+    def paper(cls):
+        """The paper's own scale (minutes on a 2-core machine)."""
+        raise ValueError(f"{cls.__name__} has no paper-scale preset")
+
+    @classmethod
+    def from_preset(cls, preset: str = "default", **overrides: Any):
+        """A preset with some fields overridden: what a notebook's ``parameters`` cell feeds."""
+        if preset not in cls.PRESETS:
+            raise ValueError(
+                f"preset={preset!r} is not allowed: choose one of {', '.join(cls.PRESETS)}"
+            )
+        base = getattr(cls, preset)()
+        unknown = sorted(set(overrides) - {f.name for f in dataclasses.fields(cls)})
+        if unknown:
+            names = ", ".join(f.name for f in dataclasses.fields(cls))
+            raise ValueError(f"unknown {cls.__name__} field(s) {unknown}; the fields are: {names}")
+        return dataclasses.replace(base, **overrides)
+
+    def replace(self, **changes: Any):
+        """A copy with some fields changed (validated again): the building block of sweeps."""
+        unknown = sorted(set(changes) - {f.name for f in dataclasses.fields(self)})
+        if unknown:
+            names = ", ".join(f.name for f in dataclasses.fields(self))
+            raise ValueError(f"unknown {type(self).__name__} field(s) {unknown}; the fields are: {names}")
+        return dataclasses.replace(self, **changes)
+
+    def describe(self) -> dict[str, str]:
+        """Field name -> one-line description, for tables in notebooks."""
+        return {f.name: f.metadata.get("doc", "") for f in dataclasses.fields(self)}
