@@ -1,28 +1,69 @@
-"""The Mesa substrate every lab shares.
+"""The Mesa substrate every lab shares: one ledger, one event loop, two scheduler families.
 
-- :class:`ClusterConfig` (``cluster_config.py``): the engine's experiment config and presets.
-- :class:`ClusterModel`, :func:`run`, :class:`ClusterResult`, :class:`ClusterMetrics` (``model.py``).
-- Agents (``agents.py``): :class:`Machine`, :class:`CentralStateView` (owns the ledger, commits with
-  conflict detection, pushes snapshots to :class:`LocalStateView` every ``update_delay``; listener
-  hooks ``release_listeners``, ``commit_listeners``, ``sync_listeners``), :class:`Scheduler`
-  (override ``choose(task)`` for another policy), :class:`JobManager`.
-- Pure layer: :class:`ResourceLedger` (``ledger.py``), placement policies (``placement.py``),
-  :class:`StepIntegral` (``metrics.py``), ``Job``/``Stage``/``Task`` and generators (``workload.py``),
-  :class:`Config`/:func:`param` (``config.py``).
+**The contract for lab authors.** A lab extends the engine only through these seams (a test
+fails if a lab reaches into a private member of the engine):
+
+- **Events.** ``model.schedule(fn, at=|after=)`` runs ``fn()`` at that time: the model first
+  settles the completions due by then, then runs ``fn``, then calls ``after_event()`` (the
+  invariants, when ``check_every_event``). It keeps ``fn`` alive (Mesa holds callbacks weakly), so
+  lambdas are fine. ``model.schedule_every(fn, interval, start=)`` repeats; ``model.callback(fn)``
+  makes a reusable callback for something scheduled again and again. Every event in the engine
+  and the labs goes through these; no handler settles or checks by hand. ``model.settle()`` and
+  ``model.after_event()`` are what runs around each event: a lab with state of its own to bring up
+  to now, or rules of its own to check, overrides them and calls ``super()``.
+- **The workload.** ``model.make_jobs(rng)`` builds the jobs from the model's workload stream;
+  override it to add attributes (``job.priority``, ``job.queue``, ``job.gang``, ``job.tag``) drawn
+  from the same stream. ``ClusterModel(config, jobs=...)`` runs hand-built jobs instead (refused at
+  once if a task fits no machine).
+- **Who schedules.** ``model.make_schedulers(policy)`` builds the schedulers and
+  ``model.route(job)`` picks the one a job goes to; ``scheduler_class`` and ``job_manager_class``
+  name the agents. A :class:`Scheduler` is a template: ``queue_key()`` orders its queue,
+  ``decide(task)`` does something with the head task (returns ``PLACED``, ``RETRY`` or
+  ``BLOCKED``), ``choose(task)`` picks a machine, ``on_blocked()`` says what to wait for.
+- **The one ledger.** ``model.csv.ledger`` (a :class:`ResourceLedger`) holds every running task as
+  a hold tagged visible or hidden, with its owner and queue. Commit with
+  ``csv.commit(task, machine, duration=, visible=, queue=, watched=)``; stop early with
+  ``csv.kill(task, reason)`` or ``csv.evict(task)`` (taken off its machine, to requeue or migrate).
+  ``ledger.free`` is what the central state shows; ``ledger.truly_free`` subtracts hidden work.
+- **Reports.** Agents call ``model.task_started(task)`` (once per task), ``model.task_ended(task)``,
+  ``model.job_finished(manager)``, ``model.job_failed(manager, reason)``,
+  ``model.queue_changed(delta)``, ``model.view_synced(view)``; labs override them to keep their
+  own books, calling ``super()``.
+- **Listeners** on ``model.csv``: ``release_listeners``, ``hidden_release_listeners``,
+  ``commit_listeners``, ``pre_sync_listeners``, ``sync_listeners`` (see :class:`CentralStateView`).
+- **Invariants.** ``model.check_invariants()`` = ``check_ledger()`` + ``check_tasks(running, queued)``;
+  labs add their own rules after calling them.
+
+Two families share all of this:
+
+- **Shared state (Omega)**: :class:`ClusterModel` with parallel :class:`Scheduler` agents on
+  :class:`LocalStateView` snapshots of the :class:`CentralStateView`, refreshed every
+  ``update_delay``; optimistic commits and conflicts.
+- **Central capacity scheduling (YARN)**: :class:`CapacityClusterModel` with one
+  :class:`CapacityScheduler` over a tree of :class:`QueueSpec` queues: guarantees, elastic
+  limits, capacities that change over time, gangs, orderings, optional preemption.
+
+The pure layer (no Mesa): :class:`ResourceLedger` (``ledger.py``), placement policies
+(``placement.py``), :class:`StepIntegral` (``metrics.py``), ``Job``/``Stage``/``Task`` and their
+generator (``workload.py``); configs are :class:`cluster_sim.config.Config` dataclasses
+(:class:`ClusterConfig` in ``cluster_config.py``).
 """
 
-from .agents import CentralStateView, JobManager, LocalStateView, Machine, Scheduler
+from ..config import Config, Work, param
+from .agents import (BLOCKED, PLACED, RETRY, CentralStateView, JobManager, LocalStateView, Machine, Scheduler,
+                     TaskQueue)
 from .cluster_config import ClusterConfig
-from ..config import Config, param
-from .ledger import ResourceLedger
+from .ledger import Hold, ResourceLedger
 from .metrics import StepIntegral
 from .model import ClusterMetrics, ClusterModel, ClusterResult, collect, run
+from .capacity import CapacityClusterModel, CapacityScheduler, Queue, QueueSpec
 from .placement import POLICIES, best_fit, first_fit, random_fit, worst_fit
 from .workload import Job, Stage, Task, WorkloadSpec, generate_jobs
 
 __all__ = [
-    "CentralStateView", "ClusterConfig", "ClusterMetrics", "ClusterModel", "ClusterResult", "Config",
-    "Job", "JobManager", "LocalStateView", "Machine", "POLICIES", "ResourceLedger", "Scheduler", "Stage",
-    "StepIntegral", "Task", "WorkloadSpec", "best_fit", "collect", "first_fit", "generate_jobs", "param",
-    "random_fit", "run", "worst_fit",
+    "BLOCKED", "PLACED", "RETRY",
+    "CapacityClusterModel", "CapacityScheduler", "CentralStateView", "ClusterConfig", "ClusterMetrics",
+    "ClusterModel", "ClusterResult", "Config", "Hold", "Job", "JobManager", "LocalStateView", "Machine", "POLICIES",
+    "Queue", "QueueSpec", "ResourceLedger", "Scheduler", "Stage", "StepIntegral", "Task", "TaskQueue", "Work",
+    "WorkloadSpec", "best_fit", "collect", "first_fit", "generate_jobs", "param", "random_fit", "run", "worst_fit",
 ]

@@ -25,7 +25,7 @@ class ClusterConfig(Config):
     # cluster
     machines: int = param(50, lo=1, hi=20_000, slider=(1, 100), doc="machines in the cluster")
     cpu_per_machine: int = param(16, lo=1, hi=1024, doc="CPU units per machine")
-    mem_per_machine: int = param(64, lo=1, hi=4096, doc="memory units per machine")
+    mem_per_machine: int = param(64, lo=1, hi=65_536, doc="memory units per machine")
     hardware_types: int = param(1, lo=1, hi=8, doc="hardware generations; machine i has type i mod types")
     speed_spread: float = param(0.0, lo=0.0, hi=3.0, step=0.1,
                                 doc="the fastest type runs tasks (1 + spread) times faster than the slowest")
@@ -43,6 +43,8 @@ class ClusterConfig(Config):
     # workload
     load: float = param(0.7, lo=0.001, hi=3.0, step=0.05, slider=(0.05, 1.5),
                         doc="offered CPU load: mean demand / cluster CPU capacity")
+    job_rate: float = param(0.0, lo=0.0, hi=1e7, widget=False,
+                            doc="jobs per second; 0 = the rate that offers `load` (a lab that counts jobs sets it)")
     tasks_per_job: float = param(8.0, lo=1.0, hi=1000.0, step=1.0, slider=(1.0, 50.0), doc="mean tasks per job")
     stages_per_job: int = param(1, lo=1, hi=20, doc="at most this many stages (a DAG) per job")
     duration_dist: str = param("exponential", choices=("exponential", "lognormal"), doc="task duration distribution")
@@ -51,7 +53,7 @@ class ClusterConfig(Config):
     duration_sigma: float = param(1.0, lo=0.0, hi=3.0, step=0.1, doc="lognormal shape of durations")
     size_dist: str = param("exponential", choices=("exponential", "lognormal"), doc="task size distribution")
     mean_task_cpu: float = param(2.0, lo=1.0, hi=1024.0, step=0.5, doc="mean CPU units per task")
-    mean_task_mem: float = param(4.0, lo=1.0, hi=4096.0, step=0.5, doc="mean memory units per task")
+    mean_task_mem: float = param(4.0, lo=1.0, hi=65_536.0, step=0.5, doc="mean memory units per task")
     # run
     horizon: float = param(300.0, lo=1.0, hi=1e6, step=10.0, slider=(10.0, 600.0), doc="simulated seconds")
     seed: int = param(0, lo=0, hi=2**31 - 1, doc="random seed (same seed and config: identical results)")
@@ -87,7 +89,10 @@ class ClusterConfig(Config):
         return [1.0 + self.speed_spread * k / (n - 1) if n > 1 else 1.0 for k in range(n)]
 
     def arrival_rate(self) -> float:
-        """Jobs per second that offer ``load`` times the cluster's CPU capacity (nominal means)."""
+        """Jobs per second: ``job_rate`` if set, else the rate that offers ``load`` times the
+        cluster's CPU capacity (nominal means)."""
+        if self.job_rate > 0:
+            return self.job_rate
         speeds = self.speeds()
         mean_speed = sum(speeds[i % len(speeds)] for i in range(self.machines)) / self.machines
         capacity = self.machines * self.cpu_per_machine * mean_speed

@@ -95,12 +95,21 @@ class Stage:
 
 @dataclass(eq=False, slots=True)
 class Job:
-    """A job arriving at ``arrival`` with a DAG of stages; ``priority`` is for labs that use one."""
+    """A job arriving at ``arrival`` with a DAG of stages.
+
+    ``priority`` is for labs that order by it; ``queue`` names the capacity-scheduler queue it is
+    submitted to (None: the scheduler's default); ``gang`` is how many tasks of each released stage
+    must start together (YARN's gang admission; 1 = one at a time); ``tag`` is a free slot for a
+    lab's own data (a template, a value).
+    """
 
     id: int
     arrival: float
     stages: list[Stage] = field(default_factory=list)
     priority: int = 0
+    queue: str | None = None
+    gang: int = 1
+    tag: Any = None
     scheduler: int = -1
     first_start: float = float("nan")
     finish: float = float("nan")
@@ -110,6 +119,9 @@ class Job:
         if not 0.0 <= self.arrival < math.inf:  # also refuses NaN
             raise ValueError(f"Job {self.id}: arrival={self.arrival!r} is not allowed: a job arrives at a finite "
                              "time >= 0 (the simulation starts at 0)")
+        if type(self.gang) is not int or self.gang < 1:
+            raise ValueError(f"Job {self.id}: gang={self.gang!r} is not allowed: a whole number >= 1 of tasks "
+                             "that start together")
 
     @property
     def tasks(self) -> list[Task]:

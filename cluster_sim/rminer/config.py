@@ -119,7 +119,7 @@ class RMinerConfig(Config):
             machines=self.machines, cpu_per_machine=self.cpu_per_machine, mem_per_machine=self.mem_per_machine,
             schedulers=self.schedulers, update_delay=self.update_delay, view_refresh=self.view_refresh,
             think_time=1.0 / self.scheduling_rate, placement=self.placement, assignment=self.assignment,
-            load=min(self.offered_cpu_load(), 3.0), tasks_per_job=self.tasks_per_job, stages_per_job=1,
+            job_rate=self.job_arrival_rate(), tasks_per_job=self.tasks_per_job, stages_per_job=1,
             duration_dist=self.duration_dist, mean_task_duration=self.mean_task_duration,
             mean_task_cpu=self.mean_task_cpu, mean_task_mem=self.mean_task_mem,
             horizon=self.horizon, seed=self.seed,

@@ -59,8 +59,9 @@ class JobPlan:
 class TokenPool(mesa.Agent):
     """The virtual cluster's guaranteed tokens: who holds how many, who waits, what was given back.
 
-    ``held`` is an exact step integral of the tokens all jobs hold (the cluster-level allocation
-    curve); ``released`` counts tokens returned early by shapers; requests are granted after
+    The pool is the one account of tokens: ``holding[job]`` is what each job holds, ``held`` an exact
+    step integral of their sum (the cluster-level allocation curve); ``released`` counts tokens
+    returned early by shapers; requests are granted after
     ``request_delay`` (the negotiation cost of asking for more). With a ``capacity``, a job is
     admitted only when its whole allocation is free, and jobs and late grants wait first-come
     first-served: tokens a shaper gives back let the next job start sooner (paper §3.1).
@@ -69,6 +70,7 @@ class TokenPool(mesa.Agent):
     def __init__(self, model: "ShapingClusterModel", capacity: int | None = None):
         super().__init__(model)
         self.capacity = capacity
+        self.holding: dict[int, int] = {}  # job id -> tokens it holds
         self.held = StepIntegral()
         self.waiting_jobs = StepIntegral()
         self.released = 0
@@ -80,14 +82,19 @@ class TokenPool(mesa.Agent):
     def free(self) -> float:
         return float("inf") if self.capacity is None else self.capacity - self.held.value
 
-    def change(self, delta: int) -> None:
+    def set_holding(self, job_id: int, tokens: int, *, released_early: bool = True) -> None:
+        """Job ``job_id`` now holds ``tokens`` (its shaper's decision). Tokens it gives back are
+        counted as released early unless the job has ended; given-back tokens go to whoever waits."""
+        delta = tokens - self.holding.get(job_id, 0)
+        if tokens:
+            self.holding[job_id] = tokens
+        else:
+            self.holding.pop(job_id, None)
         self.held.add(self.model.time, delta)
         if delta < 0:
+            if released_early:
+                self.released -= delta
             self._serve()
-
-    def give_back(self, tokens: int) -> None:
-        self.released += tokens
-        self.change(-tokens)
 
     def admit(self, manager: "ShapingJobManager") -> None:
         """A job arrives: start it if its tokens are free and nobody waits, else queue it."""
@@ -133,7 +140,6 @@ class ShapingJobManager(JobManager):
         )
         self.stage_names = list(plan.graph.stages)
         self._tasks = {(name, i): t for name, s in zip(self.stage_names, job.stages) for i, t in enumerate(s.tasks)}
-        self._held = 0  # tokens booked with the pool
         self.admitted_at: float | None = None
 
     def watched(self, task: Task) -> bool:
@@ -165,14 +171,8 @@ class ShapingJobManager(JobManager):
     def _act(self, started) -> None:
         """Mirror the state machine's decisions: token changes to the pool, vertices to the scheduler."""
         pool = self.model.pool
-        held = self.execution.held
-        delta, self._held = held - self._held, held  # book first: the pool may call us back
-        if delta < 0 and self.execution.done:
-            pool.change(delta)  # the job ended: its tokens go home, not "released early"
-        elif delta < 0:
-            pool.give_back(-delta)
-        elif delta > 0:
-            pool.change(delta)
+        # the job's end sends its tokens home; before that, tokens given back are released early
+        pool.set_holding(self.job.id, self.execution.held, released_early=not self.execution.done)
         for due, tokens in self.execution.outbox:
             pool.request(self, tokens, due)
         self.execution.outbox.clear()
@@ -243,11 +243,12 @@ class ShapingClusterModel(ClusterModel):
         super().check_invariants()
         managers = [m for m in self.job_managers.values() if isinstance(m, ShapingJobManager)]
         for m in managers:
-            if m.admitted_at is not None and m._held != m.execution.held:
-                raise AssertionError(f"job {m.job.id} booked {m._held} tokens with the pool but holds {m.execution.held}")
-        live = sum(m._held for m in managers)
+            booked = self.pool.holding.get(m.job.id, 0)
+            if m.admitted_at is not None and booked != m.execution.held:
+                raise AssertionError(f"job {m.job.id}: the token pool says it holds {booked}, its shaper {m.execution.held}")
+        live = sum(self.pool.holding.values())
         if self.pool.held.value != live:
-            raise AssertionError(f"token pool says {self.pool.held.value} held, job managers hold {live}")
+            raise AssertionError(f"token pool's total {self.pool.held.value} is not the sum of its jobs' {live}")
         if self.pool.capacity is not None and live > self.pool.capacity:
             raise AssertionError(f"jobs hold {live} tokens, the pool has {self.pool.capacity}")
         for m in self.job_managers.values():

@@ -1,0 +1,508 @@
+"""A YARN-like central scheduler: a tree of queues with guaranteed and elastic capacity.
+
+The second scheduler family of the engine (the first is Omega-style shared state). One central
+:class:`CapacityScheduler` sees the true state of the one ledger and admits work from a tree of
+queues, as Hadoop YARN's CapacityScheduler does **[YARN]**:
+
+- every queue has a **guaranteed** capacity (a share of its parent's, or absolute resources) and a
+  **maximum** (its elastic limit): idle guaranteed capacity of one queue is lent to others up to
+  their maximum, and reclaimed when the lender needs it again — without preemption (the default),
+  by serving the queues below their guarantee first and letting no queue borrow while one waits for
+  work within its guarantee; with ``preemption=True``, also by taking back the borrowers' youngest
+  tasks;
+- capacities may **change over time** (:meth:`CapacityScheduler.set_capacity`,
+  :meth:`CapacityScheduler.follow`): a Morpheus reservation follows its skyline minute by minute;
+- a job is admitted in **gangs**: ``job.gang`` tasks of each released stage start together, or none
+  does (Wing's rigid jobs; ``gang=1`` is one task at a time);
+- within a leaf queue the jobs are **ordered** first come, first served, by priority, or by any key;
+  a job further down is tried when the ones before it do not fit (no head-of-line blocking).
+
+Decisions take no time and happen at every change (an arrival, a release, a capacity change),
+where YARN decides at node heartbeats; a note in the tour says so. Queues are charged through the
+ledger's queue tags, so their usage has one source of truth.
+
+Example
+-------
+>>> from cluster_sim.engine import ClusterConfig
+>>> queues = [QueueSpec("prod", share=0.7), QueueSpec("dev", share=0.3, max_share=0.5)]
+>>> model = CapacityClusterModel(ClusterConfig.ci(), queues, check_every_event=True)
+>>> model.run_until(50.0)
+>>> model.check_invariants()
+>>> sorted(model.capacity_scheduler.queues)
+['dev', 'prod', 'root']
+"""
+
+from __future__ import annotations
+
+import math
+from bisect import bisect_right
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Callable
+
+import mesa
+import numpy as np
+from mesa.time import Priority
+
+from .metrics import StepIntegral
+from .model import ClusterModel
+from .placement import first_fit
+from .workload import QUEUED, Job, Task
+
+if TYPE_CHECKING:
+    from .model import ClusterModel
+
+ORDERS = ("fifo", "priority")
+
+
+@dataclass(frozen=True)
+class QueueSpec:
+    """One queue of the tree, as a lab declares it.
+
+    ``share``: guaranteed share of the parent's guaranteed capacity; ``max_share``: elastic limit as
+    a share of the parent's maximum (1 = may borrow everything idle, ``share`` = no borrowing);
+    ``parent``: None for a child of the root; ``order``: ``"fifo"`` (arrival), ``"priority"``
+    (highest ``job.priority`` first, then arrival) or ``key(job)`` (smallest first, then arrival).
+    """
+
+    name: str
+    share: float = 1.0
+    max_share: float = 1.0
+    parent: str | None = None
+    order: str | Callable = "fifo"
+
+    def __post_init__(self) -> None:
+        if not self.name or self.name == "root":
+            raise ValueError(f"QueueSpec.name={self.name!r} is not allowed: a non-empty name other than 'root'")
+        for field, value in (("share", self.share), ("max_share", self.max_share)):
+            if not (isinstance(value, (int, float)) and 0.0 <= value <= 1.0):
+                raise ValueError(f"QueueSpec {self.name!r}: {field}={value!r} is out of range: allowed 0 <= {field} <= 1")
+        if self.max_share < self.share:
+            raise ValueError(f"QueueSpec {self.name!r}: max_share={self.max_share!r} is below share={self.share!r}: "
+                             "the elastic limit cannot be below the guarantee")
+        if not (callable(self.order) or self.order in ORDERS):
+            raise ValueError(f"QueueSpec {self.name!r}: order={self.order!r} is not allowed: choose "
+                             f"{' or '.join(map(repr, ORDERS))}, or give a key(job) function")
+
+
+class Queue:
+    """A queue of the tree at run time: capacities (absolute resource vectors) and pending jobs."""
+
+    def __init__(self, name: str, parent: "Queue | None", order, n_resources: int):
+        self.name, self.parent = name, parent
+        self.children: list[Queue] = []
+        self.guaranteed = np.zeros(n_resources, dtype=float)
+        self.maximum = np.zeros(n_resources, dtype=float)
+        self.excess = np.zeros(n_resources, dtype=float)  # usage above a lowered maximum, shrinking
+        if order == "fifo":
+            self.key = lambda job: (job.arrival, job.id)
+        elif order == "priority":
+            self.key = lambda job: (-job.priority, job.arrival, job.id)
+        else:
+            self.key = lambda job, k=order: (k(job), job.arrival, job.id)
+        self.jobs: list[Job] = []  # jobs with pending tasks, in the queue's order
+        self.keys: list = []  # their ordering keys (for insertion)
+        self.needs = np.zeros((0, n_resources))  # each job's next gang's total demand, row by row
+        self.usage = StepIntegral()  # CPU held over time
+
+    def add(self, job: Job, need: np.ndarray) -> None:
+        """A job with newly pending tasks joins the queue at its place in the order."""
+        key = self.key(job)
+        i = bisect_right(self.keys, key)
+        self.jobs.insert(i, job)
+        self.keys.insert(i, key)
+        self.needs = np.insert(self.needs, i, need, axis=0)
+
+    def drop(self, job: Job) -> None:
+        i = self.jobs.index(job)
+        del self.jobs[i], self.keys[i]
+        self.needs = np.delete(self.needs, i, axis=0)
+
+    @property
+    def leaf(self) -> bool:
+        return not self.children
+
+    def path(self) -> list["Queue"]:
+        """This queue and its ancestors, up to the root."""
+        node, out = self, []
+        while node is not None:
+            out.append(node)
+            node = node.parent
+        return out
+
+    def __repr__(self) -> str:
+        return f"Queue({self.name!r}, guaranteed {self.guaranteed.tolist()}, maximum {self.maximum.tolist()})"
+
+
+class CapacityScheduler(mesa.Agent):
+    """The central scheduler of the YARN family (see the module docstring).
+
+    ``policy(free, demand, rng) -> machine`` places each task of a gang on the true free resources;
+    ``elastic=False`` pins every queue to its guarantee; ``preemption=True`` lets a queue below its
+    guarantee take back borrowed resources at once.
+    """
+
+    def __init__(self, model: "ClusterModel", specs: list[QueueSpec], policy: Callable, *,
+                 elastic: bool = True, preemption: bool = False):
+        super().__init__(model)
+        self.csv = model.csv
+        self.policy = policy
+        self.elastic = elastic
+        self.preemption = preemption
+        self.index = 0
+        n_res = self.csv.ledger.capacity.shape[1]
+        self.total = self.csv.ledger.capacity.sum(axis=0).astype(float)
+        names = [s.name for s in specs]
+        if len(set(names)) != len(names):
+            raise ValueError(f"queue names must be unique, got {names}")
+        if not specs:
+            raise ValueError("a CapacityScheduler needs at least one QueueSpec")
+        self._nothing = np.zeros(n_res, dtype=np.int64)
+        self.root = Queue("root", None, "fifo", n_res)
+        self.queues: dict[str, Queue] = {"root": self.root}
+        self._specs = {s.name: s for s in specs}
+        pending = list(specs)
+        while pending:  # parents before children, whatever the order given
+            placed = [s for s in pending if s.parent is None or s.parent in self.queues]
+            if not placed:
+                raise ValueError(f"queues {[s.name for s in pending]} name parents that do not exist "
+                                 f"(or form a cycle); known queues: {sorted(self.queues)}")
+            for s in placed:
+                parent = self.root if s.parent is None else self.queues[s.parent]
+                if parent is not self.root and parent.jobs:
+                    raise ValueError(f"queue {parent.name!r} holds jobs: it cannot have children")
+                q = Queue(s.name, parent, s.order, n_res)
+                parent.children.append(q)
+                self.queues[s.name] = q
+            pending = [s for s in pending if s not in placed]
+        for q in self.queues.values():
+            if q.children and sum(self._specs[c.name].share for c in q.children) > 1.0 + 1e-9:
+                shares = {c.name: self._specs[c.name].share for c in q.children}
+                raise ValueError(f"the children of {q.name!r} are guaranteed more than all of it: shares {shares}")
+        self.root.guaranteed, self.root.maximum = self.total.copy(), self.total.copy()
+        self._resolve(self.root)
+        self.leaves = [q for q in self.queues.values() if q.leaf and q is not self.root]
+        self._pending: dict[int, list[Task]] = {}  # job id -> its released tasks not yet started
+        self._waiting = 0
+        self._pass_scheduled = False
+        self._pass_call = model.callback(self._pass)
+        self.admissions: list[tuple[float, int, int, int]] = []  # (time, job, tasks, gang size expected)
+        self.preempted = 0
+        self.csv.release_listeners.append(self._on_release)
+
+    # ---- capacities --------------------------------------------------------------------------
+    def _resolve(self, node: Queue) -> None:
+        """Children's capacities from their shares of ``node``'s (absolute ones stay as set)."""
+        for child in node.children:
+            spec = self._specs[child.name]
+            child.guaranteed = spec.share * node.guaranteed
+            child.maximum = (spec.max_share if self.elastic else spec.share) * node.maximum
+            self._resolve(child)
+
+    def set_capacity(self, name: str, guaranteed, maximum=None) -> None:
+        """Set queue ``name``'s guaranteed capacity (absolute resources, one number per resource)
+        and its elastic maximum (default: the guarantee, no borrowing), from now on. A queue using
+        more than its new maximum keeps what runs (no preemption) but admits nothing until under."""
+        q = self._queue(name)
+        g = self._vector(guaranteed, "guaranteed")
+        m = g.copy() if maximum is None else self._vector(maximum, "maximum")
+        if (m < g).any():
+            raise ValueError(f"queue {name!r}: maximum {m.tolist()} is below guaranteed {g.tolist()}")
+        q.guaranteed, q.maximum = g, (m if self.elastic else g.copy())
+        self._resolve(q)
+        for node in q.path():
+            node.excess = np.maximum(node.excess, self.used(node) - node.maximum).clip(min=0)
+        self._request_pass()
+
+    def follow(self, name: str, times, guaranteed, maximum=None) -> None:
+        """Schedule :meth:`set_capacity` of ``name`` at each of ``times`` (e.g. a reservation's
+        skyline, one change per minute)."""
+        guaranteed = list(guaranteed)
+        maximum = [None] * len(guaranteed) if maximum is None else list(maximum)
+        if not len(times) == len(guaranteed) == len(maximum):
+            raise ValueError(f"follow({name!r}): {len(times)} times, {len(guaranteed)} guaranteed and "
+                             f"{len(maximum)} maximum values: give one of each per time")
+        self._queue(name)
+        for t, g, m in zip(times, guaranteed, maximum):
+            self.model.schedule(lambda g=g, m=m: self.set_capacity(name, g, m), at=float(t))
+
+    def _vector(self, value, what: str) -> np.ndarray:
+        v = np.broadcast_to(np.asarray(value, dtype=float), self.total.shape).copy()
+        if not np.isfinite(v).all() or (v < 0).any():
+            raise ValueError(f"{what}={np.asarray(value).tolist()} is not allowed: finite amounts >= 0 per resource")
+        return v
+
+    def _queue(self, name: str) -> Queue:
+        if name not in self.queues or name == "root":
+            raise ValueError(f"queue {name!r} does not exist; the queues are {sorted(set(self.queues) - {'root'})}")
+        return self.queues[name]
+
+    def used(self, node: Queue) -> np.ndarray:
+        """What ``node`` (a leaf, or a parent summing its leaves) holds now, from the ledger."""
+        if node.leaf:
+            used = self.csv.ledger.queue_used.get(node.name)
+            return self._nothing if used is None else used
+        return sum((self.used(c) for c in node.children), self._nothing)
+
+    def _ratio(self, node: Queue) -> float:
+        """How served a queue is: its dominant share of its guarantee (YARN sorts by used/capacity)."""
+        best = 0.0  # plain floats: two numbers per queue, compared at every admission
+        for u, g in zip(self.used(node).tolist(), node.guaranteed.tolist()):
+            best = max(best, u / g if g > 0 else (math.inf if u > 0 else 0.0))
+        return best
+
+    # ---- jobs arriving, tasks released -----------------------------------------------------------
+    def route(self, job: Job) -> Queue:
+        """The leaf queue a job goes to: ``job.queue``; a job that names none goes round robin over
+        the leaf queues (by job id), and its queue is recorded on it."""
+        if job.queue is None:
+            job.queue = self.leaves[job.id % len(self.leaves)].name
+        q = self.queues.get(job.queue)
+        if q is None or not q.leaf or q is self.root:
+            raise ValueError(f"job {job.id} names queue {job.queue!r}, which is not a leaf queue; "
+                             f"the leaf queues are {sorted(q.name for q in self.leaves)}")
+        return q
+
+    def enqueue(self, tasks: list[Task]) -> None:
+        """A job manager releases tasks (a stage): they wait in the job's queue for admission."""
+        if not tasks:
+            return
+        now = self.model.time
+        job = tasks[0].job
+        for t in tasks:
+            t.state, t.released = QUEUED, now
+        queue = self.route(job)
+        pending = self._pending.setdefault(job.id, [])
+        new = not pending
+        pending.extend(tasks)
+        if new:
+            queue.add(job, self._need(job))
+        else:
+            queue.needs[queue.jobs.index(job)] = self._need(job)
+        self._waiting += len(tasks)
+        self.model.queue_changed(len(tasks))
+        self._request_pass()
+
+    def waiting(self) -> int:
+        return self._waiting
+
+    def unblock(self) -> None:
+        """Resources came back (the central state's wake-up): look for work that fits now."""
+        self._request_pass()
+
+    def _on_release(self, task: Task, t: float) -> None:
+        q = self.queues[task.job.queue]
+        q.usage.set(t, float(self.used(q)[0]))
+
+    def _request_pass(self) -> None:
+        # one pass per instant, after everything else that happens then (arrivals, releases, changes)
+        if not self._pass_scheduled:
+            self._pass_scheduled = True
+            self.model.schedule(self._pass_call, after=0.0, priority=Priority.LOW)
+
+    # ---- admission ---------------------------------------------------------------------------------
+    def _pass(self) -> None:
+        self._pass_scheduled = False
+        while self._admit_one():
+            pass
+        if self.preemption:
+            while self._preempt_one():
+                while self._admit_one():
+                    pass
+        for q in self.queues.values():  # a lowered maximum's excess shrinks as work finishes
+            q.excess = np.minimum(q.excess, (self.used(q) - q.maximum).clip(min=0))
+        if self._waiting:
+            self.csv.wait_for_release(self)
+
+    def _limits(self) -> dict:
+        """Each queue's limit now: its maximum; but while some queue waits for work within its own
+        guarantee, no queue borrows (each is held to its guarantee), so idle capacity is lent and
+        reclaimed as borrowed tasks finish (or at once, with preemption)."""
+        if self._starved():
+            return {q.name: np.minimum(q.maximum, q.guaranteed) for q in self.queues.values()}
+        return {q.name: q.maximum for q in self.queues.values()}
+
+    def _starved(self) -> set[str]:
+        """Leaf queues with a waiting gang that fits within their guarantee (work they are owed)."""
+        return {q.name for q in self.leaves
+                if q.jobs and ((self.used(q) + q.needs) <= q.guaranteed + 1e-9).all(axis=1).any()}
+
+    def _order(self, node: Queue):
+        """Leaves in the order they are served: the least served child first, at every level."""
+        children = [c for c in node.children if self._has_work(c)]
+        children.sort(key=lambda c: (self._ratio(c), c.name))
+        for c in children:
+            if c.leaf:
+                yield c
+            else:
+                yield from self._order(c)
+
+    def _has_work(self, node: Queue) -> bool:
+        return bool(node.jobs) if node.leaf else any(self._has_work(c) for c in node.children)
+
+    def _gang(self, job: Job) -> list[Task]:
+        pending = self._pending[job.id]
+        return pending[: min(job.gang, len(pending))]
+
+    def _need(self, job: Job) -> np.ndarray:
+        """The total demand of the job's next gang."""
+        return _total_demand(self._gang(job))
+
+    def _candidates(self, q: Queue, limits: dict, free: np.ndarray) -> np.ndarray:
+        """Indices of ``q``'s jobs whose next gang fits the queue's room (at every level of the
+        tree) and the cluster's free total, in the queue's order."""
+        room = limits[q.name] - self.used(q)
+        for n in q.path()[1:]:
+            room = np.minimum(room, limits[n.name] - self.used(n))
+        fits = (q.needs <= room + 1e-9) & (q.needs <= free.sum(axis=0))
+        return np.flatnonzero(fits.all(axis=1))
+
+    def _admit_one(self) -> bool:
+        """Admit the first gang that fits, serving queues in order; True if one was admitted."""
+        limits = self._limits()
+        free = self.csv.ledger.truly_free
+        for q in list(self._order(self.root)):
+            for i in self._candidates(q, limits, free):
+                job = q.jobs[i]
+                gang = self._gang(job)
+                machines = self._place(gang, free)
+                if machines is None:
+                    continue  # room in total, but fragmented over machines: try the next job
+                self._start(q, job, gang, machines)
+                return True
+        return False
+
+    def _place(self, gang: list[Task], free: np.ndarray, policy=None, rng=None) -> list[int] | None:
+        """A machine for every task of the gang on the true free resources, or None. A gang the
+        policy cannot place (say, random choices that fragment) is tried again first fit, so "the
+        machines have room" means one thing to the scheduler and to its invariant."""
+        for pol in ((policy or self.policy), first_fit):
+            scratch = free.copy()
+            out = []
+            for task in gang:
+                m = pol(scratch, task.demand, self.model.rng if rng is None else rng)
+                if m < 0:
+                    break
+                scratch[m] -= task.demand
+                out.append(m)
+            else:
+                return out
+            if len(gang) == 1 or pol is first_fit:
+                return None  # one task fits nowhere: first fit cannot do better
+        return None
+
+    def _start(self, q: Queue, job: Job, gang: list[Task], machines: list[int]) -> None:
+        manager = self.model.job_managers[job.id]
+        pending = self._pending[job.id]
+        for task, m in zip(gang, machines):
+            task.attempts += 1
+            if not self.csv.commit(task, m, watched=manager.watched(task), queue=q.name):
+                raise AssertionError(f"task {task.id} did not fit machine {m} on the true state")
+        self.admissions.append((self.model.time, job.id, len(gang), min(job.gang, len(pending))))
+        del pending[: len(gang)]
+        self._waiting -= len(gang)
+        self.model.queue_changed(-len(gang))
+        if not pending:
+            q.drop(job)
+            del self._pending[job.id]
+        else:
+            q.needs[q.jobs.index(job)] = self._need(job)
+        q.usage.set(self.model.time, float(self.used(q)[0]))
+
+    def _preempt_one(self) -> bool:
+        """Take back one borrowed task (the youngest of the queue furthest above its guarantee) for a
+        starved queue; True if one was taken."""
+        if not self._starved():
+            return False
+        over = [q for q in self.leaves if (self.used(q) > q.guaranteed + 1e-9).any()]
+        if not over:
+            return False
+        victim_queue = max(over, key=lambda q: (self._ratio(q), q.name))
+        running = [h.owner for h in self.csv.ledger.holds() if h.queue == victim_queue.name and h.visible]
+        if not running:
+            return False
+        task = max(running, key=lambda t: (t.start, t.id))
+        self.csv.evict(task)
+        task.note = f"preempted at {self.model.time:g} for a queue below its guarantee"
+        self.preempted += 1
+        job = task.job
+        pending = self._pending.setdefault(job.id, [])
+        new = not pending
+        pending.insert(0, task)
+        if new:
+            victim_queue.add(job, self._need(job))
+        else:
+            victim_queue.needs[victim_queue.jobs.index(job)] = self._need(job)
+        self._waiting += 1
+        self.model.queue_changed(1)
+        return True
+
+    # ---- invariants --------------------------------------------------------------------------------
+    def check(self) -> None:
+        """No queue over its limit (maximum, plus what it held above a lowered maximum), every
+        pending task queued, gangs whole, and no job waiting while its queue and the machines have
+        room for its gang."""
+        for q in self.queues.values():
+            used = self.used(q)
+            if (used > q.maximum + q.excess + 1e-9).any():
+                raise AssertionError(f"queue {q.name!r} holds {used.tolist()}, over its maximum "
+                                     f"{q.maximum.tolist()} (+ {q.excess.tolist()} held from before a change)")
+        n = 0
+        for job_id, tasks in self._pending.items():
+            n += len(tasks)
+            bad = [t.id for t in tasks if t.state != QUEUED]
+            if bad:
+                raise AssertionError(f"job {job_id}'s pending tasks {bad} are not queued")
+        if n != self._waiting:
+            raise AssertionError(f"{n} tasks pending in queues, the scheduler counts {self._waiting}")
+        for t, job_id, got, want in self.admissions:
+            if got != want:
+                raise AssertionError(f"job {job_id} was admitted {got} tasks at {t}, its gang is {want}")
+        for q in self.leaves:
+            for job, need in zip(q.jobs, q.needs):
+                if not np.array_equal(need, self._need(job)):
+                    raise AssertionError(f"queue {q.name!r} has job {job.id}'s next gang as {need.tolist()}, "
+                                         f"it is {self._need(job).tolist()}")
+        if not self._pass_scheduled:
+            limits = self._limits()
+            free = self.csv.ledger.truly_free
+            for q in self.leaves:
+                for i in self._candidates(q, limits, free):
+                    gang = self._gang(q.jobs[i])
+                    if self._place(gang, free, policy=first_fit, rng=np.random.default_rng(0)) is not None:
+                        raise AssertionError(f"job {q.jobs[i].id} waits in queue {q.name!r} although its queue and "
+                                             f"the machines have room for its gang of {len(gang)}")
+
+
+def _total_demand(tasks: list[Task]) -> np.ndarray:
+    total = np.zeros(len(tasks[0].demand), dtype=float)
+    for t in tasks:
+        total += t.demand
+    return total
+
+
+class CapacityClusterModel(ClusterModel):
+    """The YARN family: one central :class:`CapacityScheduler` over a tree of queues, on the same
+    ledger and event loop as the shared-state family (``config.schedulers``, ``update_delay`` and
+    ``think_time`` do not apply: the central scheduler sees the true state and decides at once).
+
+    ``queues`` declares the tree (default: one queue with the whole cluster); ``elastic`` and
+    ``preemption`` as for :class:`CapacityScheduler`. Jobs go to the queue named by ``job.queue``.
+    """
+
+    def __init__(self, config, queues: list[QueueSpec] | None = None, *, elastic: bool = True,
+                 preemption: bool = False, **kwargs):
+        self._queue_specs = list(queues) if queues else [QueueSpec("default")]
+        self._elastic, self._preemption = elastic, preemption
+        super().__init__(config, **kwargs)
+
+    def make_schedulers(self, policy: Callable) -> list:
+        self.capacity_scheduler = CapacityScheduler(self, self._queue_specs, policy, elastic=self._elastic,
+                                                    preemption=self._preemption)
+        return [self.capacity_scheduler]
+
+    def route(self, job: Job):
+        return self.capacity_scheduler
+
+    def check_invariants(self) -> None:
+        super().check_invariants()
+        self.capacity_scheduler.check()
