@@ -65,18 +65,22 @@ def random_stage_graph(
     """
     if not isinstance(rng, np.random.Generator):
         raise ValueError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
+    for name, value, low in (("stages", stages, 1), ("spools", spools, 0), ("max_vertices", max_vertices, 1)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+            raise ValueError(f"{name}={value!r} must be an integer >= {low}")
     if stages < 1:
-        raise ValueError(f"stages={stages} must be >= 1")
+        raise ValueError(f"stages={stages} must be an integer >= 1")
     if spools < 0 or spools > max(stages - 2, 0):
         raise ValueError(f"spools={spools} is out of range: allowed 0 <= spools <= {max(stages - 2, 0)} (stages - 2)")
     if max_vertices < 1:
-        raise ValueError(f"max_vertices={max_vertices} must be >= 1")
-    if not 0 < decay <= 1:
-        raise ValueError(f"decay={decay} is out of range: allowed 0 < decay <= 1")
+        raise ValueError(f"max_vertices={max_vertices} must be an integer >= 1")
+    if isinstance(decay, bool) or not isinstance(decay, (int, float, np.integer, np.floating)) or not 0 < decay <= 1:
+        raise ValueError(f"decay={decay!r} is out of range: allowed 0 < decay <= 1")
     if inputs is None:
         inputs = max(1, min(stages - 1, int(round(stages / 4)))) if stages > 1 else 1
-    if not 1 <= inputs <= stages:
-        raise ValueError(f"inputs={inputs} is out of range: allowed 1 <= inputs <= {stages}")
+    if isinstance(inputs, bool) or not isinstance(inputs, (int, np.integer)) or not 1 <= inputs <= stages:
+        raise ValueError(f"inputs={inputs!r} is out of range: allowed an integer 1 <= inputs <= {stages}")
+    stages, spools, max_vertices, inputs = int(stages), int(spools), int(max_vertices), int(inputs)
     names = [f"S{i + 1}" for i in range(stages)]
     n_outputs = max(1, int(round(stages / 5)))
     # Designated spools are drawn among the stages that can still have consumers.

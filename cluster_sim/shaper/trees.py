@@ -48,13 +48,16 @@ class Tree:
     """One inverted tree: ``root`` is an output stage; ``children[s]`` are the producers kept under ``s``.
 
     ``order`` lists the tree's stages children-before-parents (root last), so the max-cut is a
-    single pass over it. ``vertices`` holds the vertex count of every stage in the tree.
+    single pass over it. ``vertices`` holds the vertex count of every stage in the tree. ``graph``
+    is the stage graph the tree came from (set by :func:`trees_from_edges`): with it, a completion
+    state is checked against the whole job (every producer, also across dropped edges).
     """
 
     root: str
     children: Mapping[str, tuple[str, ...]]
     vertices: Mapping[str, int]
     order: tuple[str, ...] = field(repr=False)
+    graph: StageGraph | None = field(default=None, repr=False, compare=False)
 
     @property
     def stages(self) -> tuple[str, ...]:
@@ -106,6 +109,8 @@ def trees_from_edges(graph: StageGraph, kept_edges: Iterable[tuple[str, str]]) -
 
     Roots come in the graph's stage order. A stage with several kept consumers is a shared child.
     """
+    if not isinstance(graph, StageGraph):
+        raise ValueError(f"graph must be a StageGraph, got {type(graph).__name__}")
     kept = set(kept_edges)
     unknown = kept - set(graph.edges)
     if unknown:
@@ -120,6 +125,7 @@ def trees_from_edges(graph: StageGraph, kept_edges: Iterable[tuple[str, str]]) -
     for s in children:
         children[s].sort(key=pos.__getitem__)
     topo = graph.topological_order  # producers first: a valid children-before-parents order
+    V = graph.vertices
     trees = []
     for root in graph.stages:
         if root in has_consumer:
@@ -136,8 +142,9 @@ def trees_from_edges(graph: StageGraph, kept_edges: Iterable[tuple[str, str]]) -
             Tree(
                 root=root,
                 children={s: tuple(children[s]) for s in order},
-                vertices={s: graph.vertices[s] for s in order},
+                vertices={s: V[s] for s in order},
                 order=order,
+                graph=graph,
             )
         )
     return trees

@@ -190,16 +190,27 @@ def test_treeify_invariants(graph, seed):
 @settings(max_examples=100, deadline=None)
 @given(dags(max_stages=14), st.integers(0, 2**32 - 1))
 def test_incremental_peak_equals_recomputing(graph, seed):
+    from cluster_sim.shaper.peak import tree_width
+
     rng = np.random.default_rng(seed)
     trees = treeify(graph, rng)
     inc = IncrementalPeak(trees)
     assert inc.peak == remaining_peak(trees, {})
-    completed = {s: 0 for s in graph.stages}
     V = graph.vertices
+    # any sequence of updates (the data structure does not judge the state): the bare recursion
+    completed = {s: 0 for s in graph.stages}
     for _ in range(30):
         s = graph.stages[int(rng.integers(len(graph)))]
         completed[s] = int(rng.integers(0, V[s] + 1))
-        assert inc.complete(s, completed[s]) == remaining_peak(trees, completed)
+        rem = {x: V[x] - completed[x] for x in V}
+        done = {x: completed[x] >= V[x] for x in V}
+        assert inc.complete(s, completed[s]) == sum(tree_width(t, rem, done) for t in trees)
+    # states stage barriers can reach: Algorithm 1 from scratch, with its input checks
+    for _ in range(5):
+        state, _running = consistent_state(graph, rng)
+        for s in graph.stages:
+            inc.complete(s, state.get(s, 0))
+        assert inc.peak == remaining_peak(trees, state)
 
 
 def test_running_vertices_count_as_remaining_only_in_the_default_reading():
