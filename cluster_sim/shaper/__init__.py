@@ -18,7 +18,7 @@ Pure layer (no Mesa): ``graph``, ``trees``, ``peak``, ``shaper``, ``execution``,
 130
 """
 
-from .examples import FIGURE5_COMPLETED, FIGURE5_RUNNING, FIGURE5_TOKENS, figure5_job, random_stage_graph
+from .examples import FIGURE5_COMPLETED, FIGURE5_RUNNING, FIGURE5_SEED, FIGURE5_TOKENS, figure5_job, random_stage_graph
 from .execution import MODES, JobExecution, JobRun, draw_durations, replay, replayed_peak
 from .graph import StageGraph
 from .peak import IncrementalPeak, exact_peak, remaining_peak, tree_widths
@@ -26,7 +26,7 @@ from .shaper import ResourceShaper
 from .trees import Tree, canonical_forest, dropped_edges, trees_from_edges, treeify
 
 __all__ = [
-    "FIGURE5_COMPLETED", "FIGURE5_RUNNING", "FIGURE5_TOKENS", "IncrementalPeak", "JobExecution", "JobRun",
+    "FIGURE5_COMPLETED", "FIGURE5_RUNNING", "FIGURE5_SEED", "FIGURE5_TOKENS", "IncrementalPeak", "JobExecution", "JobRun",
     "MODES", "ResourceShaper", "StageGraph", "Tree", "canonical_forest", "draw_durations",
     "dropped_edges", "exact_peak", "figure5_job", "random_stage_graph", "remaining_peak", "replay",
     "replayed_peak", "tree_widths", "trees_from_edges", "treeify",

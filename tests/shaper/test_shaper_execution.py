@@ -157,7 +157,7 @@ def test_job_execution_errors():
         JobExecution(g, d, 10, "cost_aware")
     bad = dict(d)
     bad["S4"] = bad["S4"][:3]
-    with pytest.raises(ValueError, match=r"durations\['S4'\] must hold 25 vertex durations, got 3"):
+    with pytest.raises(ValueError, match=r"durations\['S4'\] must hold 35 vertex durations, got 3"):
         JobExecution(g, bad, 10)
 
 
