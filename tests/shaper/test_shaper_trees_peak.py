@@ -240,3 +240,32 @@ def test_running_vertices_count_as_remaining_only_in_the_default_reading():
 @pytest.mark.parametrize("tokens, released", [(200, 70), (131, 1), (130, 0), (100, 0), (0, 0)])
 def test_the_shaper_only_ever_releases(tokens, released):
     assert ResourceShaper().tokens_to_release(figure5_job(), tokens, FIGURE5_COMPLETED) == released
+
+
+# ---- counting each spool once (our variant) --------------------------------------------------------
+@settings(max_examples=200, deadline=None)
+@given(dags(max_stages=9), st.integers(0, 2**32 - 1))
+def test_spool_once_stays_between_the_exact_bound_and_the_papers(graph, seed):
+    rng = np.random.default_rng(seed)
+    completed, _ = consistent_state(graph, rng)
+    paper = treeify(graph, np.random.default_rng(seed))
+    once = treeify(graph, np.random.default_rng(seed), spool_once=True)
+    # the paper's drops are kept (the extra drops use no randomness); each spool keeps <= 1 consumer
+    assert set(dropped_edges(graph, np.random.default_rng(seed))) <= set(
+        dropped_edges(graph, np.random.default_rng(seed), spool_once=True))
+    kept = [e for t in once for e in t.edges]
+    assert len({u for u, _ in kept}) == len(kept)
+    assert sorted(s for t in once for s in t.stages) == sorted(graph.stages)  # a partition
+    remaining = {s: v - completed.get(s, 0) for s, v in graph.vertices.items()}
+    exact = brute_max_antichain(graph, remaining)
+    assert exact <= remaining_peak(once, completed) <= remaining_peak(paper, completed)
+
+
+def test_spool_once_tightens_the_shared_spool():
+    g = StageGraph({"s": 10, "a": 3, "b": 4}, [("s", "a"), ("s", "b")])
+    assert remaining_peak(treeify(g, np.random.default_rng(0)), {}) == 20  # s counted under a and b
+    once = treeify(g, np.random.default_rng(0), spool_once=True)
+    assert dropped_edges(g, np.random.default_rng(0), spool_once=True) == [("s", "b")]
+    # s under a only: max(3, 10) + b's 4 = 14, between the exact 10 (s alone) and the paper's 20
+    assert remaining_peak(once, {}) == 14 and exact_peak(g, g.vertices) == 10
+    assert ResourceShaper(spool_once=True).tokens_to_release(g, 30, {}) == 16
