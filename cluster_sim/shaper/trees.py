@@ -186,3 +186,25 @@ def canonical_forest(trees: Iterable[Tree]) -> tuple:
         if not isinstance(t, Tree):
             raise ValueError(f"trees must contain Tree objects, got {type(t).__name__}")
     return tuple(sorted(t.canonical() for t in trees))
+
+
+def times_counted(trees: Iterable[Tree]) -> dict[str, int]:
+    """How many times Algorithm 2 visits each stage: once per path from a root down to it.
+
+    1 for every stage when no spool is shared; a spool kept under ``k`` consumers counts ``k`` times
+    (more if those consumers are shared too). Its remaining vertices enter the bound that often.
+
+    >>> import numpy as np
+    >>> g = StageGraph({"s": 10, "a": 3, "b": 4, "c": 1}, [("s", "a"), ("s", "b"), ("s", "c")])
+    >>> times_counted(treeify(g, np.random.default_rng(0)))["s"]
+    3
+    """
+    counts: dict[str, int] = {}
+    for t in trees:
+        paths = {t.root: 1}
+        for s in reversed(t.order):  # parents before children
+            for c in t.children[s]:
+                paths[c] = paths.get(c, 0) + paths.get(s, 0)
+        for s, n in paths.items():
+            counts[s] = counts.get(s, 0) + n
+    return counts
