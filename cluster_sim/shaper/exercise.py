@@ -267,3 +267,66 @@ def check_remaining_peak(student: Callable, cases: Sequence | None = None, *, hi
     if cases and cases[0][0] == figure5_job() and cases[0][2] == FIGURE5_COMPLETED:
         note = f" (case 0, Fig. 5: {' + '.join(map(str, first))} = {sum(first)})"
     return f"remaining_peak: all {len(cases)} cases agree with the reference{note}"
+
+
+# ---- the readings of Algorithm 2, side by side ----------------------------------------------------
+def _peak_variant(trees: Sequence[Tree], completed: dict, running: dict | None = None, *, children: str = "sum",
+                  completed_rule: bool = True) -> int:
+    """Algorithm 1 with a reading changed: ``children="max"``, the completed line dropped, or
+    ``running`` subtracted (the "not started" reading). Validates the state like the library."""
+    tree_widths(trees, completed, running=running, count="not_started" if running else "not_completed")
+    total = 0
+    for t in trees:
+        value: dict[str, int] = {}
+        for s in t.order:
+            v, c = t.vertices[s], completed.get(s, 0)
+            if completed_rule and c >= v:
+                value[s] = 0
+                continue
+            kids = [value[x] for x in t.children[s]]
+            agg = (sum(kids) if children == "sum" else max(kids)) if kids else 0
+            value[s] = max(v - c - (running or {}).get(s, 0), agg)
+        total += value[t.root]
+    return int(total)
+
+
+def readings(graph: StageGraph, completed: dict, running: dict, seed: int = FIGURE5_SEED):
+    """The remaining peak at one execution point under each reading of §4 (a pandas DataFrame):
+    Algorithm 2 as the lab reads it, the max of the children instead of their sum, remaining =
+    not started, without the "completed" line, every other tie-break of the random drops, and the
+    exact heaviest antichain; with each reading's difference from the lab's."""
+    import itertools
+
+    import pandas as pd
+
+    from .peak import exact_peak
+    from .trees import trees_from_edges
+
+    trees = treeify(graph, np.random.default_rng(seed))
+    ours = remaining_peak(trees, completed)
+    rows = [("Algorithm 2 as we read it: sum of children, not-completed vertices", ours),
+            ("max of the children instead of their sum", _peak_variant(trees, completed, children="max")),
+            ("remaining = not started (running vertices not counted)", _peak_variant(trees, completed, running)),
+            ("without the 'completed -> Empty' line", _peak_variant(trees, completed, completed_rule=False))]
+    # the other tie-breaks: every combination of the tied consumers' drops, as the rule allows
+    tied = []
+    for spool in graph.spools:
+        consumers = list(graph.consumers(spool))
+        top = max(graph.in_degree(c) for c in consumers)
+        options = [c for c in consumers if graph.in_degree(c) == top]
+        if top > 1 and len(options) > 1 and len(consumers) == 2:
+            tied.append((spool, options))
+    base = set(dropped_edges(graph, np.random.default_rng(seed)))
+    mine = {(s, c) for s, c in base if any(s == t for t, _ in tied)}
+    for picks in itertools.product(*[opts for _, opts in tied]):
+        drop = (base - mine) | {(s, c) for (s, _), c in zip(tied, picks)}
+        if drop == base:
+            continue
+        forest = trees_from_edges(graph, [e for e in graph.edges if e not in drop])
+        label = ", ".join(f"{s} drops {c}" for (s, _), c in zip(tied, picks))
+        rows.append((f"another tie-break: {label}", remaining_peak(forest, completed)))
+    remaining = {s: v - completed.get(s, 0) for s, v in graph.vertices.items()}
+    rows.append(("exact heaviest antichain (the best a DAG-only bound can do)", exact_peak(graph, remaining)))
+    df = pd.DataFrame(rows, columns=["reading", "remaining peak"]).set_index("reading")
+    df["vs ours"] = df["remaining peak"] - ours
+    return df

@@ -222,7 +222,7 @@ def bound_slack(df: pd.DataFrame) -> pd.Series:
         "slack a DAG-only bound cannot avoid": float(np.mean(e["exact"] - e["actual"])),
         "most times a shared stage is counted": int(max(df.attrs.get("counted", {}).values(), default=1)),
     }
-    return pd.Series(out, dtype=object)
+    return pd.Series({k: round(v, 1) if isinstance(v, float) else v for k, v in out.items()}, dtype=object)
 
 
 # ---- a snapshot of the job at an execution point --------------------------------------------------

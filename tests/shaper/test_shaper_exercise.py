@@ -202,3 +202,16 @@ def test_fig5_discriminates_the_readings():
     assert remaining_peak(by_index, FIGURE5_COMPLETED) == 100
     # every case list starts with Fig. 5 at its execution point
     assert peak_cases()[0][2] == FIGURE5_COMPLETED and peak_cases()[0][1] == FIGURE5_SEED
+
+
+def test_the_readings_table_computes_every_reading_at_fig5():
+    from cluster_sim.shaper.exercise import readings
+
+    r = readings(figure5_job(), FIGURE5_COMPLETED, FIGURE5_RUNNING)["remaining peak"]
+    assert r.iloc[0] == 130
+    assert r["max of the children instead of their sum"] == 110
+    assert r["remaining = not started (running vertices not counted)"] == 115
+    assert r["without the 'completed -> Empty' line"] == 130
+    ties = r.filter(like="another tie-break")
+    assert len(ties) == 3 and sorted(ties) == [100, 100, 130]
+    assert r.filter(like="exact").iloc[0] == 80

@@ -130,7 +130,10 @@ def summary_like(values: dict) -> pd.DataFrame:
 
 def test_paper_comparison_verdicts_are_computed_from_the_numbers():
     same = paper_comparison(summary_like({}))
-    assert (same.loc[[i for i in same.index if "Fig. 6" not in i], "verdict"] == "within the paper's range").all()
+    assert (same.loc[[i for i in same.index if "Fig. 6" not in i], "verdict"]
+            == "the paper's, cluster by cluster (within 5 %)").all()
+    shuffled = paper_comparison(summary_like({"shaper_savings_over": PAPER_CLUSTERS["shaper_savings_over"].to_numpy()[::-1]}))
+    assert shuffled.loc["shaper's savings (Fig. 7)", "verdict"] == "within the paper's range"
     assert same.loc["jobs saving >= 1 % (Fig. 6)", "verdict"] == "within 5 points of the paper's"
     big = paper_comparison(summary_like({"shaper_savings_over": PAPER_CLUSTERS["shaper_savings_over"] * 5}))
     assert big.loc["shaper's savings (Fig. 7)", "verdict"] == "above the paper's: 5.0x, cluster by cluster"
@@ -153,7 +156,7 @@ def test_bound_slack_splits_the_gap_into_its_three_causes():
     sl = bound_slack(df)
     e = df.dropna(subset=["exact"])
     parts = sl["slack from shared spools"] + sl["slack from cross-tree waits"] + sl["slack a DAG-only bound cannot avoid"]
-    assert parts == pytest.approx(np.mean(e["tree"] - e["actual"]))
+    assert parts == pytest.approx(np.mean(e["tree"] - e["actual"]), abs=0.2)  # each part rounded to 0.1
     assert (df["tree"] >= df["tree_once"]).all() and (df["tree_once"] >= df["actual"]).all()
     assert (e["tree_once"] >= e["exact"]).all()
     assert sl["natural peak (tokens)"] == make_job(cfg).natural_peak
