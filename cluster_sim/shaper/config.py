@@ -52,7 +52,7 @@ def _job_vertices(seed: int, stages: int, spools: int, max_vertices: int, decay:
 class ShaperConfig(Config):
     """One random SCOPE-like job (and a synthetic fleet) run with and without resource shaping."""
 
-    stages: int = param(14, lo=2, hi=60, doc="stages in the random job")
+    stages: int = param(14, lo=2, hi=60, slider=(2, 40), doc="stages in the random job")
     spools: int = param(3, lo=0, hi=30, doc="stages allowed to feed several consumers (spools)")
     max_vertices: int = param(80, lo=1, hi=2000, step=1, slider=(1, 400), doc="vertices of the widest (first) stages")
     decay: float = param(0.8, lo=0.3, hi=1.0, step=0.05, doc="vertex count shrink per stage level (taper)")

@@ -42,6 +42,9 @@ def plot_cluster(result: ClusterResult):
 
 
 # ---- figures --------------------------------------------------------------------------------------
+#: plans up to this many stages get curved arrows; bigger ones straight lines (a panel redraws in time)
+ARROWS_UP_TO = 24
+NODE_SIZE = 260
 TREE_COLOURS = ("#d62728", "#2ca02c", "#e6b800", "#1f77b4", "#9467bd", "#8c564b", "#e377c2", "#17becf")
 
 
@@ -90,28 +93,31 @@ def draw_stage_graph(ax, graph: StageGraph, trees=None, dropped=(), completed=No
     V = graph.vertices
     drop = set(dropped)
     kept = [e for e in graph.edges if e not in drop]
-    # slightly curved: in a layered layout a long edge would otherwise run straight through nodes
-    nx.draw_networkx_edges(g, pos, edgelist=kept, ax=ax, arrows=True, arrowsize=10, edge_color="#555",
-                           node_size=700, connectionstyle="arc3,rad=0.08")
+    # Small plans: slightly curved arrows (a long edge would otherwise run straight through nodes;
+    # dropped edges curve more, so they never hide behind a kept one). Big plans: straight lines in
+    # one collection (data flows downwards anyway): an arrow patch per edge takes seconds to draw.
+    arrows = len(graph) <= ARROWS_UP_TO
+    nx.draw_networkx_edges(g, pos, edgelist=kept, ax=ax, arrows=arrows, arrowsize=10, edge_color="#555",
+                           node_size=NODE_SIZE, **({"connectionstyle": "arc3,rad=0.08"} if arrows else {}))
     if drop:
-        # curved more, so a dropped edge never hides behind a kept one on the same line
-        nx.draw_networkx_edges(g, pos, edgelist=list(drop), ax=ax, arrows=True, arrowsize=10, style="dashed",
-                               edge_color="#999", node_size=700, connectionstyle="arc3,rad=0.25")
+        nx.draw_networkx_edges(g, pos, edgelist=list(drop), ax=ax, arrows=arrows, arrowsize=10, style="dashed",
+                               edge_color="#999", node_size=NODE_SIZE, **({"connectionstyle": "arc3,rad=0.25"} if arrows else {}))
     done = [s for s in g.nodes if completed.get(s, 0) >= V[s]]
     nodes = list(g.nodes)
     for subset, alpha in (([s for s in nodes if s not in done], 0.95), (done, 0.35)):
         if subset:  # completed stages fade out
-            nx.draw_networkx_nodes(g, pos, nodelist=subset, ax=ax, node_size=700, alpha=alpha,
+            nx.draw_networkx_nodes(g, pos, nodelist=subset, ax=ax, node_size=NODE_SIZE, alpha=alpha,
                                    node_color=[colour.get(s, "#ddd") for s in subset], edgecolors="k")
-    nx.draw_networkx_labels(g, pos, labels={s: s for s in g.nodes}, ax=ax, font_size=7, font_weight="bold")
+    # one text per stage (name and counts), in a white box above the edges: text layout is what a
+    # redraw of a big plan spends its time on
     for s, (x, y) in pos.items():
-        text = f"[{completed.get(s, 0)}/{running.get(s, 0)}/{V[s]}]" if (completed or running) else f"[{V[s]}]"
-        ax.annotate(text, (x, y), xytext=(0, -15), textcoords="offset points", ha="center", va="top", fontsize=7,
-                    zorder=5, bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none", "alpha": 0.9})
+        counts = f"[{completed.get(s, 0)}/{running.get(s, 0)}/{V[s]}]" if (completed or running) else f"[{V[s]}]"
+        ax.text(x, y - 0.17, f"{s} {counts}", ha="center", va="top", fontsize=7, zorder=5,
+                bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none", "alpha": 0.9})
     xs = [p[0] for p in pos.values()]
     ys = [p[1] for p in pos.values()]
     ax.set_xlim(min(xs) - 0.6, max(xs) + 0.6)
-    ax.set_ylim(min(ys) - 0.6, max(ys) + 0.35)
+    ax.set_ylim(min(ys) - 0.55, max(ys) + 0.2)
     ax.set_axis_off()
 
 
@@ -120,7 +126,8 @@ def plot_snapshot(snap: Snapshot):
     depth = _layers(snap.graph)
     layers = max(depth.values()) + 1
     widest = max(list(depth.values()).count(d) for d in range(layers))
-    fig, ax = new_figure(1, 1, size=(max(7.0, min(14.0, 1.3 * widest + 3)), max(3.6, min(12.0, 0.75 * layers + 1.2))))
+    # capped: a bigger canvas costs a panel redraw more than it shows
+    fig, ax = new_figure(1, 1, size=(max(7.0, min(11.0, 1.1 * widest + 3)), max(3.6, min(8.0, 0.6 * layers + 1.2))))
     draw_stage_graph(ax, snap.graph, snap.trees, snap.dropped, snap.completed, snap.running)
     parts = " + ".join(f"{w}" for w in snap.widths)
     ax.set_title(f"t = {snap.time:.0f} s: tree widths {parts} = remaining peak {snap.peak}; "
