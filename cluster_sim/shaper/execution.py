@@ -15,6 +15,9 @@ Shaping modes (``MODES``):
 * ``"off"``: the user's tokens are held for the whole job (today's SCOPE);
 * ``"conservative"``: the paper's greedy shaper: at every completion, release tokens above the
   tree max-cut remaining peak (never asks for more);
+* ``"spool_once"``: the same bound with each spool counted once (our variant, see
+  :mod:`cluster_sim.shaper.trees`): still never below the job's future peak, so still no latency
+  penalty, and never above the paper's bound;
 * ``"not_started"``: the same with the other reading of "remaining" (running vertices not counted);
   it cannot take back tokens from running vertices, so it stops at the tokens in use;
 * ``"cost_aware"``: release tokens above the peak of a replay of the remaining plan with the
@@ -50,7 +53,7 @@ from .graph import StageGraph
 from .peak import IncrementalPeak
 from .trees import treeify
 
-MODES = ("off", "conservative", "not_started", "cost_aware", "aggressive")
+MODES = ("off", "conservative", "spool_once", "not_started", "cost_aware", "aggressive")
 
 
 def draw_durations(
@@ -214,8 +217,8 @@ class JobExecution:
         self.requests = 0
         self.record_estimates = record_estimates
         self.estimate_trace: list[tuple[float, int]] = []
-        self._peak = IncrementalPeak(treeify(graph, np.random.default_rng(seed))) if mode in (
-            "conservative", "not_started", "aggressive") else None
+        self._peak = IncrementalPeak(treeify(graph, np.random.default_rng(seed), spool_once=mode == "spool_once")) \
+            if mode in ("conservative", "spool_once", "not_started", "aggressive") else None
         self.allocation: StepIntegral | None = None
         self.usage: StepIntegral | None = None
 
@@ -278,14 +281,14 @@ class JobExecution:
     # ---- the shaper ----------------------------------------------------------------------------
     def _update_peak(self, stage: str) -> None:
         v, c, r = self._V[stage], self.completed[stage], self.running[stage]
-        if self.mode in ("conservative", "aggressive"):
+        if self.mode in ("conservative", "spool_once", "aggressive"):
             self._peak.set_remaining(stage, v - c, c >= v)
         else:
             self._peak.set_remaining(stage, v - c - r, c >= v)
 
     def remaining_peak_now(self, now: float) -> int:
         """The current mode's estimate of the rest of the job's peak."""
-        if self.mode in ("conservative", "not_started"):
+        if self.mode in ("conservative", "spool_once", "not_started"):
             return self._peak.peak
         if self.mode == "cost_aware":
             since = {s: list(d.values()) for s, d in self._running_since.items()}

@@ -15,6 +15,10 @@ Example
 Traceback (most recent call last):
 ...
 ValueError: edge ('a', 'b') names unknown stage 'b'; the stages are: a
+>>> g.check_state({"join": 5})
+Traceback (most recent call last):
+...
+ValueError: completed['join']=5, but its producer 'spool' has completed only 0 of its 10 vertices: under stage barriers a stage starts only once every producer has completed (allowed: completed['join'] = 0 until 'spool' completes)
 """
 
 from __future__ import annotations
@@ -47,6 +51,11 @@ class StageGraph:
             verts[stage] = int(count)
         self._vertices = verts
         pos = {s: i for i, s in enumerate(verts)}
+        if edges is None or isinstance(edges, (str, bytes, Mapping)) or not isinstance(edges, Iterable):
+            raise ValueError(
+                f"edges must be a list of (producer, consumer) tuples, got {edges!r}; "
+                "a job without edges takes edges=[]"
+            )
         seen: set[tuple[str, str]] = set()
         edge_list: list[tuple[str, str]] = []
         for e in edges:
@@ -147,6 +156,20 @@ class StageGraph:
         """Validate a stage -> count map against this graph (missing stages count as 0)."""
         return _check_counts(self._vertices, completed, name)
 
+    def check_state(
+        self, completed: Mapping[str, int] | None, running: Mapping[str, int] | None = None
+    ) -> tuple[dict[str, int], dict[str, int]]:
+        """Validate a completion state: counts in range, and reachable under stage barriers.
+
+        A stage may have completed or running vertices only once every producer has completed all
+        of its vertices; a ``ValueError`` names the stage and the producer otherwise. Returns the
+        completed and running counts with every stage present.
+        """
+        done = _check_counts(self._vertices, completed, "completed")
+        run = _check_counts(self._vertices, running, "running")
+        _check_barriers(self._vertices, self._producers, done, run)
+        return done, run
+
     def _known(self, stage: str) -> str:
         if stage not in self._vertices:
             raise ValueError(f"unknown stage {stage!r}; the stages are: {', '.join(self._vertices)}")
@@ -165,6 +188,28 @@ class StageGraph:
 
     def __repr__(self) -> str:
         return f"StageGraph(vertices={self._vertices!r}, edges={list(self._edges)!r})"
+
+
+def _check_barriers(
+    vertices: Mapping[str, int],
+    producers: Mapping[str, Iterable[str]],
+    done: Mapping[str, int],
+    run: Mapping[str, int],
+) -> None:
+    """Refuse a state stage barriers cannot reach (a stage under way before a producer completed)."""
+    for s, v in vertices.items():
+        if done[s] + run[s] > v:
+            raise ValueError(f"stage {s!r}: completed ({done[s]}) + running ({run[s]}) exceeds its {v} vertices")
+        if done[s] == 0 and run[s] == 0:
+            continue
+        for p in producers.get(s, ()):
+            if done[p] < vertices[p]:
+                what = f"completed[{s!r}]={done[s]}" if done[s] else f"running[{s!r}]={run[s]}"
+                raise ValueError(
+                    f"{what}, but its producer {p!r} has completed only {done[p]} of its {vertices[p]} vertices: "
+                    "under stage barriers a stage starts only once every producer has completed "
+                    f"(allowed: {what.split('=')[0]} = 0 until {p!r} completes)"
+                )
 
 
 def _check_counts(vertices: Mapping[str, int], counts: Mapping[str, int] | None, name: str) -> dict[str, int]:

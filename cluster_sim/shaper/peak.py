@@ -32,7 +32,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from .graph import StageGraph, _check_counts
+from .graph import StageGraph, _check_barriers, _check_counts
 from .trees import Tree
 
 COUNTS = ("not_completed", "not_started")
@@ -56,23 +56,40 @@ def _all_vertices(trees: Sequence[Tree]) -> dict[str, int]:
     return out
 
 
+def _job_of(trees: Sequence[Tree]) -> tuple[dict[str, int], dict[str, tuple[str, ...]]]:
+    """Every stage's vertex count and producers, from the trees' graph when they carry one (all
+    trees from :func:`treeify` do), else from the trees themselves (kept edges only)."""
+    graphs = {id(t.graph): t.graph for t in trees if t.graph is not None}
+    if len(graphs) == 1 and all(t.graph is not None for t in trees):
+        g = next(iter(graphs.values()))
+        return g.vertices, {s: g.producers(s) for s in g.stages}
+    vertices = _all_vertices(trees)
+    producers: dict[str, set[str]] = {s: set() for s in vertices}
+    for t in trees:
+        for s in t.order:
+            producers[s].update(t.children[s])
+    return vertices, {s: tuple(p) for s, p in producers.items()}
+
+
 def remaining_counts(
     vertices: Mapping[str, int],
     completed: Mapping[str, int] | None,
     running: Mapping[str, int] | None = None,
     count: str = "not_completed",
+    producers: Mapping[str, Sequence[str]] | None = None,
 ) -> tuple[dict[str, int], dict[str, bool]]:
-    """Per stage: the vertices that count as remaining, and whether the stage is completed (W[s] >= V[s])."""
+    """Per stage: the vertices that count as remaining, and whether the stage is completed (W[s] >= V[s]).
+
+    With ``producers`` (stage -> its producer stages), a state stage barriers cannot reach (a stage
+    with completed or running vertices while a producer has not completed) is refused, naming both.
+    """
     if count not in COUNTS:
         raise ValueError(f"count={count!r} is not allowed: choose one of {', '.join(COUNTS)}")
     done_v = _check_counts(vertices, completed, "completed")
     run_v = _check_counts(vertices, running, "running")
+    _check_barriers(vertices, producers or {}, done_v, run_v)
     rem, done = {}, {}
     for s, v in vertices.items():
-        if done_v[s] + run_v[s] > v:
-            raise ValueError(
-                f"stage {s!r}: completed ({done_v[s]}) + running ({run_v[s]}) exceeds its {v} vertices"
-            )
         done[s] = done_v[s] >= v
         rem[s] = v - done_v[s] - (run_v[s] if count == "not_started" else 0)
     return rem, done
@@ -96,9 +113,14 @@ def tree_widths(
     running: Mapping[str, int] | None = None,
     count: str = "not_completed",
 ) -> list[int]:
-    """The remaining width (max-cut) of each tree, in the order of ``trees``."""
+    """The remaining width (max-cut) of each tree, in the order of ``trees``.
+
+    The completion state is validated first: counts within each stage's vertices, stages the trees
+    know, and a state stage barriers can reach (``ValueError`` naming the stage otherwise).
+    """
     trees = _check_trees(trees)
-    rem, done = remaining_counts(_all_vertices(trees), completed, running, count)
+    vertices, producers = _job_of(trees)
+    rem, done = remaining_counts(vertices, completed, running, count, producers)
     return [tree_width(t, rem, done) for t in trees]
 
 
@@ -218,14 +240,36 @@ def exact_peak(graph: StageGraph, remaining: Mapping[str, int]) -> int:
     This is the tightest bound that uses only the DAG (no durations). Solved as a small integer
     program with HiGHS: pick stages, no two of which are ordered by a path in the DAG.
 
+    ``remaining[s]`` is the number of stage ``s``'s vertices still to run, between 0 and its vertex
+    count; a stage left out counts as 0 (done). A state stage barriers cannot reach (a stage with
+    some vertices done while a producer still has vertices to run) is refused, naming both.
+
     >>> g = StageGraph({"a": 3, "b": 4, "c": 5}, [("a", "c")])
     >>> exact_peak(g, {"a": 3, "b": 4, "c": 5})
     9
+    >>> exact_peak(g, {"a": 1, "b": 4, "c": 2})
+    Traceback (most recent call last):
+    ...
+    ValueError: remaining['c']=2 says 3 of the 5 vertices of stage 'c' are done, but its producer 'a' still has 1 to run: under stage barriers 'c' starts only once 'a' has completed
     """
     import networkx as nx
     from scipy.optimize import Bounds, LinearConstraint, milp
 
-    stages = [s for s in graph.stages if remaining.get(s, 0) > 0]
+    if not isinstance(graph, StageGraph):
+        raise ValueError(f"graph must be a StageGraph, got {type(graph).__name__}")
+    V = graph.vertices
+    rem = _check_counts(V, remaining, "remaining")
+    for s in graph.stages:
+        if rem[s] < V[s]:
+            for p in graph.producers(s):
+                if rem[p] > 0:
+                    left_out = "" if s in remaining else f" (stage {s!r} is left out of remaining, so it counts as done)"
+                    raise ValueError(
+                        f"remaining[{s!r}]={rem[s]} says {V[s] - rem[s]} of the {V[s]} vertices of stage {s!r} are done"
+                        f"{left_out}, but its producer {p!r} still has {rem[p]} to run: under stage barriers {s!r} "
+                        f"starts only once {p!r} has completed"
+                    )
+    stages = [s for s in graph.stages if rem[s] > 0]
     if not stages:
         return 0
     idx = {s: i for i, s in enumerate(stages)}
@@ -235,7 +279,7 @@ def exact_peak(graph: StageGraph, remaining: Mapping[str, int]) -> int:
         for v in nx.descendants(g, u):
             if v in idx:
                 rows.append((idx[u], idx[v]))
-    w = np.array([remaining[s] for s in stages], dtype=float)
+    w = np.array([rem[s] for s in stages], dtype=float)
     cons = []
     if rows:
         a = np.zeros((len(rows), len(stages)))

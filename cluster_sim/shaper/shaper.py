@@ -33,22 +33,29 @@ class ResourceShaper:
         Which vertices count as remaining (see :mod:`cluster_sim.shaper.peak`).
     seed : int
         Seeds the tie-breaks of tree-ification when given a graph (the trees are cached per graph).
+    spool_once : bool
+        Count each spool once (our variant, :mod:`cluster_sim.shaper.trees`): never above the
+        paper's bound, never below what can really run at once.
     """
 
-    def __init__(self, count: str = "not_completed", seed: int = 0):
+    def __init__(self, count: str = "not_completed", seed: int = 0, spool_once: bool = False):
         if count not in COUNTS:
             raise ValueError(f"count={count!r} is not allowed: choose one of {', '.join(COUNTS)}")
         if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
             raise ValueError(f"seed={seed!r} must be an integer >= 0")
+        if not isinstance(spool_once, bool):
+            raise ValueError(f"spool_once={spool_once!r} must be True or False")
         self.count = count
         self.seed = int(seed)
+        self.spool_once = spool_once
         self._cache: tuple[StageGraph, list[Tree]] | None = None
 
     def trees(self, graph_or_trees: StageGraph | Sequence[Tree]) -> list[Tree]:
         """The trees for a graph (tree-ified once and cached), or the trees passed in."""
         if isinstance(graph_or_trees, StageGraph):
             if self._cache is None or self._cache[0] is not graph_or_trees:
-                self._cache = (graph_or_trees, treeify(graph_or_trees, np.random.default_rng(self.seed)))
+                self._cache = (graph_or_trees, treeify(graph_or_trees, np.random.default_rng(self.seed),
+                                                       spool_once=self.spool_once))
             return self._cache[1]
         if isinstance(graph_or_trees, (list, tuple)) and all(isinstance(t, Tree) for t in graph_or_trees):
             return list(graph_or_trees)
@@ -76,4 +83,4 @@ class ResourceShaper:
         return int(max(0, current_tokens - peak))
 
     def __repr__(self) -> str:
-        return f"ResourceShaper(count={self.count!r}, seed={self.seed})"
+        return f"ResourceShaper(count={self.count!r}, seed={self.seed}, spool_once={self.spool_once})"

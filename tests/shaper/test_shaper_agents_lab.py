@@ -18,7 +18,7 @@ from cluster_sim.shaper.lab import (
 )
 
 
-def plans_for(seed, modes=("off", "conservative", "aggressive", "cost_aware", "not_started")):
+def plans_for(seed, modes=("off", "conservative", "spool_once", "aggressive", "cost_aware", "not_started")):
     g = random_stage_graph(np.random.default_rng(seed), stages=10, spools=2, max_vertices=25, decay=0.9)
     d, m = draw_durations(g, np.random.default_rng(seed))
     return [JobPlan(g, d, tokens=40, mode=mode, arrival=3.0 * k, request_delay=4.0, estimates=m)

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from cluster_sim.shaper import (
     FIGURE5_COMPLETED,
     FIGURE5_RUNNING,
+    FIGURE5_SEED,
     FIGURE5_TOKENS,
     IncrementalPeak,
     ResourceShaper,
@@ -38,16 +39,30 @@ def test_figure5_shape_matches_the_text():
 
 
 @pytest.mark.parametrize("seed", range(16))
-def test_figure5_widths_30_50_50_whatever_the_tie_breaks(seed):
+def test_figure5_widths_follow_the_tie_breaks(seed):
+    """30 + 50 + 50 = 130 when S6 keeps S7 (S4 and S6 then add up under S7); 30 + 50 + 20 = 100 when S6 keeps
+    S11 (S6's 30 remaining vertices hide under S11's 50). S2's pick does not change the widths here."""
     g = figure5_job()
     drops = dropped_edges(g, np.random.default_rng(seed))
     assert ("S8", "S11") in drops and ("S8", "S10") not in drops
     assert len(drops) == 3
     trees = treeify(g, np.random.default_rng(seed))
     assert [t.root for t in trees] == ["S10", "S11", "S12"]
+    s6_keeps_s7 = ("S6", "S11") in drops
+    expected = [30, 50, 50] if s6_keeps_s7 else [30, 50, 20]
+    assert tree_widths(trees, FIGURE5_COMPLETED) == expected
+    assert ResourceShaper(seed=seed).tokens_to_release(g, FIGURE5_TOKENS, FIGURE5_COMPLETED) == 200 - sum(expected)
+
+
+def test_figure5_at_the_papers_seed():
+    g = figure5_job()
+    trees = treeify(g, np.random.default_rng(FIGURE5_SEED))
     assert tree_widths(trees, FIGURE5_COMPLETED) == [30, 50, 50]
     assert remaining_peak(trees, FIGURE5_COMPLETED) == 130
-    assert ResourceShaper(seed=seed).tokens_to_release(g, FIGURE5_TOKENS, FIGURE5_COMPLETED) == 70
+    assert ResourceShaper(seed=FIGURE5_SEED).tokens_to_release(g, FIGURE5_TOKENS, FIGURE5_COMPLETED) == 70
+    # the execution point is one stage barriers can reach, and the job holds what is running
+    g.check_state(FIGURE5_COMPLETED, FIGURE5_RUNNING)
+    assert sum(FIGURE5_RUNNING.values()) <= 130
 
 
 def test_figure5_tie_breaks_really_are_random():
@@ -59,9 +74,10 @@ def test_figure5_tie_breaks_really_are_random():
 def test_figure5_not_started_variant_and_the_exact_bound():
     g = figure5_job()
     trees = treeify(g, np.random.default_rng(0))
-    assert remaining_peak(trees, FIGURE5_COMPLETED, running=FIGURE5_RUNNING, count="not_started") == 130
+    assert remaining_peak(trees, FIGURE5_COMPLETED, running=FIGURE5_RUNNING, count="not_started") == 115
     remaining = {s: v - FIGURE5_COMPLETED.get(s, 0) for s, v in g.vertices.items()}
-    assert exact_peak(g, remaining) == 105  # S7 + S10 + S11: the tree bound is 25 tokens loose here
+    # S4 + S6 + S8: the trees forget that S11 waits for S8 (another tree), so the bound is 50 tokens loose
+    assert exact_peak(g, remaining) == 80
 
 
 # ---- the rule's edge cases ----------------------------------------------------------------------
@@ -106,8 +122,8 @@ def test_treeify_rejects_a_seed_instead_of_a_generator():
 
 def test_remaining_peak_errors_name_the_offending_item():
     trees = treeify(figure5_job(), np.random.default_rng(0))
-    with pytest.raises(ValueError, match=r"completed\['S7'\]=51 exceeds the stage's 50 vertices"):
-        remaining_peak(trees, {"S7": 51})
+    with pytest.raises(ValueError, match=r"completed\['S7'\]=21 exceeds the stage's 20 vertices"):
+        remaining_peak(trees, {"S7": 21})
     with pytest.raises(ValueError, match="completed names unknown stage 'S99'"):
         remaining_peak(trees, {"S99": 1})
     with pytest.raises(ValueError, match=r"completed\['S1'\]=-2 is negative"):
@@ -190,16 +206,27 @@ def test_treeify_invariants(graph, seed):
 @settings(max_examples=100, deadline=None)
 @given(dags(max_stages=14), st.integers(0, 2**32 - 1))
 def test_incremental_peak_equals_recomputing(graph, seed):
+    from cluster_sim.shaper.peak import tree_width
+
     rng = np.random.default_rng(seed)
     trees = treeify(graph, rng)
     inc = IncrementalPeak(trees)
     assert inc.peak == remaining_peak(trees, {})
-    completed = {s: 0 for s in graph.stages}
     V = graph.vertices
+    # any sequence of updates (the data structure does not judge the state): the bare recursion
+    completed = {s: 0 for s in graph.stages}
     for _ in range(30):
         s = graph.stages[int(rng.integers(len(graph)))]
         completed[s] = int(rng.integers(0, V[s] + 1))
-        assert inc.complete(s, completed[s]) == remaining_peak(trees, completed)
+        rem = {x: V[x] - completed[x] for x in V}
+        done = {x: completed[x] >= V[x] for x in V}
+        assert inc.complete(s, completed[s]) == sum(tree_width(t, rem, done) for t in trees)
+    # states stage barriers can reach: Algorithm 1 from scratch, with its input checks
+    for _ in range(5):
+        state, _running = consistent_state(graph, rng)
+        for s in graph.stages:
+            inc.complete(s, state.get(s, 0))
+        assert inc.peak == remaining_peak(trees, state)
 
 
 def test_running_vertices_count_as_remaining_only_in_the_default_reading():
@@ -213,3 +240,32 @@ def test_running_vertices_count_as_remaining_only_in_the_default_reading():
 @pytest.mark.parametrize("tokens, released", [(200, 70), (131, 1), (130, 0), (100, 0), (0, 0)])
 def test_the_shaper_only_ever_releases(tokens, released):
     assert ResourceShaper().tokens_to_release(figure5_job(), tokens, FIGURE5_COMPLETED) == released
+
+
+# ---- counting each spool once (our variant) --------------------------------------------------------
+@settings(max_examples=200, deadline=None)
+@given(dags(max_stages=9), st.integers(0, 2**32 - 1))
+def test_spool_once_stays_between_the_exact_bound_and_the_papers(graph, seed):
+    rng = np.random.default_rng(seed)
+    completed, _ = consistent_state(graph, rng)
+    paper = treeify(graph, np.random.default_rng(seed))
+    once = treeify(graph, np.random.default_rng(seed), spool_once=True)
+    # the paper's drops are kept (the extra drops use no randomness); each spool keeps <= 1 consumer
+    assert set(dropped_edges(graph, np.random.default_rng(seed))) <= set(
+        dropped_edges(graph, np.random.default_rng(seed), spool_once=True))
+    kept = [e for t in once for e in t.edges]
+    assert len({u for u, _ in kept}) == len(kept)
+    assert sorted(s for t in once for s in t.stages) == sorted(graph.stages)  # a partition
+    remaining = {s: v - completed.get(s, 0) for s, v in graph.vertices.items()}
+    exact = brute_max_antichain(graph, remaining)
+    assert exact <= remaining_peak(once, completed) <= remaining_peak(paper, completed)
+
+
+def test_spool_once_tightens_the_shared_spool():
+    g = StageGraph({"s": 10, "a": 3, "b": 4}, [("s", "a"), ("s", "b")])
+    assert remaining_peak(treeify(g, np.random.default_rng(0)), {}) == 20  # s counted under a and b
+    once = treeify(g, np.random.default_rng(0), spool_once=True)
+    assert dropped_edges(g, np.random.default_rng(0), spool_once=True) == [("s", "b")]
+    # s under a only: max(3, 10) + b's 4 = 14, between the exact 10 (s alone) and the paper's 20
+    assert remaining_peak(once, {}) == 14 and exact_peak(g, g.vertices) == 10
+    assert ResourceShaper(spool_once=True).tokens_to_release(g, 30, {}) == 16
