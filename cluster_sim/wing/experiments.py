@@ -402,17 +402,20 @@ def lake_slice(result: WingDepsResult, max_jobs: int = 6) -> LakeSlice:
 
 # ---- Algorithm 1, iteration by iteration ----------------------------------------------------------
 def doubling_example() -> tuple[pd.DataFrame, pd.Series]:
-    """A chain of nine jobs (a0 <- a1 <- ... <- a8, diameter 8) with a diamond hanging off a3, and job-local values.
+    """A chain of nine jobs (a0 <- a1 <- ... <- a8, diameter 8) with a shortcut and a diamond, and job-local values.
 
-    Algorithm 1 needs floor(log2 8) + 1 = 4 iterations; the diamond (d reads b and c, both read a3)
-    is a pair joined by two paths of the same length, which set semantics would count once.
+    Algorithm 1 needs floor(log2 8) + 1 = 4 iterations. a2 also reads a0 directly, so a2 reaches
+    a0 by one hop (weight 1/2) and by two (1/2 x 1): two rows of equal weight, which set semantics
+    merge into one. The diamond (d reads b and c, both read a3) joins a pair by two paths of the
+    same length. a0 is the only job without an upstream dependency, so it collects all the value.
 
     >>> deps, k = doubling_example()
-    >>> diameter(deps), expected_iterations(diameter(deps))
-    (8, 4)
+    >>> diameter(deps), expected_iterations(diameter(deps)), float(k.sum())
+    (8, 4, 13.0)
     """
     chain = [f"a{i}" for i in range(9)]
-    rows = [(chain[i + 1], chain[i]) for i in range(8)] + [("b", "a3"), ("c", "a3"), ("d", "b"), ("d", "c")]
+    rows = [(chain[i + 1], chain[i]) for i in range(8)] + [("a2", "a0"), ("b", "a3"), ("c", "a3"), ("d", "b"),
+                                                          ("d", "c")]
     deps = pd.DataFrame(rows, columns=["job", "depOn"])
     k = pd.Series(0.0, index=chain + ["b", "c", "d"])
     k["a8"], k["d"], k["a0"] = 8.0, 4.0, 1.0
@@ -429,8 +432,10 @@ def doubling_trace(deps: pd.DataFrame, k: pd.Series | None = None, *, omega: flo
         k = check_values(k, deps)
     rows = []
     for i, short, ftr, labels in doubling(deps, omega=omega, jobs=jobs):
+        n = max(len(labels), 1)
+        found = np.unique(np.concatenate([short.job * n + short.dep, ftr.job * n + ftr.dep]))
         row = {"iteration": i, "paths up to (hops)": 2 ** i, "frontier pairs": len(ftr),
-               "short pairs": len(short), "pairs found": len(short) + len(ftr)}
+               "short pairs": len(short), "pairs found": len(found)}
         if k is not None:
             kk = k.reindex(labels).to_numpy()
             j = np.concatenate([short.job, ftr.job])
@@ -441,7 +446,7 @@ def doubling_trace(deps: pd.DataFrame, k: pd.Series | None = None, *, omega: flo
     out = pd.DataFrame(rows)
     if k is not None and len(out):
         out["share of value found"] = out["value found"] / out["value found"].iloc[-1]
-    # the pairs found grow to their union; the frontier of the last iteration is empty (the stop)
+    # a pair may sit in both tables (paths of two lengths); the last iteration's frontier is empty: the stop
     out.attrs["diameter"] = diameter(deps)
     out.attrs["expected"] = expected_iterations(out.attrs["diameter"])
     return out
@@ -545,8 +550,33 @@ def t2_by_threshold(result: WingDepsResult, thresholds=(0.0, 20.0, 50.0, 80.0)) 
             for tr in thresholds}
 
 
+def t2_by_window(result: WingDepsResult) -> pd.DataFrame:
+    """T2's errors split by how many runs of the upstream template a downstream job reads at once.
+
+    A downstream template reading a rolling window of several upstream runs (a daily job reading
+    24 hourly partitions, a weekly one reading 7 daily ones) reads each run at a different time
+    after it was submitted, yet T2 forecasts one median per pair of templates: its errors are as
+    large as the window. Computed from the log alone (the dependencies), no generator truth needed.
+    """
+    J = result.jobs.set_index("job")["template"]
+    d = result.deps[["job", "depOn"]].assign(Jd=lambda x: J.reindex(x["job"]).to_numpy(),
+                                             Ju=lambda x: J.reindex(x["depOn"]).to_numpy())
+    window = d.groupby(["Jd", "Ju", "job"]).size().groupby(level=[0, 1]).median().rename("window")
+    e = result.t2.assign(Ju=J.reindex(result.t2["ju"]).to_numpy())
+    e = e.join(window, on=["Jd", "Ju"])
+    e["reads"] = np.where(e["window"] > 1, "several upstream runs", "one upstream run")
+    sq = e["error"] ** 2
+    rows = []
+    for label, g in e.groupby("reads"):
+        rows.append({"downstream job reads": label, "predictions": len(g), "share of predictions": len(g) / max(len(e), 1),
+                     "median absolute error (min)": float(np.median(np.abs(g["error"])) / 60.0),
+                     "RMSE (h)": float(np.sqrt(np.mean(g["error"] ** 2)) / 3600.0),
+                     "share of squared error": float(sq[g.index].sum() / sq.sum()) if sq.sum() > 0 else np.nan})
+    return pd.DataFrame(rows)
+
+
 __all__ = [
     "Ablation", "LakeSlice", "PAPER_INTRO", "PAPER_ITERATIONS", "RULE_VARIANTS", "WingDepsResult", "analyse",
     "bottom_heaviness_by_size", "doubling_example", "doubling_trace", "lake_slice", "paper_comparison",
-    "rule_ablation", "run", "run_seeds", "self_join_example", "t2_by_threshold", "verdict_of",
+    "rule_ablation", "run", "run_seeds", "self_join_example", "t2_by_threshold", "t2_by_window", "verdict_of",
 ]
