@@ -536,10 +536,10 @@ def paper_comparison(results: list[WingDepsResult]) -> pd.DataFrame:
 
 
 def verdict_of(comparison: pd.DataFrame, quantity: str) -> str:
-    """The verdict of one row of :func:`paper_comparison` (a KeyError naming the row if absent)."""
+    """The verdict of one row of :func:`paper_comparison` (a ValueError naming the row if absent)."""
     row = comparison[comparison["quantity"] == quantity]
     if len(row) != 1:
-        raise KeyError(f"no row {quantity!r} in the comparison; rows are {list(comparison['quantity'])}")
+        raise ValueError(f"no row {quantity!r} in the comparison; rows are {list(comparison['quantity'])}")
     return str(row["verdict"].iloc[0])
 
 
