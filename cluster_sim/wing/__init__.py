@@ -67,7 +67,7 @@ from .multihop import (
     multi_hop,
     owl_weights,
 )
-from .predict import best_threshold, relative_error_cdf, t1_curve, t2_errors, t2_summary, train
+from .predict import best_threshold, predict, relative_error_cdf, t1_curve, t2_errors, t2_summary, train
 from .provenance import (
     DAY,
     DEFAULT_WINDOW,
@@ -99,6 +99,6 @@ __all__ = [
     "check_owl_weights", "check_prov", "classify", "classify_templates", "closed_form_value", "components", "depths",
     "diameter", "doubling", "expected_iterations", "extend_reach", "figure5_example", "generate_lake",
     "heuristic_agreement", "hidden_value", "job_local_value", "multi_hop", "observations", "owl_value",
-    "owl_value_with", "owl_weights", "random_dag", "read_matches", "relative_error_cdf", "single_hop", "t1_curve",
+    "owl_value_with", "owl_weights", "predict", "random_dag", "read_matches", "relative_error_cdf", "single_hop", "t1_curve",
     "t2_errors", "t2_summary", "table1", "train", "valid_jobs", "value_decay", "value_exploration",
 ]

@@ -44,7 +44,7 @@ class WingDepsConfig(Config):
     # the lake (the fields of LakeConfig a lab varies; the others keep LakeConfig's defaults)
     days: int = param(21, lo=14, hi=63, widget=False,
                       doc="days of history (at least two weeks: the predictor trains on one week and tests on the next)")
-    jobs_per_day: int = param(200, lo=20, hi=50_000, step=10, slider=(20, 400),
+    jobs_per_day: int = param(200, lo=20, hi=50_000, step=10, slider=(20, 300),
                               doc="jobs submitted per day (the paper's cluster: about 40k)")
     orgs: int = param(6, lo=1, hi=200, widget=False, doc="organisations, each with its own queues (the paper: 150+)")
     users_per_org: int = param(4, lo=1, hi=100, widget=False, doc="users in each organisation")
@@ -65,7 +65,7 @@ class WingDepsConfig(Config):
     # Wing's pipeline
     window_days: float = param(30.0, lo=0.25, hi=90.0, step=0.25, slider=(0.25, 30.0),
                                doc="T: the single-hop time window, a write at most T days before the read (the paper: 30)")
-    omega_days: float = param(7.0, lo=0.25, hi=62.0, step=0.25, slider=(0.25, 14.0),
+    omega_days: float = param(7.0, lo=0.25, hi=62.0, step=0.25, slider=(0.25, 10.0),
                               doc="ω: the multi-hop window, downstream jobs submitted at most ω days after a job ends (the paper: 7)")
     tr: float = param(20.0, lo=0.0, hi=100.0, step=5.0,
                       doc="T1's threshold in %: predict a downstream job if at least tr% of the upstream template's jobs had one (the paper: 20)")

@@ -30,7 +30,7 @@ from .characterise import PAPER, PAPER_NOTES, classify_templates, components, he
 from .config import WingDepsConfig
 from .lake import Lake, generate_lake
 from .multihop import check_deps, depths, diameter, doubling, expected_iterations, show
-from .predict import PAPER_T1, PAPER_T2, best_threshold, t1_curve, t2_errors, t2_summary
+from .predict import PAPER_T1, PAPER_T2, best_threshold, predict, t2_errors, t2_summary
 from .provenance import DAY, DEFAULT_WINDOW, job_local_value, read_matches, single_hop
 from .value import check_values, valid_jobs, value_exploration
 
@@ -224,10 +224,9 @@ def analyse(
     horizon = _check_number("horizon", horizon, -np.inf)
     k = job_local_value(prov, ids)
     templates = classify_templates(jobs, deps)
-    recurring = templates.index[templates["recurring"]]
-    curve = t1_curve(jobs, deps, train_week, recurring=recurring)
+    # the predictor knows the log up to the end of its test week only (it classifies templates on that)
+    curve, t2 = predict(jobs, deps, train_week, tr)
     best = best_threshold(curve) if (curve["product"] > 0).any() else float("nan")
-    t2 = t2_errors(jobs, deps, train_week, tr, recurring=recurring)
     stats = t2_summary(t2) if len(t2) else {"predictions": 0.0, "RMSE (h)": np.nan, "median absolute error (min)": np.nan,
                                             "within +-20%": np.nan, "over-estimated by 2x or more": np.nan}
     valid = valid_jobs(jobs, omega, horizon)
@@ -545,9 +544,7 @@ def verdict_of(comparison: pd.DataFrame, quantity: str) -> str:
 
 def t2_by_threshold(result: WingDepsResult, thresholds=(0.0, 20.0, 50.0, 80.0)) -> dict[float, pd.DataFrame]:
     """Fig. 3's curves: T2's errors at several thresholds tr (the paper: tr changes which jobs are predicted, not how well)."""
-    recurring = result.templates.index[result.templates["recurring"]]
-    return {float(tr): t2_errors(result.jobs, result.deps, result.train_week, tr, recurring=recurring)
-            for tr in thresholds}
+    return {float(tr): t2_errors(result.jobs, result.deps, result.train_week, tr) for tr in thresholds}
 
 
 def t2_by_window(result: WingDepsResult) -> pd.DataFrame:

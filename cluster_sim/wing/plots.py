@@ -335,7 +335,7 @@ def plot_fig6(result: WingDepsResult):
 
 def plot_overview(result: WingDepsResult):
     """The panel's figure: T1 (Fig. 2), T2 (Fig. 3), value per iteration (Fig. 6) and the lake's headline shares."""
-    fig, axes = new_figure(2, 2, size=(11.0, 7.0))
+    fig, axes = new_figure(2, 2, size=(10.0, 6.4))
     _fig2(axes[0, 0], result.curve, result.tr, result.best_tr)
     ax = axes[0, 1]
     if len(result.t2):
