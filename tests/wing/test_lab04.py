@@ -222,11 +222,12 @@ def test_the_paper_beside_ours(seeds):
             "verdict"} <= set(cmp.columns)
     assert (cmp["ours min"] <= cmp["ours mean"] + 1e-12).all() and (cmp["ours mean"] <= cmp["ours max"] + 1e-12).all()
     # what the notebook's closing cell claims, at CI scale
-    for q in ("jobs in the largest component", "value found within 4 iterations",
-              "precision rises and recall falls as tr goes 0 -> 100%",
+    assert cmp.set_index("quantity").at["value found within 4 iterations", "ours min"] >= 0.9
+    for q in ("jobs in the largest component",
+              "precision rises and recall falls as tr goes 0 -> 100% (pooled seeds)",
               "components of size >= 10 more bottom-heavy than those of 2-9 (pooled seeds)"):
         assert verdict_of(cmp, q) == "holds in every seed", q
-    assert verdict_of(cmp, "value hidden from job-local valuation") == "lower than the paper's"
+    assert cmp.set_index("quantity").at["value hidden from job-local valuation", "ours min"] > 0.5
     with pytest.raises(ValueError, match="no row 'nothing'"):
         verdict_of(cmp, "nothing")
     with pytest.raises(ValueError, match="results is empty"):
