@@ -359,7 +359,7 @@ def plot_overview(result: WingDepsResult):
     ax.set_yticks(y, names, fontsize=7)
     ax.invert_yaxis()
     ax.set_xlim(0, 1)
-    ax.legend(fontsize=6, loc="lower right", framealpha=0.9)
+    ax.legend(fontsize=6, loc="center right", framealpha=0.9)
     T = "none" if result.window is None else f"{result.window / DAY:g} days"
     ax.set_title(f"{int(s['jobs'])} jobs, {int(s['dependencies'])} dependencies (T = {T})", fontsize=9)
     return fig
