@@ -27,7 +27,7 @@ Measured on this 2-core machine (AMD EPYC, shared with other sessions), seed 0:
 Pandas and numpy are enough at this scale: no DuckDB needed. The lake's generation (about 10 s for
 two paper-scale days) is not part of the pipeline's time.
 
-Lab 05 will add a scheduling section (a simulated day for every policy at five capacities); keep
+The value-aware scheduling lab will add a scheduling section (a simulated day for every policy at five capacities); keep
 each measurement a function.
 """
 

@@ -113,9 +113,13 @@ def first_difference(got: pd.DataFrame, want: pd.DataFrame, value: str = "wt") -
     return j, d, float(row["sum"]), float(row["want"])
 
 
-def check_extend_reach(student: Callable, *, seed: int = 0) -> str:
-    """Compare ``student(t1, t2)`` with :func:`extend_reach` on random DAGs with diamonds (t1 = t2 = the weighted single hops)."""
-    label = "extend_reach"
+def check_extend_reach(student: Callable, *, seed: int = 0, name: str = "extend_reach") -> str:
+    """Compare ``student(t1, t2)`` with :func:`extend_reach` on random DAGs with diamonds (t1 = t2 = the weighted single hops).
+
+    ``name`` is how messages call the student's function (the checks of :func:`check_owl_weights`
+    and :func:`check_owl_value` take it too).
+    """
+    label = name
     for i, (deps, _) in enumerate(_cases(seed)):
         ftr = deps.assign(wt=owl_weights(deps).to_numpy())
         want = extend_reach(ftr, ftr)
@@ -141,7 +145,7 @@ def check_extend_reach(student: Callable, *, seed: int = 0) -> str:
     return f"{label}: all {N_CASES} random DAGs agree with the reference"
 
 
-def check_owl_weights(student: Callable, *, seed: int = 0) -> str:
+def check_owl_weights(student: Callable, *, seed: int = 0, name: str = "owl_weights") -> str:
     """Compare ``student(deps)`` (one weight per row of deps) with :func:`owl_weights` on random DAGs.
 
     >>> def downstream(deps):            # divides by the consumers of depOn instead
@@ -151,7 +155,7 @@ def check_owl_weights(student: Callable, *, seed: int = 0) -> str:
     ...
     AssertionError: owl_weights: on random DAG 0 the edge (job=1, depOn=0) has weight 0.333333, expected 1; job 1 has 1 upstream dependencies and 0 has 3 consumers: your weights look like 1/N over the consumers of depOn (downstream edges). Owl divides a job's value among its own N upstream dependencies: 1/N with N counted per job
     """
-    label = "owl_weights"
+    label = name
     for i, (deps, _) in enumerate(_cases(seed)):
         want = owl_weights(deps).to_numpy()
         got = np.asarray(call_student(student, deps.copy(), name=label), dtype=float).reshape(-1)
@@ -203,7 +207,7 @@ def owl_value_with(
     return (k + ds.reindex(k.index, fill_value=0.0)).rename("agg_value")
 
 
-def check_owl_value(student: Callable, *, seed: int = 0) -> str:
+def check_owl_value(student: Callable, *, seed: int = 0, name: str = "owl_value") -> str:
     """Compare ``student(deps, k)`` (a Series indexed like k) with :func:`owl_value` on random DAGs.
 
     >>> check_owl_value(lambda deps, k: owl_value(deps, k) - k)      # the job's own value forgotten
@@ -211,7 +215,7 @@ def check_owl_value(student: Callable, *, seed: int = 0) -> str:
     ...
     AssertionError: owl_value: on random DAG 0 job 0 has aggregate value 14, expected 15; every job is short by exactly its own job-local value k: agg(j) = k_j + what reaches it from downstream
     """
-    label = "owl_value"
+    label = name
     for i, (deps, k) in enumerate(_cases(seed)):
         want = owl_value(deps, k)
         got = call_student(student, deps.copy(), k.copy(), name=label)

@@ -79,7 +79,7 @@ KINDS = ("periodic", "aperiodic", "polling", "adhoc")
 class LakeConfig(Config):
     """A synthetic data lake (Lab 04): its size, its mix of jobs and its sharing."""
 
-    days: int = param(21, lo=1, hi=63, doc="days of history (Lab 05 profiles on two weeks and runs the third)")
+    days: int = param(21, lo=1, hi=63, doc="days of history (value-aware scheduling profiles on two weeks and runs the third)")
     jobs_per_day: int = param(400, lo=20, hi=50_000, doc="jobs submitted per day (the paper's cluster: about 40k)")
     orgs: int = param(6, lo=1, hi=200, doc="organisations, each with its own queues (the paper: 150+)")
     users_per_org: int = param(4, lo=1, hi=100, widget=False, doc="users in each organisation")
@@ -113,7 +113,7 @@ class LakeConfig(Config):
 
     @classmethod
     def default(cls):
-        """Three weeks at reduced scale: Lab 05 profiles on two and runs the third."""
+        """Three weeks at reduced scale: value-aware scheduling profiles on two and runs the third."""
         return cls()
 
     @classmethod

@@ -78,15 +78,15 @@ def _weeks(jobs: pd.DataFrame, train_week: int) -> tuple[float, float, float]:
     return t0, t0 + WEEK, t0 + 2 * WEEK
 
 
-def train(jobs: pd.DataFrame, deps: pd.DataFrame, train_week: int = 0, *, recurring: pd.Index | None = None) -> pd.DataFrame:
-    """The model: per (Ju, Jd) seen in the training week, the share of Ju's jobs Jd read (``frac``) and the median TTD."""
-    jobs = _check_jobs(jobs)
-    a, b, _ = _weeks(jobs, train_week)
-    if recurring is None:
-        known = jobs[jobs["submit"] < b + WEEK]  # what Wing knows by the end of the test week
-        tc = classify_templates(known, deps[deps["job"].isin(known["job"])])
-        recurring = tc.index[tc["recurring"]]
-    pairs = _pairs(jobs, deps, recurring)
+def _recurring(jobs: pd.DataFrame, deps: pd.DataFrame, test_end: float, recurring) -> pd.Index:
+    if recurring is not None:
+        return pd.Index(recurring)
+    known = jobs[jobs["submit"] < test_end]  # what Wing knows by the end of the test week
+    tc = classify_templates(known, deps[deps["job"].isin(known["job"])])
+    return tc.index[tc["recurring"]]
+
+
+def _fit(pairs: Pairs, a: float, b: float, recurring: pd.Index) -> pd.DataFrame:
     up = pairs.upstream[(pairs.upstream["submit"] >= a) & (pairs.upstream["submit"] < b)]
     seen = pairs.table[pairs.table["ju"].isin(up["job"]) & (pairs.table["first"] < b)]
     n_up = up.groupby("template").size()
@@ -96,29 +96,41 @@ def train(jobs: pd.DataFrame, deps: pd.DataFrame, train_week: int = 0, *, recurr
     return model
 
 
-def _test_sets(jobs, deps, model, train_week):
-    _, b, c = _weeks(jobs, train_week)
-    pairs = _pairs(jobs, deps, model.attrs["recurring"])
+def train(jobs: pd.DataFrame, deps: pd.DataFrame, train_week: int = 0, *, recurring: pd.Index | None = None) -> pd.DataFrame:
+    """The model: per (Ju, Jd) seen in the training week, the share of Ju's jobs Jd read (``frac``) and the median TTD."""
+    jobs = _check_jobs(jobs)
+    a, b, c = _weeks(jobs, train_week)
+    recurring = _recurring(jobs, deps, c, recurring)
+    return _fit(_pairs(jobs, deps, recurring), a, b, recurring)
+
+
+def _evaluate(jobs, deps, train_week, recurring):
+    """Train on ``train_week`` and build the next week's test sets, reading the log once: (model, actual, candidates)."""
+    jobs = _check_jobs(jobs)
+    a, b, c = _weeks(jobs, train_week)
+    recurring = _recurring(jobs, deps, c, recurring)
+    pairs = _pairs(jobs, deps, recurring)
+    model = _fit(pairs, a, b, recurring)
     up = pairs.upstream[(pairs.upstream["submit"] >= b) & (pairs.upstream["submit"] < c)]
     actual = pairs.table[pairs.table["ju"].isin(up["job"])]
     cand = up.rename(columns={"job": "ju", "template": "Ju"})[["ju", "Ju"]].merge(model, on="Ju")
-    return actual, cand
+    return model, actual, cand
 
 
-def t1_curve(
-    jobs: pd.DataFrame,
-    deps: pd.DataFrame,
-    train_week: int = 0,
-    thresholds=THRESHOLDS,
-    *,
-    recurring: pd.Index | None = None,
-) -> pd.DataFrame:
-    """Fig. 2: precision and recall of T1 at each threshold ``tr`` (percent), trained on ``train_week``, tested on the next."""
+def _check_thresholds(thresholds) -> np.ndarray:
     th = np.asarray(list(thresholds), dtype=float)
     if th.size == 0 or np.isnan(th).any() or (th < 0).any() or (th > 100).any():
         raise ValueError(f"thresholds={show(list(thresholds))} is not allowed: need percentages in [0, 100]")
-    model = train(jobs, deps, train_week, recurring=recurring)
-    actual, cand = _test_sets(jobs, deps, model, train_week)
+    return th
+
+
+def _check_tr(tr) -> float:
+    if isinstance(tr, bool) or not (isinstance(tr, (int, float, np.integer, np.floating)) and 0 <= tr <= 100):
+        raise ValueError(f"tr={show(tr)} is not allowed: need a percentage in [0, 100]")
+    return float(tr)
+
+
+def _curve(actual: pd.DataFrame, cand: pd.DataFrame, th: np.ndarray) -> pd.DataFrame:
     truth = set(zip(actual["ju"], actual["Jd"]))
     hit = np.array([(u, d) in truth for u, d in zip(cand["ju"], cand["Jd"])], dtype=bool)
     frac = cand["frac"].to_numpy()
@@ -130,6 +142,30 @@ def t1_curve(
         recall = n_hit / len(truth) if truth else np.nan
         rows.append((tr, precision, recall, precision * recall if n_pred else 0.0, n_pred, len(truth), n_hit))
     return pd.DataFrame(rows, columns=["tr", "precision", "recall", "product", "predicted", "actual", "hits"])
+
+
+def _t2(actual: pd.DataFrame, cand: pd.DataFrame, tr: float) -> pd.DataFrame:
+    pred = cand[cand["frac"] >= tr / 100.0 - 1e-12]
+    m = pred.merge(actual, on=["ju", "Ju", "Jd"], suffixes=("_model", ""))
+    out = pd.DataFrame({"ju": m["ju"], "Jd": m["Jd"], "forecast": m["ttd_model"], "actual": m["ttd"]})
+    out["error"] = out["forecast"] - out["actual"]
+    # a TTD of zero cannot be scored relatively (it does not happen when reads follow writes)
+    out["relative"] = out["error"] / out["actual"].where(out["actual"] > 0)
+    return out.reset_index(drop=True)
+
+
+def t1_curve(
+    jobs: pd.DataFrame,
+    deps: pd.DataFrame,
+    train_week: int = 0,
+    thresholds=THRESHOLDS,
+    *,
+    recurring: pd.Index | None = None,
+) -> pd.DataFrame:
+    """Fig. 2: precision and recall of T1 at each threshold ``tr`` (percent), trained on ``train_week``, tested on the next."""
+    th = _check_thresholds(thresholds)
+    _, actual, cand = _evaluate(jobs, deps, train_week, recurring)
+    return _curve(actual, cand, th)
 
 
 def best_threshold(curve: pd.DataFrame) -> float:
@@ -152,17 +188,24 @@ def t2_errors(
     Columns ``ju``, ``Jd``, ``forecast`` and ``actual`` TTD (seconds), ``error`` (forecast - actual)
     and ``relative`` (error / actual).
     """
-    if not (isinstance(tr, (int, float, np.integer, np.floating)) and 0 <= tr <= 100):
-        raise ValueError(f"tr={show(tr)} is not allowed: need a percentage in [0, 100]")
-    model = train(jobs, deps, train_week, recurring=recurring)
-    actual, cand = _test_sets(jobs, deps, model, train_week)
-    pred = cand[cand["frac"] >= tr / 100.0 - 1e-12]
-    m = pred.merge(actual, on=["ju", "Ju", "Jd"], suffixes=("_model", ""))
-    out = pd.DataFrame({"ju": m["ju"], "Jd": m["Jd"], "forecast": m["ttd_model"], "actual": m["ttd"]})
-    out["error"] = out["forecast"] - out["actual"]
-    # a TTD of zero cannot be scored relatively (it does not happen when reads follow writes)
-    out["relative"] = out["error"] / out["actual"].where(out["actual"] > 0)
-    return out.reset_index(drop=True)
+    tr = _check_tr(tr)
+    _, actual, cand = _evaluate(jobs, deps, train_week, recurring)
+    return _t2(actual, cand, tr)
+
+
+def predict(
+    jobs: pd.DataFrame,
+    deps: pd.DataFrame,
+    train_week: int = 0,
+    tr: float = 20.0,
+    thresholds=THRESHOLDS,
+    *,
+    recurring: pd.Index | None = None,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """:func:`t1_curve` and :func:`t2_errors` together, training once: ``(curve, errors)``."""
+    th, tr = _check_thresholds(thresholds), _check_tr(tr)
+    _, actual, cand = _evaluate(jobs, deps, train_week, recurring)
+    return _curve(actual, cand, th), _t2(actual, cand, tr)
 
 
 def t2_summary(errors: pd.DataFrame) -> dict[str, float]:

@@ -135,13 +135,17 @@ def value_exploration(
     *,
     omega: float | None = None,
     jobs: pd.DataFrame | None = None,
+    over=None,
 ) -> pd.DataFrame:
     """The share of aggregate value found as Algorithm 1 proceeds (Fig. 6), one row per stage.
 
     Stages: ``job-local`` (0 hops: what a scheduler sees without Wing, Fig. 6's iteration 0),
     ``single hop`` (the preprocessed table), then ``iteration i`` (paths of at most ``2**i``
-    hops). ``share`` is found / aggregate summed over all jobs (the share of the average job's
+    hops). ``share`` is found / aggregate summed over the jobs (the share of the average job's
     value); ``mean_job_share`` averages each job's own share over the jobs with a positive value.
+    ``over`` restricts both to some jobs of ``k`` (e.g. the :func:`valid_jobs` of a window ω);
+    every job of ``k`` still passes its value upstream. ``attrs["agg"]`` holds the aggregate value
+    of every job of ``k`` (what :func:`owl_value` returns with the same ``omega``).
 
     >>> deps = pd.DataFrame({"job": [2, 3, 4], "depOn": [1, 2, 3]})   # a chain, all value at its end:
     >>> k = pd.Series({1: 0.0, 2: 0.0, 3: 0.0, 4: 4.0})                # every job's aggregate value is 4
@@ -154,10 +158,13 @@ def value_exploration(
     """
     deps = check_deps(deps)
     k = check_values(k, deps)
+    keep = k.index if over is None else pd.Index(over)
+    outside = keep.difference(k.index)
+    if len(outside):
+        raise ValueError(f"over names {len(outside)} job(s) that k has no value for, e.g. {show(outside[0])}")
     rows = []
 
     def record(stage, hops, found):
-        found = found.reindex(k.index, fill_value=0.0)
         rows.append((stage, hops, found))
 
     record("job-local", 0, k)
@@ -167,15 +174,20 @@ def value_exploration(
         d = np.concatenate([short.dep, ftr.dep])
         w = np.concatenate([short.wt, ftr.wt])
         ds = np.bincount(d, weights=w * kk[j], minlength=len(labels))
-        record("single hop" if i == 0 else f"iteration {i}", 2 ** i, k + pd.Series(ds, index=labels))
-    total = rows[-1][2]
+        # a job of k without any dependency finds only its own value (not NaN: it must count)
+        found = k + pd.Series(ds, index=labels).reindex(k.index, fill_value=0.0)
+        record("single hop" if i == 0 else f"iteration {i}", 2 ** i, found)
+    agg = rows[-1][2].rename("agg_value")
+    total = agg.reindex(keep)
     pos = total > 0
-    return pd.DataFrame({
+    out = pd.DataFrame({
         "stage": [r[0] for r in rows],
         "hops": [r[1] for r in rows],
-        "share": [float(r[2].sum() / total.sum()) if total.sum() > 0 else 1.0 for r in rows],
-        "mean_job_share": [float((r[2][pos] / total[pos]).mean()) if pos.any() else 1.0 for r in rows],
+        "share": [float(r[2].reindex(keep).sum() / total.sum()) if total.sum() > 0 else 1.0 for r in rows],
+        "mean_job_share": [float((r[2].reindex(keep)[pos] / total[pos]).mean()) if pos.any() else 1.0 for r in rows],
     })
+    out.attrs["agg"] = agg
+    return out
 
 
 def hidden_value(k: pd.Series, agg: pd.Series) -> float:

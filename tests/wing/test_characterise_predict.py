@@ -237,3 +237,16 @@ def test_predictor_refuses_bad_input(lake):
         t1_curve(lake.jobs.drop(columns="submit"), deps)
     with pytest.raises(ValueError, match="errors is empty"):
         t2_summary(pd.DataFrame({"error": [], "relative": []}))
+
+
+def test_predict_trains_once_and_equals_the_two_functions(lake):
+    from cluster_sim.wing import predict
+
+    deps = single_hop(lake.prov)
+    curve, errors = predict(lake.jobs, deps, tr=35.0)
+    pd.testing.assert_frame_equal(curve, t1_curve(lake.jobs, deps))
+    pd.testing.assert_frame_equal(errors, t2_errors(lake.jobs, deps, tr=35.0))
+    with pytest.raises(ValueError, match="tr=True is not allowed"):
+        predict(lake.jobs, deps, tr=True)
+    with pytest.raises(ValueError, match="thresholds=\\[101\\] is not allowed"):
+        predict(lake.jobs, deps, thresholds=[101])

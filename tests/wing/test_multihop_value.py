@@ -291,6 +291,22 @@ def test_value_exploration_grows_to_the_whole_value(case):
     assert ex["mean_job_share"].iloc[-1] == pytest.approx(1.0)
 
 
+def test_value_exploration_counts_jobs_without_dependencies_and_restricts_to_some_jobs():
+    """A job of k outside deps finds its own value at every stage (it once became NaN and dropped
+    out of the later stages' sums, so the job-local share came out above the single-hop one)."""
+    deps = pd.DataFrame({"job": [2, 3, 4], "depOn": [1, 2, 3]})
+    k = pd.Series({1: 0.0, 2: 0.0, 3: 0.0, 4: 4.0, 5: 10.0})  # 5 is on its own
+    ex = value_exploration(deps, k)
+    agg = owl_value(deps, k)
+    assert ex["share"].tolist() == pytest.approx([14 / 26, 18 / 26, 22 / 26, 1.0])
+    assert ex["share"].iloc[0] == pytest.approx(1.0 - hidden_value(k, agg))
+    pd.testing.assert_series_equal(ex.attrs["agg"], agg)
+    some = value_exploration(deps, k, over=[1, 2])  # jobs 1 and 2: aggregate 4 each, own value 0
+    assert some["share"].tolist() == pytest.approx([0.0, 0.0, 0.5, 1.0])
+    with pytest.raises(ValueError, match="over names 1 job"):
+        value_exploration(deps, k, over=[1, 9])
+
+
 def test_hidden_value_needs_a_positive_total():
     assert hidden_value(pd.Series([1.0]), pd.Series([4.0])) == 0.75
     with pytest.raises(ValueError, match="positive total"):

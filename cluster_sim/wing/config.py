@@ -1,0 +1,131 @@
+"""``WingDepsConfig``: one experiment of Lab 04 (a synthetic lake and Wing's pipeline over it).
+
+A run generates a lake (:class:`~cluster_sim.wing.lake.LakeConfig` from the lake fields), then
+runs what Wing runs on its two logs: the single-hop self-join within a window ``T``
+(``window_days``), Table 1's heuristics, the §3 predictor at threshold ``tr`` (trained on week
+``train_week``, tested on the next), and Owl's aggregate value with the multi-hop window ω
+(``omega_days``) over the jobs whose window the log covers.
+
+The presets keep the paper's ``T`` (30 days), ω (a week) and ``tr`` (20%) and shrink the lake:
+three weeks (so a weekly template runs three times, the fewest Table 1 calls recurring) of 40
+jobs a day at ``ci``, 200 at ``default`` (a panel redraws in about a second) and 2,000 at
+``paper`` (a twentieth of the paper's 40k a day: valuing a paper-scale week with ω took the
+paper's own pipeline about a day).
+
+Example
+-------
+>>> WingDepsConfig.ci().lake_config().jobs_per_day
+40
+>>> WingDepsConfig.default().replace(omega_days=21.0)
+Traceback (most recent call last):
+...
+ValueError: omega_days=21.0 must be smaller than the lake's days=21: only jobs ending at least ω before the log ends are valued
+>>> WingDepsConfig(days=63, jobs_per_day=5_000)
+Traceback (most recent call last):
+...
+ValueError: WingDepsConfig would create about 315,000 jobs (days × jobs_per_day = 63 × 5000), more than max_jobs=60,000 (about 1,016 s of run time, and memory to match): lower days, jobs_per_day; or raise max_jobs on purpose
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..engine.config import Config, Work, param
+from .lake import LakeConfig
+from .provenance import DAY
+
+WEEK_DAYS = 7
+
+
+@dataclass(frozen=True)
+class WingDepsConfig(Config):
+    """Lab 04: Wing's pipeline (single hop, Table 1, the §3 predictor, Owl's value) on a synthetic lake."""
+
+    # the lake (the fields of LakeConfig a lab varies; the others keep LakeConfig's defaults)
+    days: int = param(21, lo=14, hi=63, widget=False,
+                      doc="days of history (at least two weeks: the predictor trains on one week and tests on the next)")
+    jobs_per_day: int = param(200, lo=20, hi=50_000, step=10, slider=(20, 300),
+                              doc="jobs submitted per day (the paper's cluster: about 40k)")
+    orgs: int = param(6, lo=1, hi=200, widget=False, doc="organisations, each with its own queues (the paper: 150+)")
+    users_per_org: int = param(4, lo=1, hi=100, widget=False, doc="users in each organisation")
+    recurring_share: float = param(0.68, lo=0.0, hi=1.0, step=0.02, slider=(0.1, 1.0),
+                                   doc="share of jobs from recurring templates (the paper: 68%)")
+    cross_org_share: float = param(0.3, lo=0.0, hi=1.0, step=0.05,
+                                   doc="chance that an input comes from another organisation (the paper: 33% of dependencies)")
+    polling_share: float = param(0.5, lo=0.0, hi=1.0, step=0.05, widget=False,
+                                 doc="share of recurring templates (below the first layer) that wait for their input")
+    overwrite_share: float = param(0.35, lo=0.0, hi=1.0, step=0.05, widget=False,
+                                   doc="share of recurring outputs overwritten in place rather than partitioned")
+    inversion_share: float = param(0.5, lo=0.0, hi=1.0, step=0.05, widget=False,
+                                   doc="share of consumed templates given a lower priority than one of their consumers")
+    downloads_per_job: float = param(2.0, lo=0.0, hi=50.0, step=0.5, widget=False,
+                                     doc="mean downloads per job (outputs ranked by a Zipf law)")
+    zipf_s: float = param(1.0, lo=0.5, hi=3.0, step=0.1, widget=False,
+                          doc="Zipf exponent of output popularity (the paper: s = 1)")
+    # Wing's pipeline
+    window_days: float = param(30.0, lo=0.25, hi=90.0, step=0.25, slider=(0.25, 30.0),
+                               doc="T: the single-hop time window, a write at most T days before the read (the paper: 30)")
+    omega_days: float = param(7.0, lo=0.25, hi=62.0, step=0.25, slider=(0.25, 10.0),
+                              doc="ω: the multi-hop window, downstream jobs submitted at most ω days after a job ends (the paper: 7)")
+    tr: float = param(20.0, lo=0.0, hi=100.0, step=5.0,
+                      doc="T1's threshold in %: predict a downstream job if at least tr% of the upstream template's jobs had one (the paper: 20)")
+    train_week: int = param(0, lo=0, hi=7, widget=False, doc="the week the predictor trains on (it is tested on the next)")
+    seed: int = param(0, lo=0, hi=2**31 - 1, doc="seed of the lake's generator")
+    max_jobs: int = param(60_000, lo=100, hi=10_000_000, widget=False,
+                          doc="refuse a lake with more jobs than this (raise it on purpose for a bigger run)")
+
+    WORK_CAP = "max_jobs"
+
+    def validate(self) -> None:
+        if self.omega_days >= self.days:
+            raise ValueError(f"omega_days={self.omega_days!r} must be smaller than the lake's days={self.days!r}: "
+                             "only jobs ending at least ω before the log ends are valued")
+        if (self.train_week + 2) * WEEK_DAYS > self.days:
+            raise ValueError(f"train_week={self.train_week!r} needs weeks {self.train_week} and {self.train_week + 1} "
+                             f"(days 0..{(self.train_week + 2) * WEEK_DAYS}), but the lake has days={self.days!r}")
+
+    def work(self) -> Work:
+        jobs = self.days * self.jobs_per_day
+        # measured on the reference 2-core machine: about 0.12 ms a job, plus the closure within ω,
+        # which grows faster than linearly with the jobs a window holds (long chains through time)
+        per_window = self.jobs_per_day * self.omega_days / 4000.0
+        seconds = 1.2e-4 * jobs * (1.0 + per_window ** 1.5)
+        return Work(jobs, "jobs", f"days × jobs_per_day = {self.days} × {self.jobs_per_day}",
+                    up=("days", "jobs_per_day"), down=(), seconds=seconds)
+
+    @classmethod
+    def ci(cls):
+        return cls(days=21, jobs_per_day=40, orgs=4, users_per_org=3)
+
+    @classmethod
+    def default(cls):
+        return cls(days=21, jobs_per_day=200, orgs=6, users_per_org=4)
+
+    @classmethod
+    def paper(cls):
+        """The paper's T, ω and tr on three weeks of 2,000 jobs a day (a twentieth of its cluster's daily jobs)."""
+        return cls(days=21, jobs_per_day=2_000, orgs=30, users_per_org=6)
+
+    # ---- derived ---------------------------------------------------------------------------------
+    @property
+    def window(self) -> float:
+        """T in seconds."""
+        return self.window_days * DAY
+
+    @property
+    def omega(self) -> float:
+        """ω in seconds."""
+        return self.omega_days * DAY
+
+    @property
+    def horizon(self) -> float:
+        """The end of the log, in seconds."""
+        return self.days * DAY
+
+    def lake_config(self) -> LakeConfig:
+        """The generator's config for the same lake (its other fields at LakeConfig's defaults)."""
+        return LakeConfig(days=self.days, jobs_per_day=self.jobs_per_day, orgs=self.orgs,
+                          users_per_org=self.users_per_org, recurring_share=self.recurring_share,
+                          cross_org_share=self.cross_org_share, polling_share=self.polling_share,
+                          overwrite_share=self.overwrite_share, inversion_share=self.inversion_share,
+                          downloads_per_job=self.downloads_per_job, zipf_s=self.zipf_s, seed=self.seed)

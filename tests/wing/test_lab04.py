@@ -1,0 +1,368 @@
+"""Lab 04 as the notebook and the exercise use it: the config, run/analyse, the experiments, the
+figures, the panel in-process, and each misconception the exercise's checks must catch."""
+
+import dataclasses
+import json
+import time
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from cluster_sim.ui import ConfigPanel
+from cluster_sim.wing import (
+    DAY,
+    LakeConfig,
+    WingDepsConfig,
+    analyse,
+    diameter,
+    doubling_example,
+    doubling_trace,
+    expected_iterations,
+    figure5_example,
+    generate_lake,
+    lake_slice,
+    multi_hop,
+    owl_value,
+    paper_comparison,
+    plot_doubling,
+    plot_fig2,
+    plot_fig3,
+    plot_fig5,
+    plot_fig6,
+    plot_lake,
+    plot_observations,
+    plot_overview,
+    plot_provenance,
+    plot_rules,
+    plot_table1,
+    rule_ablation,
+    run,
+    run_seeds,
+    self_join_example,
+    single_hop,
+)
+from cluster_sim.wing.experiments import _verdict, bottom_heaviness_by_size, t2_by_threshold, t2_by_window, verdict_of
+
+ROOT = Path(__file__).resolve().parents[2]
+SOLUTION = ROOT / "solutions" / "04_wing_dependencies_and_value.ipynb"
+PANEL_FIELDS = ["jobs_per_day", "recurring_share", "cross_org_share", "window_days", "omega_days", "tr", "seed"]
+
+
+@pytest.fixture(scope="module")
+def result():
+    return run(WingDepsConfig.ci())
+
+
+@pytest.fixture(scope="module")
+def seeds():
+    return run_seeds(WingDepsConfig.ci(), 3)
+
+
+# ---- the config ----------------------------------------------------------------------------------
+def test_presets_and_the_lake_they_make():
+    for preset in ("ci", "default", "paper"):
+        cfg = WingDepsConfig.from_preset(preset)
+        assert (cfg.window_days, cfg.omega_days, cfg.tr) == (30.0, 7.0, 20.0)  # the paper's T, ω and tr
+        lake_cfg = cfg.lake_config()
+        assert (lake_cfg.days, lake_cfg.jobs_per_day, lake_cfg.seed) == (cfg.days, cfg.jobs_per_day, cfg.seed)
+    assert WingDepsConfig.ci().work().amount < WingDepsConfig.default().work().amount < WingDepsConfig.paper().work().amount
+
+
+def test_every_value_the_lab_config_accepts_makes_a_lake_config():
+    """The student never sees an error about a LakeConfig field they did not move."""
+    lake_fields = {f.name for f in dataclasses.fields(LakeConfig)}
+    for f in dataclasses.fields(WingDepsConfig):
+        if f.name not in lake_fields:
+            continue
+        for end in (f.metadata["lo"], f.metadata["hi"]):
+            if end is None:
+                continue
+            try:
+                cfg = WingDepsConfig.ci().replace(**{f.name: type(f.default)(end)}, max_jobs=10_000_000)
+            except ValueError:
+                continue  # refused by the lab config itself, naming the field
+            cfg.lake_config()
+
+
+def test_cross_field_checks_name_their_fields():
+    with pytest.raises(ValueError, match=r"omega_days=21.0 must be smaller than the lake's days=21"):
+        WingDepsConfig.ci().replace(omega_days=21.0)
+    with pytest.raises(ValueError, match=r"train_week=2 needs weeks 2 and 3 .* days=21"):
+        WingDepsConfig.ci().replace(train_week=2)
+    with pytest.raises(ValueError, match=r"WingDepsConfig.window_days=0.0 is out of range"):
+        WingDepsConfig.ci().replace(window_days=0.0)
+
+
+def test_an_oversized_lake_is_refused_before_it_is_generated():
+    t0 = time.perf_counter()
+    with pytest.raises(ValueError) as e:
+        WingDepsConfig(days=63, jobs_per_day=50_000)
+    assert time.perf_counter() - t0 < 1.0
+    msg = str(e.value)
+    assert "about 3,150,000 jobs (days × jobs_per_day = 63 × 50000)" in msg and "more than max_jobs=60,000" in msg
+    assert "lower days, jobs_per_day" in msg and "raise max_jobs on purpose" in msg
+    assert WingDepsConfig(days=21, jobs_per_day=4_000, max_jobs=100_000).work().amount == 84_000
+
+
+# ---- run and analyse -------------------------------------------------------------------------------
+def test_run_recovers_the_truth_and_values_every_job(result):
+    assert result.truth_recovered
+    assert list(result.k.index) == list(result.jobs["job"]) == list(result.agg.index)
+    assert (result.agg >= result.k - 1e-9).all()
+    pd.testing.assert_series_equal(result.agg, owl_value(result.deps, result.k, omega=result.omega, jobs=result.jobs),
+                                   check_names=False)
+    ex = result.exploration
+    assert ex["stage"].iloc[0] == "job-local" and ex["share"].iloc[-1] == pytest.approx(1.0)
+    assert (np.diff(ex["share"]) >= -1e-12).all() and result.iterations == len(ex) - 2
+    assert 0 < result.hidden < 1 and result.found_within(4) >= result.found_within(1)
+    valid = result.valid
+    assert 0 < len(valid) < len(result.jobs)
+    assert (result.jobs.set_index("job").loc[valid, "end"] <= result.horizon - result.omega).all()
+    s = result.shares
+    assert s["jobs"] == len(result.jobs) and s["dependencies"] == len(result.deps)
+    assert 0 < s["recurring job share"] < 1 and 0 < s["cross-org share of dependencies"] < 1
+
+
+def test_the_same_config_gives_the_same_result(result):
+    again = run(WingDepsConfig.ci())
+    pd.testing.assert_frame_equal(again.deps, result.deps)
+    pd.testing.assert_series_equal(again.agg, result.agg)
+    pd.testing.assert_frame_equal(again.curve, result.curve)
+
+
+def test_analyse_takes_tables_from_any_source(result):
+    """What a simulation's ProvenanceRecorder will feed: JobRepo and ProvRepo, no generator truth."""
+    jobs = result.jobs[["job", "template", "submit", "end", "org"]]
+    other = analyse(jobs, result.prov, window=result.window, omega=result.omega, tr=result.tr, horizon=result.horizon)
+    assert other.lake is None and other.truth_recovered is None and np.isnan(other.jobs_classified_right)
+    pd.testing.assert_series_equal(other.agg, result.agg)
+    pd.testing.assert_frame_equal(other.curve, result.curve)
+    assert other.agreement is None and other.table1["generator's truth"].isna().all()
+    with pytest.raises(ValueError, match=r"prov names \d+ job\(s\) that jobs \(JobRepo\) does not hold"):
+        analyse(jobs.iloc[: len(jobs) // 2], result.prov)
+    with pytest.raises(ValueError, match=r"jobs lacks column\(s\) \['end'\]"):
+        analyse(jobs.drop(columns="end"), result.prov)
+    with pytest.raises(ValueError, match="omega=-1.0 is not allowed"):
+        analyse(jobs, result.prov, omega=-1.0)
+    with pytest.raises(ValueError, match="tr=120 is not allowed"):
+        analyse(jobs, result.prov, tr=120)
+
+
+def test_a_lake_without_recurring_jobs_still_draws():
+    r = run(WingDepsConfig.ci().replace(recurring_share=0.0))
+    assert r.t2_stats["predictions"] == 0 and np.isnan(r.best_tr)
+    assert plot_overview(r).axes
+
+
+# ---- the experiments -------------------------------------------------------------------------------
+def test_each_dropped_rule_gives_its_own_wrong_answer_on_the_worked_example():
+    prov = self_join_example()
+    ab = rule_ablation(prov).table.set_index("variant")
+    assert ab["dependencies"].to_dict() == {"all three rules": 3, "without R/W correctness": 4,
+                                             "without last-writer wins": 5, "without the time window": 4}
+    assert ab.loc["without R/W correctness", ["wrong", "missed", "count"]].tolist() == [3, 2, 3]
+    assert "1 pair(s) depend on each other" in ab.loc["without R/W correctness", "error"]
+    assert ab.loc["without last-writer wins", "wrong"] == 2 and ab.loc["without the time window", "count"] == 1
+    assert single_hop(prov).attrs["excluded"] == {"reads_without_writer": 1, "reads_outside_window": 1, "self_reads": 0}
+
+
+def test_rule_ablation_on_a_lake(result):
+    ab = rule_ablation(result.prov, DAY)
+    t = ab.table.set_index("variant")
+    assert (t.loc[["without R/W correctness", "without last-writer wins", "without the time window"], "count"] > 0).all()
+    assert (ab.lags_without_rw < 0).sum() == t.at["without R/W correctness", "count"]
+    assert ab.writers_per_read.index.min() == 1 and ab.writers_per_read.index.max() > 1
+    assert (ab.per_writer_day["without T"] >= ab.per_writer_day["with T"]).all()
+    with pytest.raises(ValueError, match="window=nan is not allowed"):
+        rule_ablation(result.prov, float("nan"))
+
+
+def test_the_lake_slice_follows_true_dependencies_across_organisations(result):
+    sl = lake_slice(result, max_jobs=6)
+    assert 2 <= len(sl.jobs) <= 6 and sl.jobs["org"].nunique() >= 2 and sl.target in set(sl.jobs["job"])
+    true = set(zip(result.deps["job"], result.deps["depOn"]))
+    assert len(sl.edges) and all((j, d) in true for j, d in zip(sl.edges["job"], sl.edges["depOn"]))
+    assert (sl.edges["wtime"] < sl.edges["rtime"]).all()
+    with pytest.raises(ValueError, match="max_jobs=1 is not allowed"):
+        lake_slice(result, max_jobs=1)
+
+
+def test_the_doubling_trace_stops_after_floor_log2_d_plus_one_iterations():
+    deps, k = doubling_example()
+    tr = doubling_trace(deps, k)
+    D = diameter(deps)
+    assert D == 8 and tr["iteration"].iloc[-1] == expected_iterations(D) == 4
+    assert tr["frontier pairs"].iloc[-1] == 0 and (tr["frontier pairs"].iloc[:-1] > 0).all()
+    assert tr["pairs found"].iloc[-1] == len(multi_hop(deps).table)
+    assert tr["share of value found"].iloc[-1] == 1.0 and (np.diff(tr["share of value found"]) >= 0).all()
+    assert tr["value found"].iloc[-1] == pytest.approx(owl_value(deps, k).sum())
+    assert owl_value(deps, k)["a0"] == k.sum()  # the only source collects everything
+
+
+def test_verdicts():
+    assert _verdict("value", 0.1, 0.2, 0.3) == "lower than the paper's"
+    assert _verdict("value", 0.4, 0.5, 0.3) == "higher than the paper's"
+    assert _verdict("value", 0.2, 0.4, 0.3) == "the paper's lies within our seeds' range"
+    assert _verdict("more than", 0.6, 0.9, 0.5) == "holds in every seed"
+    assert _verdict("more than", 0.5, 0.9, 0.5) == "does not hold in every seed"
+    assert _verdict("at least", 0.99, 1.0, 0.99) == "holds in every seed"
+    assert _verdict("direction", 0.0, 1.0, 1.0) == "does not hold in every seed"
+    assert _verdict("value", np.nan, np.nan, 0.3) == "not measured"
+
+
+def test_the_paper_beside_ours(seeds):
+    cmp = paper_comparison(seeds)
+    assert {"section", "quantity", "paper", "paper says", "kind", "ours min", "ours mean", "ours max",
+            "verdict"} <= set(cmp.columns)
+    assert (cmp["ours min"] <= cmp["ours mean"] + 1e-12).all() and (cmp["ours mean"] <= cmp["ours max"] + 1e-12).all()
+    # what the notebook's closing cell claims, at CI scale
+    assert cmp.set_index("quantity").at["value found within 4 iterations", "ours min"] >= 0.9
+    for q in ("jobs in the largest component",
+              "precision rises and recall falls as tr goes 0 -> 100% (pooled seeds)",
+              "components of size >= 10 more bottom-heavy than those of 2-9 (pooled seeds)"):
+        assert verdict_of(cmp, q) == "holds in every seed", q
+    assert cmp.set_index("quantity").at["value hidden from job-local valuation", "ours min"] > 0.5
+    with pytest.raises(ValueError, match="no row 'nothing'"):
+        verdict_of(cmp, "nothing")
+    with pytest.raises(ValueError, match="results is empty"):
+        paper_comparison([])
+    bh = bottom_heaviness_by_size(seeds).set_index("component size")
+    assert bh.at[">= 10", "bottom-heaviness"] > bh.at["2-9", "bottom-heaviness"]
+
+
+def test_t2_split_by_window(result):
+    w = t2_by_window(result)
+    assert w["predictions"].sum() == len(result.t2) and w["share of squared error"].sum() == pytest.approx(1.0)
+    by = t2_by_threshold(result, (0.0, 100.0))
+    assert len(by[0.0]) >= len(by[100.0])
+
+
+# ---- the figures: pyplot-free Figures, each with something drawn ------------------------------------
+def test_every_figure_draws_without_pyplot(result, seeds):
+    import matplotlib.pyplot as plt
+
+    before = plt.get_fignums()
+    figures = [plot_lake(result), plot_provenance(self_join_example()), plot_rules(rule_ablation(result.prov, DAY)),
+               plot_table1(result.table1), plot_observations(paper_comparison(seeds)), plot_fig2(result),
+               plot_fig3(result), plot_fig3(t2_by_threshold(result)), plot_fig5(figure5_example()),
+               plot_doubling(doubling_trace(*doubling_example())), plot_fig6(result), plot_overview(result)]
+    assert all(f.axes and any(ax.has_data() or ax.patches or ax.texts for ax in f.axes) for f in figures)
+    assert plt.get_fignums() == before
+
+
+# ---- the panel, in-process -------------------------------------------------------------------------
+def test_panel_reruns_and_refuses_by_field():
+    panel = ConfigPanel(WingDepsConfig.ci(), run, plot_overview, fields=PANEL_FIELDS)
+    panel.set(tr=60.0)
+    assert panel.runs == 2 and panel.result.tr == 60.0 and panel.figure.axes
+    panel.set(window_days=2.0, omega_days=3.0)
+    assert panel.runs == 3 and panel.result.window == 2 * DAY and panel.result.omega == 3 * DAY
+    panel.type_value("omega_days", "20")  # beyond the slider: refused, the control goes back
+    assert panel.error.startswith("omega_days = 20 was refused") and panel.controls["omega_days"].value == 3.0
+    panel.type_value("jobs_per_day", "5000")
+    assert panel.error.startswith("jobs_per_day = 5000 was refused") and panel.runs == 3
+
+
+def test_slider_ends_lie_inside_what_the_config_accepts():
+    cfg = WingDepsConfig.default()
+    for name in PANEL_FIELDS:
+        f = next(f for f in dataclasses.fields(cfg) if f.name == name)
+        rng = f.metadata["slider"] or (f.metadata["lo"], f.metadata["hi"])
+        for end in rng:
+            cfg.replace(**{name: type(f.default)(end)})  # no ValueError at either end of any slider
+
+
+# ---- the exercise's misconceptions, as its check cells report them ----------------------------------
+def _solution_namespace():
+    nb = json.loads(SOLUTION.read_text())
+    cells = [c for c in nb["cells"] if c["cell_type"] == "code"]
+    ns: dict = {}
+    checks = {}
+    for c in cells:
+        meta = c["metadata"].get("nbgrader", {})
+        src = "".join(c["source"])
+        if meta.get("grade"):
+            checks[meta["grade_id"]] = src
+        else:
+            exec(compile(src, str(SOLUTION), "exec"), ns)
+    return ns, checks
+
+
+def _fails(ns, checks, grade_id, **wrong):
+    env = dict(ns, **wrong)
+    with pytest.raises(AssertionError) as e:
+        exec(compile(checks[grade_id], grade_id, "exec"), env)
+    return str(e.value)
+
+
+def test_the_solutions_pass_their_checks():
+    ns, checks = _solution_namespace()
+    for grade_id, src in checks.items():
+        if grade_id != "check_lake":
+            exec(compile(src, grade_id, "exec"), dict(ns))
+
+
+def test_misconception_set_semantics_counts_a_diamond_once():
+    ns, checks = _solution_namespace()
+
+    def extend_reach(t1, t2):  # one path per pair: duplicates dropped instead of summed
+        m = t1.merge(t2, left_on="depOn", right_on="job", suffixes=("", "_2"))
+        out = pd.DataFrame({"job": m["job"], "depOn": m["depOn_2"], "wt": m["wt"] * m["wt_2"]})
+        return out.drop_duplicates(["job", "depOn"])
+
+    msg = _fails(ns, checks, "check_extend_reach", extend_reach=extend_reach)
+    assert msg.startswith("extend_reach: on random DAG 0 the pair (job=5, depOn=0) has wt=0.5, expected 1")
+    assert "through 2 middle jobs" in msg and "bag semantics" in msg
+    msg = _fails(ns, checks, "check_lake", extend_reach=extend_reach)  # the whole algorithm built on it
+    assert "Algorithm 1 with your owl_weights and extend_reach" in msg
+
+
+def test_misconception_weights_over_downstream_edges():
+    ns, checks = _solution_namespace()
+
+    def owl_weights(deps):  # divides by the consumers of depOn
+        return 1.0 / deps.groupby("depOn")["job"].transform("size").to_numpy()
+
+    msg = _fails(ns, checks, "check_owl_weights", owl_weights=owl_weights)
+    assert msg.startswith("owl_weights: on random DAG 0 the edge (job=1, depOn=0) has weight 0.333333, expected 1")
+    assert "1/N over the consumers of depOn (downstream edges)" in msg
+
+
+def test_misconception_forgetting_the_jobs_own_value():
+    ns, checks = _solution_namespace()
+
+    def aggregate_value(table, k):  # only what reaches the job from downstream
+        down = (table["agg"] * k.reindex(table["job"]).to_numpy()).groupby(table["depOn"].to_numpy()).sum()
+        return down.reindex(k.index, fill_value=0.0)
+
+    msg = _fails(ns, checks, "check_aggregate_value", aggregate_value=aggregate_value)
+    assert msg.startswith("aggregate_value: on random DAG 0 job")
+    assert "short by exactly its own job-local value k" in msg
+
+
+def test_the_stubs_fail_with_the_not_implemented_message():
+    from cluster_sim.checking import NOT_IMPLEMENTED
+
+    ns, checks = _solution_namespace()
+
+    def stub(*args):
+        raise NotImplementedError()
+
+    for grade_id, name in (("check_owl_weights", "owl_weights"), ("check_extend_reach", "extend_reach"),
+                           ("check_aggregate_value", "aggregate_value")):
+        msg = _fails(ns, checks, grade_id, **{name: stub})
+        assert NOT_IMPLEMENTED in msg and msg.startswith(name), msg
+
+
+def test_the_generator_and_the_pipeline_agree_on_a_second_preset():
+    cfg = WingDepsConfig.ci().replace(seed=5, cross_org_share=0.6, window_days=3.0)
+    r = run(cfg)
+    assert r.truth_recovered  # the truth within T = 3 days
+    lake = generate_lake(cfg.lake_config())
+    assert len(single_hop(lake.prov, window=None)) > len(r.deps)  # T bites on this lake
