@@ -386,7 +386,7 @@ class ClusterResult:
     config: ClusterConfig
     metrics: ClusterMetrics
     series: dict  # name -> (times, values): step functions, value holds from each time on
-    tasks: dict  # column -> ndarray: job, stage, machine, released, start, finish, state
+    tasks: dict  # column -> ndarray: job, stage, cpu, mem, duration, machine, released, start, finish, state
     jobs: dict  # column -> ndarray: arrival, first_start, finish, n_tasks, failed
     capacity: np.ndarray  # total capacity per resource
     failures: list
@@ -415,6 +415,9 @@ def collect(model: ClusterModel) -> ClusterResult:
         tasks={
             "job": np.array([t.job.id for t in tasks], dtype=np.int64),
             "stage": np.array([t.stage for t in tasks], dtype=np.int64),
+            "cpu": np.array([t.demand[0] for t in tasks], dtype=np.int64),
+            "mem": np.array([t.demand[1] for t in tasks], dtype=np.int64),
+            "duration": np.array([t.duration for t in tasks]),  # seconds of work at speed 1
             "machine": np.array([t.machine for t in tasks], dtype=np.int64),
             "released": np.array([t.released for t in tasks]),
             "start": np.array([t.start for t in tasks]),

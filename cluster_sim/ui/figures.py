@@ -114,6 +114,30 @@ def plot_gantt(result, ax: Axes | None = None, max_tasks: int = 400, machines: i
     return fig or ax.figure
 
 
+def plot_queue_usage(scheduler, horizon: float, ax: Axes | None = None):
+    """CPU each leaf queue of a :class:`~cluster_sim.engine.CapacityScheduler` held over time (exact
+    step curves), with its guarantee (dashed) and its elastic maximum (dotted) as they are now."""
+    fig = None
+    if ax is None:
+        fig, ax = new_figure(size=(7.0, 3.2))
+    total = scheduler.total[0]
+    for k, q in enumerate(scheduler.leaves):
+        colour = f"C{k}"
+        times, values = q.usage.steps()
+        step_curve(ax, times, 100 * values / total, t_end=horizon, color=colour, lw=1.2,
+                   label=f"{q.name}: mean {100 * q.usage.total(horizon) / (total * horizon):.0f}%")
+        ax.axhline(100 * q.guaranteed[0] / total, color=colour, ls="--", lw=0.8)
+        if q.maximum[0] > q.guaranteed[0]:
+            ax.axhline(100 * q.maximum[0] / total, color=colour, ls=":", lw=0.8)
+    ax.set_xlim(0, horizon)
+    ax.set_ylim(0, 105)
+    ax.set_xlabel("time (s)")
+    ax.set_ylabel("CPU held (% of cluster)")
+    ax.set_title("Queues: CPU held (lines), guarantee (dashed), elastic maximum (dotted)", fontsize=10)
+    ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.0, 0.5))
+    return fig or ax.figure
+
+
 def plot_overview(result):
     """Utilisation, queue, a Gantt view and the job wait / completion CDFs of one run."""
     fig, axes = new_figure(2, 2, size=(11.0, 6.5))

@@ -162,3 +162,36 @@ def test_the_figure_check_catches_a_plot_cell_without_an_image():
         nbformat.v4.new_code_cell("if interactive:\n    ConfigPanel(config, run, plot_overview)", outputs=[]),
     ]
     assert figures_not_shown(nb) == ["cell 0 ('fig = plot_placement(result)')"]
+
+
+@pytest.mark.notebook
+@pytest.mark.parametrize("seed", range(1, 10))
+def test_the_tour_holds_its_claims_at_every_seed_it_invites(seed, tmp_path):
+    """00's parameters cell invites any override; its closing checks once failed for seed 3."""
+    import papermill as pm
+
+    path = ROOT / "notebooks" / "00_cluster_sim_tour.ipynb"
+    pm.execute_notebook(str(path), str(tmp_path / path.name), kernel_name=KERNEL, cwd=str(path.parent),
+                        parameters={"interactive": False, "overrides": {"seed": seed}},
+                        execution_timeout=CELL_TIMEOUT, progress_bar=False)
+
+
+def bare_value_checks(nb) -> list[str]:
+    """Graded cells whose last statement is a bare value (nbgrader would read it as the score)."""
+    import ast
+
+    bad = []
+    for cell in grade_cells(nb):
+        code = "\n".join(line for line in cell.source.splitlines() if not line.lstrip().startswith(("%", "!")))
+        body = ast.parse(code).body
+        last = body[-1] if body else None
+        if isinstance(last, ast.Expr) and not (isinstance(last.value, ast.Call) and getattr(last.value.func, "id", "")
+                                                in ("print", "display")):
+            bad.append(cell.metadata["nbgrader"]["grade_id"])
+    return bad
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "solutions").glob("*.ipynb")), ids=rel)
+def test_check_cells_end_on_a_statement(path):
+    bad = bare_value_checks(nbformat.read(path, as_version=4))
+    assert not bad, f"{rel(path)}: check cells {bad} end on a bare value; print it or end on a statement"
