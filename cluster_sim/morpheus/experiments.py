@@ -52,6 +52,8 @@ from .telemetry import TelemetryLog
 
 #: the alphas of the paper's Fig. 9b/9c comparison (1% is its best balance)
 FLEET_ALPHAS = (0.01, 0.1, 0.5)
+#: the fewest submissions :func:`.inference.detect_periodic` calls periodic (its default)
+MIN_SUBMISSIONS = 5
 #: runs of history for "R* against the runs"
 HISTORY_SIZES = (3, 5, 10, 20, 40)
 
@@ -109,7 +111,7 @@ class SLOResult:
             rows[name] = {"peak": float(s.max()), "area": float(s.sum()), "over A_o": p.over, "final debt A_u": p.under,
                           "epsilon": p.epsilon, "J(s)": cfg.alpha * p.over + (1 - cfg.alpha) * p.under,
                           "held-out misses": f"{sum(missed)}/{len(missed)}"}
-        return pd.DataFrame(rows).T
+        return pd.DataFrame.from_dict(rows, orient="index")
 
     # ---- fleet ----------------------------------------------------------------------------------------
     def summary(self) -> pd.DataFrame:
@@ -133,6 +135,7 @@ class SLOResult:
         d = self.detected
         right = d.periodic & np.isclose(d.period, d.true_period)
         return pd.DataFrame({"templates": d.groupby("kind").size(),
+                             f"with {MIN_SUBMISSIONS}+ submissions": (d.n_submissions >= MIN_SUBMISSIONS).groupby(d.kind).sum(),
                              "found periodic": d.periodic.groupby(d.kind).sum(),
                              "right period": right.groupby(d.kind).sum()}).reindex(
             ["periodic", "off_kilter", "aperiodic", "adhoc"]).fillna(0).astype(int)
@@ -259,11 +262,14 @@ class Pooled:
         return hits / total
 
     def detection_errors(self) -> list[str]:
-        """Templates whose periodicity or period detection got wrong, over every seed (empty: none)."""
+        """Templates whose periodicity or period detection got wrong, over every seed (empty: none).
+
+        A periodic template with fewer than :data:`MIN_SUBMISSIONS` submissions is *expected* to stay
+        unrecognised: that is the detector's documented minimum, not an error."""
         bad = []
         for s, h in zip(self.seeds, self.histories):
             d = _detected(h, self.config)
-            should = d.kind.isin(PERIODIC_KINDS)
+            should = d.kind.isin(PERIODIC_KINDS) & (d.n_submissions >= MIN_SUBMISSIONS)
             wrong = (d.periodic != should) | (d.periodic & ~np.isclose(d.period, d.true_period))
             bad += [f"seed {s}: {t} ({d.kind[t]}, period {d.true_period[t]:g} s, found {d.period[t]:g} s, "
                     f"periodic={bool(d.periodic[t])})" for t in d.index[wrong]]
@@ -339,19 +345,32 @@ class DriftResult:
     timeline: pd.DataFrame  # one row per (refit day, policy): contract and the next day's runs against it
     runs: pd.DataFrame  # one row per (run, policy): the contract in force and whether the run missed
 
+    @property
+    def settled_time(self) -> float:
+        """The first midnight at which the sliding window holds only runs from after the change."""
+        return self.drift_time + DAY * math.ceil(self.config.drift_window * DRIFT_PERIOD / DAY)
+
+    def areas(self, policy: str = "window") -> tuple[float, float]:
+        """Mean R* area of ``policy``'s contracts fitted before the change, and once settled after it."""
+        tl = self.timeline[self.timeline.policy == policy]
+        return float(tl[tl.time <= self.drift_time].area.mean()), float(tl[tl.time >= self.settled_time].area.mean())
+
 
 DRIFT_PERIOD = 6 * 3600.0  # four runs a day: a refit a day sees four new ones
 
 
 def drift_experiment(config: SLOConfig, *, days: float | None = None) -> DriftResult:
     """One 6-hourly job whose runs get ``drift_factor`` times longer half-way through ``days`` (default
-    ``max(config.days, 10)``). Every midnight the contract is refitted on the log recorded so far, once on
+    ``config.days``, at least 10 and long enough for the window to settle after the change). Every midnight the contract is refitted on the log recorded so far, once on
     the last ``drift_window`` runs and once on the last ``history_runs``; each run of the next day is
     replayed against the contract in force (R* only, no opportunistic capacity)."""
-    days = max(config.days, 10.0) if days is None else float(days)
+    # half the days before the change, and after it enough days for the window to hold only new runs, and two more
+    settle = math.ceil(config.drift_window * DRIFT_PERIOD / DAY)
+    days = max(config.days, 10.0, 2.0 * (settle + 2)) if days is None else float(days)
     p = config.history_params(days=days, n_periodic=1, n_off_kilter=0, n_aperiodic=0, n_adhoc=0,
                               periods=(DRIFT_PERIOD,), period_weights=(1.0,), failure_rate=0.0,
-                              input_delay_rate=0.0, drift_at=0.5, drift_share=1.0, drift_factor=config.drift_factor,
+                              input_delay_rate=0.0, non_actionable_share=0.0, drift_at=0.5, drift_share=1.0,
+                              drift_factor=config.drift_factor,
                               duration_share=(0.05, 0.25))
     history = generate_history(np.random.default_rng(config.seed), p)
     name = history.templates.index[0]
@@ -406,9 +425,9 @@ class LazyExample:
                                                                    self.regularised)):
             p = penalty(fit.skyline, self.runs, self.alpha, self.regularised.beta)
             rows[name] = {"R*": np.round(fit.skyline, 6).tolist(), "over A_o": p.over, "final debt A_u": p.under,
-                          "epsilon": round(p.epsilon, 4), "J without beta": self.alpha * p.over + (1 - self.alpha) * p.under,
+                          "epsilon": p.epsilon, "J without beta": self.alpha * p.over + (1 - self.alpha) * p.under,
                           "J with beta": p.objective}
-        return pd.DataFrame(rows).T
+        return pd.DataFrame.from_dict(rows, orient="index")
 
 
 def lazy_example(alpha: float = 0.5, beta_fraction: float = 0.1, runs=LAZY_RUNS) -> LazyExample:
@@ -508,10 +527,7 @@ def paper_table(pooled: Pooled, lazy: LazyExample, regulariser: pd.DataFrame, dr
     add("... and on the focus job at this alpha (epsilon with beta = 0 → 0.1 V)", "\"good results across the board\"",
         f"epsilon {eps0:.3f} → {eps1:.3f}", "holds" if eps1 < 0.8 * eps0 else "barely moves R* here")
 
-    w = drift.timeline[drift.timeline.policy == "window"]
-    before = w[w.time <= drift.drift_time].area.mean()
-    settled = drift.drift_time + DAY * math.ceil(drift.config.drift_window * DRIFT_PERIOD / DAY)
-    after = w[w.time >= settled].area.mean()
+    before, after = drift.areas("window")
     f = drift.config.drift_factor
     add("the contract re-adapts after drift (§2.3, Fig. 3 step 6)", "continuous retraining",
         f"R* area {before:,.0f} → {after:,.0f} container-minutes (x{_ratio(after, before):.2f}; runs {f:g}x as long)",

@@ -172,15 +172,17 @@ def plot_penalty_terms(runs, skyline, alpha: float = 0.5):
         ax = axes[0, i]
         ax.stairs(runs[i], steps, color="k", lw=1.2, label=f"run {i}: s_{i}k")
         ax.stairs(s, steps, color=RSTAR, lw=1.8, ls="--", label="allocation s_k")
-        ax.fill_between(steps[:-1] + 0.5, runs[i], s, where=s > runs[i], step="mid", color="tab:orange", alpha=0.35,
-                        label="over-allocated (wasted)")
-        ax.fill_between(steps[:-1] + 0.5, s, runs[i], where=runs[i] > s, step="mid", color="tab:red", alpha=0.3,
-                        label="short (owed)")
+        over, short = s > runs[i], runs[i] > s
+        ax.bar(steps[:-1][over] + 0.5, (s - runs[i])[over], bottom=runs[i][over], width=1.0, color="tab:orange",
+               alpha=0.35, label="over-allocated (wasted)")
+        ax.bar(steps[:-1][short] + 0.5, (runs[i] - s)[short], bottom=s[short], width=1.0, color="tab:red", alpha=0.3,
+               label="short (owed, the debt grows)")
         ax.set_title(f"run {i}: over {np.maximum(s - runs[i], 0).sum():g}", fontsize=9)
-        ax.set_xticks(range(k))
+        ax.set_xticks(np.arange(k) + 0.5, [str(j) for j in range(k)])
+        ax.set_ylim(0, 1.3 * max(float(runs.max()), float(s.max())))
         ax.set_xlabel("step k")
         if i == 0:
-            ax.legend(fontsize=6.5)
+            ax.legend(fontsize=6.5, loc="upper right")
         ax = axes[1, i]
         ax.bar(range(k), d[i], color="tab:red", alpha=0.7)
         for j, v in enumerate(d[i]):
