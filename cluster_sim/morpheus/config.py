@@ -15,7 +15,7 @@ estimates the LP cells (templates x runs x steps) before anything runs, and a co
 Example
 -------
 >>> SLOConfig.ci().n_periodic, SLOConfig.default().n_periodic, SLOConfig.paper().days
-(12, 20, 30.0)
+(10, 16, 30.0)
 >>> SLOConfig.ci().history_params().straggler_rate
 0.1
 >>> SLOConfig.ci().replace(alpha=1.5)
@@ -96,11 +96,11 @@ class SLOConfig(Config):
 
     @classmethod
     def ci(cls):
-        return cls(days=10.0, n_periodic=12, n_adhoc=10, max_steps=60)
+        return cls(days=8.0, n_periodic=10, n_adhoc=10, max_steps=60)
 
     @classmethod
     def default(cls):
-        return cls()
+        return cls(days=10.0, n_periodic=16)
 
     @classmethod
     def paper(cls):
