@@ -75,7 +75,7 @@ class SLOConfig(Config):
                          doc="weight of over-allocation against the final debt (the paper's best: 0.01)")
     beta_fraction: float = param(0.1, lo=0.0, hi=10.0, step=0.05, slider=(0.0, 2.0),
                                  doc="the regulariser's weight beta as a fraction of V (the paper: 0.1)")
-    history_runs: int = param(20, lo=2, hi=1000, step=1, slider=(2, 60),
+    history_runs: int = param(20, lo=2, hi=1000, step=1, slider=(2, 40),
                               doc="runs of history R* is fitted on (the most recent training runs)")
     train_fraction: float = param(0.7, lo=0.1, hi=0.9, step=0.05, widget=False,
                                   doc="share of each template's runs to learn from; the rest are held out (the paper: 70%)")

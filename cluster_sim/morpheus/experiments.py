@@ -31,6 +31,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Sequence
 
 import numpy as np
@@ -181,7 +182,7 @@ def _pick_focus(history: History, slo: pd.DataFrame, config: SLOConfig) -> str:
 def run(config: SLOConfig) -> SLOResult:
     """Draw the history, infer SLOs, fit R* at ``config.alpha``, replay the held-out runs."""
     t0 = time.perf_counter()
-    history = generate_history(np.random.default_rng(config.seed), config.history_params())
+    history = run_history(config)
     detected = _detected(history, config)
     fleet = evaluate_fleet(history, (config.alpha,), train_fraction=config.train_fraction,
                            beta_fraction=config.beta_fraction, max_history=config.history_runs,
@@ -302,7 +303,8 @@ def fleet_summary(per_run: pd.DataFrame) -> pd.DataFrame:
     runs got within a factor of 2 of what they used). A median ratio near 1 can hide over- and
     under-provisioned runs that cancel; the typical factor cannot."""
     g = per_run.groupby("policy", sort=False)
-    log_off = np.abs(np.log(per_run.area_ratio.to_numpy()))
+    with np.errstate(divide="ignore"):  # an empty R* (alpha = 1 on a sparse job) is infinitely far from 1:1
+        log_off = np.abs(np.log(per_run.area_ratio.to_numpy()))
     out = pd.DataFrame({"runs": g.size(), "miss_rate": g.missed.mean(),
                         "outlived_share": g.apply(lambda d: float((~np.isfinite(d.minutes[d.missed])).mean())
                                                   if d.missed.any() else 0.0, include_groups=False),
@@ -314,8 +316,17 @@ def fleet_summary(per_run: pd.DataFrame) -> pd.DataFrame:
 
 
 def run_history(config: SLOConfig) -> History:
-    """The history :func:`run` learns from (the same draw for the same config)."""
-    return generate_history(np.random.default_rng(config.seed), config.history_params())
+    """The history :func:`run` learns from (the same draw for the same config).
+
+    The last few draws are kept: a panel moving alpha, beta or a percentile redraws from the same
+    history, so only the inference and the LPs run again. Treat the returned history as read-only.
+    """
+    return _history(config.seed, config.history_params())
+
+
+@lru_cache(maxsize=4)
+def _history(seed: int, params) -> History:
+    return generate_history(np.random.default_rng(seed), params)
 
 
 def regulariser_sweep(result: SLOResult, fractions: Sequence[float] = (0.0, 0.1, 0.5, 1.0, 2.0)) -> pd.DataFrame:
