@@ -10,10 +10,17 @@ Pure layer (no Mesa), one job per module:
 * :mod:`.skyline`: ``fit_skyline`` (R*, the two-solve beta scheme) and the baselines;
 * :mod:`.contract`: period, a_j, d_j and R* per periodic job;
 * :mod:`.fleet`: provisioning ratios, worst-case SLO misses, slack, R* over time, the §9.1 proxy;
+* :mod:`.telemetry`: ``TelemetryLog``, what is recorded about each run and the contracts inferred
+  from it (what an agent recording runs on the cluster fills and refits from);
+* :mod:`.penalty_cases`: the J(s) exercise's seeded cases and checks (they name the misconception);
 * :mod:`.lowcost`, :mod:`.plan`: §6, periodic reservations packed by LowCost in a cyclic
   ``ReservationPlan`` (and the greedy comparator); :mod:`.exact`: the min-peak MILP for tiny
   instances and Theorem 6.1's bound; :mod:`.reprovision`: §7's dynamic reprovisioning rule;
   :mod:`.packing_cases`: the packing exercise's seeded cases and checks.
+
+Lab 02's experiments: :mod:`.config` (``SLOConfig`` and its presets), :mod:`.experiments`
+(``run(config) -> SLOResult``, the sweeps over alpha, runs of history and seeds, the drift experiment,
+the lazy example, the paper-vs-ours table) and :mod:`.plots` (Fig. 2a, 3, 4, 5, 9a-c, R* after drift).
 
 Example
 -------
@@ -25,6 +32,7 @@ True
 """
 
 from .checks import MIN_RUNS, align_skylines
+from .config import SLOConfig
 from .contract import Contract, infer_contracts
 from .exact import ExactResult, compare_with_optimum, exact_min_peak, theorem_6_1_bound
 from .fleet import (
@@ -41,8 +49,21 @@ from .reprovision import Grant, ReprovisionRule, reprovision
 from .skyline import (
     SkylineFit, SkylineFitError, fit_skyline, max_envelope, mean_skyline, percentile_skyline, user_skyline,
 )
+from .telemetry import TelemetryLog
+from .experiments import (
+    DriftResult, LazyExample, Pooled, SLOResult, alpha_sweep, drift_experiment, history_sweep, lazy_example,
+    paper_table, pooled_fleet, refit, regulariser_sweep, run,
+)
+from .plots import (
+    plot_drift, plot_fig2a, plot_fig4, plot_fig5, plot_fig9a, plot_fig9bc, plot_history_sweep, plot_lazy, plot_life,
+    plot_penalty_terms, plot_periodicity, plot_result,
+)
 
 __all__ = [
+    "SLOConfig", "SLOResult", "Pooled", "DriftResult", "LazyExample", "TelemetryLog", "run", "alpha_sweep",
+    "drift_experiment", "history_sweep", "lazy_example", "paper_table", "pooled_fleet", "refit", "regulariser_sweep",
+    "plot_drift", "plot_fig2a", "plot_fig4", "plot_fig5", "plot_fig9a", "plot_fig9bc", "plot_history_sweep",
+    "plot_lazy", "plot_life", "plot_penalty_terms", "plot_periodicity", "plot_result",
     "AdHocJob", "Allocation", "ExactResult", "Grant", "PeriodicJob", "Refusal", "ReprovisionRule", "ReservationPlan",
     "compare_with_optimum", "exact_min_peak", "place_stage_gangs", "reprovision", "stage_interval",
     "theorem_6_1_bound",
