@@ -197,6 +197,14 @@ def check_raa_front(student: Callable, cases: Iterable, *, name: str = "my_raa_p
             raise AssertionError(f"{head}: the point {list(dup)} appears twice. Record a state only when the popped "
                                  f"latency is lower than the last recorded one (instances tied at the stage latency "
                                  f"must all step before the stage gets faster).\n{shown}")
+        lats, counts = np.unique(np.round(got[:, 0], 9), return_counts=True)
+        if (counts > 1).any():
+            lat = lats[counts > 1][0]
+            pts = got[np.isclose(got[:, 0], lat, rtol=1e-9)]
+            raise AssertionError(
+                f"{head}: your front has {len(pts)} points at stage latency {_g(lat)} ({pts.tolist()}); only the "
+                f"cheapest is Pareto-optimal. Record a state only when the popped latency is lower than the last "
+                f"recorded one (instances tied at the stage latency must all step before the stage gets faster).\n{shown}")
         for k, p in enumerate(got):
             lat_match = np.flatnonzero(np.isclose(want[:, 0], p[0], rtol=1e-9))
             if lat_match.size and not np.isclose(want[lat_match[0], 1], p[1], rtol=1e-9):
