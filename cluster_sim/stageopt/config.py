@@ -62,9 +62,9 @@ class PlacementConfig(Config):
     """Lab 06: placement plans (§5.2, Expt 6) over a learned latency model."""
 
     seed: int = param(0, lo=0, hi=2**31 - 1, doc="seed of every random draw", widget=False)
-    instances: int = param(300, lo=1, hi=20000, step=10, slider=(10, 600), doc="instances per stage (m)")
-    machines: int = param(120, lo=1, hi=5000, step=10, slider=(10, 240), doc="machines offered to the stage (n)")
-    stages: int = param(3, lo=1, hi=200, slider=(1, 6), doc="stages averaged over")
+    instances: int = param(300, lo=1, hi=20000, step=10, slider=(10, 400), doc="instances per stage (m)")
+    machines: int = param(120, lo=1, hi=5000, step=10, slider=(10, 200), doc="machines offered to the stage (n)")
+    stages: int = param(3, lo=1, hi=200, slider=(1, 4), doc="stages averaged over")
     skew: float = param(1.0, lo=0.0, hi=2.5, step=0.1, doc="lognormal sigma of input rows per instance")
     busy_fraction: float = param(0.5, lo=0.0, hi=1.0, step=0.05, doc="machine-state mix: share of busy machines")
     alpha: int = param(4, lo=1, hi=64, slider=(1, 16), doc="diversity cap α: most instances of the stage per machine")
@@ -126,9 +126,9 @@ class ResourcePlanConfig(Config):
     """Lab 07: resource plans with RAA (§5.3, Expt 7–10)."""
 
     seed: int = param(0, lo=0, hi=2**31 - 1, doc="seed of every random draw", widget=False)
-    instances: int = param(200, lo=1, hi=20000, step=10, slider=(10, 600), doc="instances per stage (m)")
-    machines: int = param(80, lo=1, hi=5000, step=10, slider=(10, 240), doc="machines offered to the stage (n)")
-    stages: int = param(8, lo=1, hi=500, slider=(1, 20), doc="stages in the net-benefit workload")
+    instances: int = param(200, lo=1, hi=20000, step=10, slider=(10, 400), doc="instances per stage (m)")
+    machines: int = param(80, lo=1, hi=5000, step=10, slider=(10, 200), doc="machines offered to the stage (n)")
+    stages: int = param(8, lo=1, hi=500, slider=(1, 12), doc="stages in the net-benefit workload")
     skew: float = param(1.0, lo=0.0, hi=2.5, step=0.1, doc="lognormal sigma of input rows per instance")
     busy_fraction: float = param(0.5, lo=0.0, hi=1.0, step=0.05, doc="machine-state mix: share of busy machines")
     alpha: int = param(4, lo=1, hi=64, slider=(1, 16), doc="diversity cap α")
