@@ -205,8 +205,6 @@ def optimizer_for(config: ResourcePlanConfig, model: LatencyModel | None = None)
                           grid=resource_grid(cores, mem), weights=(config.latency_weight, 1 - config.latency_weight))
 
 
-_optimizer = optimizer_for  # the name notebooks used before the split
-
 
 def run_resource_plans(config: ResourcePlanConfig) -> ResourcePlanResult:
     """Expt 9: Fuxi, IPA(Cluster), IPA+RAA(Path) on a workload of stages.
