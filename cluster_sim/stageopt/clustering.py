@@ -16,9 +16,10 @@ from __future__ import annotations
 import numpy as np
 from scipy.ndimage import gaussian_filter1d
 
+from ._check import finite_array, index_array, real_number, whole_number
 from .placement import check_capacity
 
-__all__ = ["density_clusters_1d", "machine_groups", "ipa_clustered"]
+__all__ = ["density_clusters_1d", "dbscan_clusters_1d", "machine_groups", "ipa_clustered"]
 
 
 def density_clusters_1d(rows, bandwidth: float | None = None, bins: int = 256) -> np.ndarray:
@@ -28,9 +29,13 @@ def density_clusters_1d(rows, bandwidth: float | None = None, bins: int = 256) -
     default Silverman's rule), so the cost is O(m + bins). Labels are numbered from the cluster
     of the largest instances (label 0) downwards.
     """
-    x = np.log10(np.maximum(np.asarray(rows, dtype=float), 1.0))
-    if x.ndim != 1 or x.size == 0:
+    r = finite_array(rows, "rows", nonneg=True, what="input row counts")
+    if r.ndim != 1 or r.size == 0:
         raise ValueError(f"rows must be a non-empty 1-D array, got shape {np.shape(rows)}")
+    bins = whole_number(bins, "bins", lo=2)
+    if bandwidth is not None:
+        bandwidth = real_number(bandwidth, "bandwidth", lo=0, lo_open=True)
+    x = np.log10(np.maximum(r, 1.0))
     lo, hi = x.min(), x.max()
     if hi - lo < 1e-12:
         return np.zeros(x.size, dtype=np.int64)
@@ -50,11 +55,46 @@ def density_clusters_1d(rows, bandwidth: float | None = None, bins: int = 256) -
     return (cuts.size - labels_low_first).astype(np.int64)
 
 
+def dbscan_clusters_1d(rows, eps: float = 0.05, min_samples: int = 5) -> np.ndarray:
+    """Cluster instances by input rows with DBSCAN on log10(rows) (Expt 7's IPA+RAA(DBSCAN)).
+
+    ``eps`` is the neighbourhood radius in log10 units (0.05: rows within ~12% of each other),
+    ``min_samples`` the neighbours a core point needs. Points DBSCAN calls noise each become a
+    cluster of their own, so every instance has a label; labels count from 0 in order of first
+    appearance. Unlike :func:`density_clusters_1d` the cost grows with the neighbourhoods
+    (up to O(m^2) for dense inputs), which is why the paper found it too slow for production.
+
+    >>> dbscan_clusters_1d([10, 10.5, 11, 10.2, 10.8, 1000, 1010, 1005, 990, 1020, 5e6], min_samples=3).tolist()
+    [0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 2]
+    """
+    from sklearn.cluster import DBSCAN
+
+    r = finite_array(rows, "rows", nonneg=True, what="input row counts")
+    if r.ndim != 1 or r.size == 0:
+        raise ValueError(f"rows must be a non-empty 1-D array, got shape {np.shape(rows)}")
+    eps = real_number(eps, "eps", lo=0, lo_open=True)
+    min_samples = whole_number(min_samples, "min_samples", lo=1)
+    x = np.log10(np.maximum(r, 1.0))[:, None]
+    labels = DBSCAN(eps=eps, min_samples=min_samples).fit(x).labels_.astype(np.int64)
+    noise = labels < 0
+    labels[noise] = labels.max() + 1 + np.arange(int(noise.sum()))
+    return _first_seen(labels)
+
+
+def _first_seen(labels: np.ndarray) -> np.ndarray:
+    _, first, inv = np.unique(labels, return_index=True, return_inverse=True)
+    rank = np.empty(first.size, dtype=np.int64)
+    rank[np.argsort(first, kind="stable")] = np.arange(first.size)
+    return rank[inv.reshape(-1)]
+
+
 def machine_groups(keys) -> tuple[np.ndarray, np.ndarray]:
     """Group machines by identical integer keys (n, c); return (labels (n,), representatives (n',))."""
     keys = np.asarray(keys)
     if keys.ndim != 2 or keys.shape[0] == 0:
         raise ValueError(f"keys must be a non-empty (machines, features) array, got shape {keys.shape}")
+    if keys.dtype.kind == "f":
+        finite_array(keys, "keys", what="machine features")
     _, first, labels = np.unique(keys, axis=0, return_index=True, return_inverse=True)
     return labels.reshape(-1).astype(np.int64), first.astype(np.int64)
 
@@ -70,18 +110,24 @@ def ipa_clustered(L_rep, inst_labels, rows, mach_labels, capacity) -> np.ndarray
     in index order (one instance per machine before any gets a second), a deterministic stand-in
     for the paper's random pick.
     """
-    inst_labels = np.asarray(inst_labels, dtype=np.int64)
-    mach_labels = np.asarray(mach_labels, dtype=np.int64)
+    if np.ndim(inst_labels) != 1 or np.size(inst_labels) == 0:
+        raise ValueError(f"inst_labels must be a non-empty 1-D array, got shape {np.shape(inst_labels)}")
+    if np.ndim(mach_labels) != 1 or np.size(mach_labels) == 0:
+        raise ValueError("mach_labels is empty: the machine list is empty")
+    # a negative label would leave its instances unplaced (-1) or read the last cluster's latency
+    inst_labels = index_array(inst_labels, "inst_labels", what="instance cluster label")
+    mach_labels = index_array(mach_labels, "mach_labels", what="machine cluster label")
     m, n = inst_labels.size, mach_labels.size
     # validates capacity, shapes and "need X slots, have Y" on the full problem
-    if n == 0:
-        raise ValueError("mach_labels is empty: the machine list is empty")
     cap = check_capacity(m, n, capacity, "mach_labels")
     Lr = np.asarray(L_rep, dtype=float)
     mp, np_ = int(inst_labels.max()) + 1, int(mach_labels.max()) + 1
     if Lr.shape != (mp, np_):
         raise ValueError(f"L_rep must be (instance clusters, machine clusters) = ({mp}, {np_}), got {Lr.shape}")
-    rows = np.asarray(rows, dtype=float)
+    finite_array(Lr, "L_rep", nonneg=True, what="latencies")
+    rows = finite_array(rows, "rows", nonneg=True, what="input row counts")
+    if rows.shape != (m,):
+        raise ValueError(f"rows must have one entry per instance: shape ({m},) like inst_labels, got {rows.shape}")
     # instances of each cluster, largest input first (ties: lower id)
     order = np.lexsort((np.arange(m), -rows, inst_labels))
     starts = np.searchsorted(inst_labels[order], np.arange(mp))

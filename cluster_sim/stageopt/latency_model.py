@@ -29,12 +29,27 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from sklearn.ensemble import HistGradientBoostingRegressor
-from threadpoolctl import threadpool_limits
+from threadpoolctl import ThreadpoolController
 
 from .workload import CBO_COST_US, HARDWARE_SPEED, OPERATORS, Machines, StageSpec, cloud_cost, make_machines, make_stage, resource_grid, true_latency
 
 #: which operators the CBO treats as stateful (holding their input in memory)
 CBO_STATE = np.array([0.0, 0.0, 0.0, 1.0, 0.5, 1.0, 1.0, 0.0])
+_THREADPOOLS: ThreadpoolController | None = None
+
+
+def _one_openmp_thread():
+    """A context that runs scikit-learn's OpenMP loops on one thread.
+
+    On a shared 2-core machine oversubscribed spinning threads cost 10x. The controller is built
+    once (scanning the loaded libraries takes ~6 ms, which every prediction used to pay).
+    """
+    global _THREADPOOLS
+    if _THREADPOOLS is None:
+        _THREADPOOLS = ThreadpoolController()
+    return _THREADPOOLS.limit(limits=1, user_api="openmp")
+
+
 CHANNELS = ("Ch1", "Ch2", "Ch3", "Ch4", "Ch5", "AIM")
 N_OPS = len(OPERATORS)
 N_HW = len(HARDWARE_SPEED)
@@ -139,15 +154,14 @@ class LatencyModel:
         self.regressor = HistGradientBoostingRegressor(
             max_iter=self.max_iter, learning_rate=0.1, max_leaf_nodes=31, random_state=self.random_state
         )
-        # one OpenMP thread: on a shared 2-core machine, oversubscribed spinning threads cost 10x
-        with threadpool_limits(limits=1, user_api="openmp"):
+        with _one_openmp_thread():
             self.regressor.fit(traces.X[:, self._cols()], np.log(traces.latency))
         return self
 
     def predict(self, X: np.ndarray) -> np.ndarray:
         if self.regressor is None:
             raise ValueError("the model is not trained yet: call fit(traces) first")
-        with threadpool_limits(limits=1, user_api="openmp"):
+        with _one_openmp_thread():
             return np.exp(self.regressor.predict(np.asarray(X)[:, self._cols()]))
 
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 from scipy.stats import truncnorm
 
-from .clustering import density_clusters_1d, ipa_clustered, machine_groups
+from .clustering import dbscan_clusters_1d, density_clusters_1d, ipa_clustered, machine_groups
 from .latency_model import LatencyModel, features
 from .placement import fuxi_placement, ipa_placement, slots_per_machine
 from .raa import pareto_indices, raa_general, raa_path, wun
@@ -138,11 +138,23 @@ class StageOptimizer:
         share = machines.free[assignment] / count[assignment][:, None]
         return np.all(self.grid[None, :, :] <= share[:, None, :] + 1e-9, axis=2)
 
-    def instance_pareto_sets(self, stage: StageSpec, machines: Machines, plan: StagePlan, clustered: bool | None = None):
+    def instance_clusters(self, stage: StageSpec, clustering: str = "density") -> np.ndarray:
+        """Instance cluster labels by input rows: ``"density"`` (the KDE of Appendix D.2, the
+        default) or ``"dbscan"`` (scikit-learn's DBSCAN, Expt 7's IPA+RAA(DBSCAN))."""
+        if clustering == "density":
+            return density_clusters_1d(stage.rows)
+        if clustering == "dbscan":
+            return dbscan_clusters_1d(stage.rows)
+        raise ValueError(f"clustering={clustering!r} is not allowed: choose 'density' or 'dbscan'")
+
+    def instance_pareto_sets(self, stage: StageSpec, machines: Machines, plan: StagePlan, clustered: bool | None = None,
+                             clustering: str = "density"):
         """Instance-level (latency, cost) Pareto sets over the allowed grid for each RAA unit.
 
-        Clustered (RAA Fast_MCI): units are the IPA row clusters split by machine group; a unit is
-        represented by its largest instance and its cost is scaled by the unit size. Returns
+        Clustered (RAA Fast_MCI): units are the instance clusters (``clustering``) split by machine
+        group and by the configurations that fit; a unit is represented by its largest instance and
+        its cost is scaled by the unit size (so a unit's cost is an upper bound on its instances'
+        summed cost). Unclustered (the paper's W/O_C): one unit per instance. Returns
         ``(units (m,) unit id per instance, sets, configs)`` where ``configs[u]`` holds the grid
         rows behind ``sets[u]``.
         """
@@ -150,7 +162,7 @@ class StageOptimizer:
         a = plan.assignment
         allowed = self.allowed_configs(machines, a)
         if clustered:
-            inst = density_clusters_1d(stage.rows)
+            inst = self.instance_clusters(stage, clustering)
             mlab, reps = machine_groups(machines.state_keys())
             # a unit must also share one allowed set: split by the allowed mask too (packed to one int)
             packed = np.packbits(allowed, axis=1)
@@ -166,9 +178,7 @@ class StageOptimizer:
         # the representative of a unit is its largest instance (ties: the lower id)
         order = np.lexsort((np.arange(stage.instances), -stage.rows, units))
         rep = order[np.searchsorted(units[order], np.arange(nu))]
-        r = len(self.grid)
-        lat = predict_latency(self.model, stage, np.repeat(stage.rows[rep], r), np.tile(self.grid, (nu, 1)),
-                              machines, np.repeat(a[rep], r)).reshape(nu, r)
+        lat = self.config_latencies(stage, machines, a, rep)
         cost = cloud_cost(lat, self.grid[None, :, :]) * size[:, None]
         sets, configs = [], []
         for u in range(nu):
@@ -179,20 +189,86 @@ class StageOptimizer:
             configs.append(ok[keep])
         return units, sets, configs
 
+    def config_latencies(self, stage: StageSpec, machines: Machines, assignment: np.ndarray, instances=None) -> np.ndarray:
+        """(k, r) model latency of each of ``instances`` (default: all) under every grid
+        configuration, on the machine ``assignment`` gives it."""
+        idx = np.arange(stage.instances) if instances is None else np.asarray(instances)
+        r = len(self.grid)
+        return predict_latency(self.model, stage, np.repeat(stage.rows[idx], r), np.tile(self.grid, (idx.size, 1)),
+                               machines, np.repeat(assignment[idx], r)).reshape(idx.size, r)
+
+    def raa_front(self, stage: StageSpec, machines: Machines, plan: StagePlan, clustered: bool | None = None,
+                  method: str | None = None, clustering: str = "density") -> "RAAFront":
+        """RAA's whole stage front over the units (Path or General) and WUN's pick on it."""
+        method = self.raa_method if method is None else method
+        if method not in ("path", "general"):
+            raise ValueError(f"method={method!r} is not allowed: choose 'path' or 'general'")
+        units, sets, configs = self.instance_pareto_sets(stage, machines, plan, clustered, clustering)
+        front, choice = (raa_path if method == "path" else raa_general)(sets)
+        return RAAFront(units, sets, configs, front, choice, wun(front, self.weights))
+
     def raa(self, stage: StageSpec, machines: Machines, plan: StagePlan, clustered: bool | None = None,
-            method: str | None = None) -> StagePlan:
+            method: str | None = None, clustering: str = "density") -> StagePlan:
         """RAA: stage Pareto set from instance sets (Path or General), then WUN picks a plan."""
         method = self.raa_method if method is None else method
         t = time.perf_counter()
-        units, sets, configs = self.instance_pareto_sets(stage, machines, plan, clustered)
-        front, choice = (raa_path if method == "path" else raa_general)(sets)
-        k = wun(front, self.weights)
-        cfg = np.array([configs[u][choice[k, u]] for u in range(len(sets))])
-        theta = self.grid[cfg[units]]
+        rf = self.raa_front(stage, machines, plan, clustered, method, clustering)
+        theta = self.grid[rf.config_rows(rf.pick)]
         dt = time.perf_counter() - t
         pred = predict_latency(self.model, stage, stage.rows, theta, machines, plan.assignment)
         name = f"{plan.method.replace('(Cluster)', '').replace('(Org)', '')}+RAA({method.capitalize()})"
         return StagePlan(name, plan.assignment, theta, pred, plan.solve_seconds + dt)
+
+
+@dataclass(frozen=True)
+class RAAFront:
+    """RAA's stage front over its units, as RAA saw it, and the plan behind every point.
+
+    ``front`` is in the units' terms (each unit priced as its representative × its size); score a
+    plan per instance with :func:`per_instance_front` to compare it with other plans.
+    """
+
+    units: np.ndarray       # (m,) unit of every instance
+    sets: list              # the units' instance-level Pareto sets (latency, cost)
+    configs: list           # the grid rows behind each set's points
+    front: np.ndarray       # (q, 2) stage front over the units
+    choice: np.ndarray      # (q, units) row of each unit's set at every front point
+    pick: int               # WUN's choice
+
+    def config_rows(self, k: int | np.ndarray) -> np.ndarray:
+        """Grid row of every instance at front point(s) ``k``: (m,) for one point, (len(k), m) for many."""
+        ks = np.atleast_1d(k)
+        per_unit = np.empty((ks.size, len(self.sets)), dtype=np.int64)
+        for u, cfg in enumerate(self.configs):
+            per_unit[:, u] = cfg[self.choice[ks, u]]
+        rows = per_unit[:, self.units]
+        return rows[0] if np.ndim(k) == 0 else rows
+
+
+def per_instance_front(so: StageOptimizer, stage: StageSpec, machines: Machines, plan: StagePlan, rf: RAAFront,
+                       latencies: np.ndarray | None = None) -> np.ndarray:
+    """(q, 2) every plan on RAA's front scored per instance by the model (stage latency, cost).
+
+    This is how :func:`evaluate_plan` (``mode="model"``) scores the plan RAA returns, so WUN's
+    pick lands exactly on the noise-free table's numbers. ``latencies`` is the (m, r) matrix of
+    :meth:`StageOptimizer.config_latencies` when the caller already has it.
+    """
+    P = so.config_latencies(stage, machines, plan.assignment) if latencies is None else latencies
+    rows = rf.config_rows(np.arange(len(rf.front)))                 # (q, m)
+    lat = P[np.arange(stage.instances)[None, :], rows]
+    cost = cloud_cost(lat, so.grid[rows]).sum(axis=1)
+    return np.c_[lat.max(axis=1), cost]
+
+
+def exact_front(so: StageOptimizer, machines: Machines, plan: StagePlan, latencies: np.ndarray) -> np.ndarray:
+    """The unclustered (W/O_C) stage front from the (m, r) per-instance latencies: exact per instance."""
+    allowed = so.allowed_configs(machines, plan.assignment)
+    sets = []
+    for i in range(latencies.shape[0]):
+        ok = np.flatnonzero(allowed[i])
+        pts = np.c_[latencies[i, ok], cloud_cost(latencies[i, ok], so.grid[ok])]
+        sets.append(pts[pareto_indices(pts)])
+    return raa_path(sets)[0]
 
 
 def evaluate_plan(plan: StagePlan, stage: StageSpec, machines: Machines, mode: str = "truth",

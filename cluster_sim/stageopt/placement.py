@@ -28,12 +28,15 @@ import numpy as np
 from scipy.optimize import Bounds, LinearConstraint, milp
 from scipy.sparse import coo_matrix
 
+from ._check import finite_array, index_array, whole_number
+
 __all__ = [
     "check_latency_matrix",
     "slots_per_machine",
     "stage_latency",
     "fuxi_placement",
     "ipa_placement",
+    "ipa_decisions",
     "exact_min_max_placement",
     "brute_force_min_max_placement",
     "is_column_ordered",
@@ -56,9 +59,15 @@ def check_latency_matrix(L, capacity) -> tuple[np.ndarray, np.ndarray]:
         raise ValueError("L has no machines (0 columns): the machine list is empty")
     if m == 0:
         raise ValueError("L has no instances (0 rows): a stage has at least one instance")
-    if not np.all(np.isfinite(L)) or np.any(L < 0):
-        raise ValueError("L must hold finite, non-negative latencies")
+    _check_latencies(L, "L")
     return L, check_capacity(m, n, capacity, f"L {L.shape}")
+
+
+def _check_latencies(L: np.ndarray, name: str) -> None:
+    if not np.all(np.isfinite(L)) or np.any(L < 0):
+        idx = np.argwhere(~np.isfinite(L) | (L < 0))[0]
+        raise ValueError(f"{name} must hold finite, non-negative latencies: {name}[{', '.join(map(str, idx))}] "
+                         f"is {L[tuple(idx)]}")
 
 
 def check_capacity(m: int, n: int, capacity, against: str = "the machine list") -> np.ndarray:
@@ -95,8 +104,8 @@ def slots_per_machine(free, theta0, alpha: int, m: int | None = None) -> np.ndar
     >>> slots_per_machine(np.array([[8, 32], [3, 64]]), np.array([2, 4]), alpha=3).tolist()
     [3, 1]
     """
-    free = np.asarray(free, dtype=float)
-    theta0 = np.asarray(theta0, dtype=float)
+    free = finite_array(free, "free", nonneg=True, what="free resources")
+    theta0 = finite_array(theta0, "theta0", what="resources per instance")
     if free.ndim != 2 or free.shape[0] == 0:
         raise ValueError(f"free must be a non-empty (machines, resources) array, got shape {free.shape}")
     if theta0.shape != (free.shape[1],):
@@ -105,9 +114,10 @@ def slots_per_machine(free, theta0, alpha: int, m: int | None = None) -> np.ndar
         )
     if np.any(theta0 <= 0):
         raise ValueError(f"theta0={theta0.tolist()} must be positive in every resource")
-    if int(alpha) != alpha or alpha < 1:
-        raise ValueError(f"alpha={alpha!r} must be a whole number >= 1")
+    alpha = whole_number(alpha, "alpha", lo=1)
     n = free.shape[0]
+    if m is not None:
+        m = whole_number(m, "m", lo=1)
     if m is not None and alpha < -(-m // n):
         raise ValueError(f"alpha={alpha} is too small: the paper requires alpha >= ceil(m/n) = {-(-m // n)}")
     # a tiny tolerance so that 4.0/2.0 computed in floating point never floors to 1
@@ -116,11 +126,19 @@ def slots_per_machine(free, theta0, alpha: int, m: int | None = None) -> np.ndar
 
 
 def stage_latency(L, assignment) -> float:
-    """The stage latency of a placement: the largest instance latency ``max_i L[i, a_i]``."""
+    """The stage latency of a placement: the largest instance latency ``max_i L[i, a_i]``.
+
+    ``assignment`` must name an existing machine for every instance (0 .. n-1; no negative index
+    silently read from the end).
+    """
     L = np.asarray(L, dtype=float)
-    a = np.asarray(assignment, dtype=np.int64)
+    if L.ndim != 2 or 0 in L.shape:
+        raise ValueError(f"L must be a non-empty 2-D (instances, machines) matrix, got shape {L.shape}")
+    _check_latencies(L, "L")
+    a = np.asarray(assignment)
     if a.shape != (L.shape[0],):
         raise ValueError(f"assignment must have one machine per instance: shape ({L.shape[0]},), got {a.shape}")
+    a = index_array(a, "assignment", lo=0, hi=L.shape[1] - 1, what="machine")
     return float(L[np.arange(L.shape[0]), a].max())
 
 
@@ -135,19 +153,19 @@ def fuxi_placement(watermark, capacity, m: int) -> np.ndarray:
 
     (1) the key resource is the bottleneck: the column of ``watermark`` (n, R) with the highest
     mean utilisation (a 1-D ``watermark`` is already the key resource); (2) machines are taken in
-    increasing watermark on it (ties: lower index); (3) instances, in id order, go to those
+    increasing watermark on it (ties: lower index; only the order matters, so
+    any finite scale works and NaN is refused); (3) instances, in id order, go to those
     machines one each; a stage larger than the machine list wraps round again, one more
     instance per machine per round, skipping full machines. Latency plays no part.
     """
-    w = np.asarray(watermark, dtype=float)
+    w = finite_array(watermark, "watermark", what="utilisations")
     cap = np.asarray(capacity)
     if w.ndim == 2:
         w = w[:, int(np.argmax(w.mean(axis=0)))] if w.shape[0] else w[:, 0]
     if w.ndim != 1 or w.size == 0:
         raise ValueError("watermark is empty: the machine list is empty")
-    if int(m) != m or m < 1:
-        raise ValueError(f"m={m!r} must be a whole number of instances >= 1")
-    cap = check_capacity(int(m), w.size, cap, "the watermarks")
+    m = whole_number(m, "m", lo=1)
+    cap = check_capacity(m, w.size, cap, "the watermarks")
     order = np.argsort(w, kind="stable")
     # round r offers one slot on every machine that still has more than r slots
     slots = [order[cap[order] > r] for r in range(int(cap.max()))]
@@ -170,13 +188,35 @@ def ipa_placement(L, capacity) -> np.ndarray:
     >>> ipa_placement(np.array([[8.0, 12.0, 10.0], [16.0, 24.0, 20.0]]), [1, 1, 1]).tolist()
     [2, 0]
     """
-    L, cap = check_latency_matrix(L, capacity)
+    return _ipa(*check_latency_matrix(L, capacity))[0]
+
+
+def ipa_decisions(L, capacity) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """IPA's decisions in the order it makes them: ``(instance, machine, BPL)``, three (m,) arrays.
+
+    Decision ``t`` sends ``instance[t]`` to ``machine[t]`` at its best possible latency ``BPL[t]``
+    (the largest among the instances not yet placed). The exercise checks use it to name the
+    first decision where a student's plan departs from the library's.
+
+    >>> inst, mach, bpl = ipa_decisions(np.array([[8.0, 12.0, 10.0], [16.0, 24.0, 20.0]]), [1, 1, 1])
+    >>> inst.tolist(), mach.tolist(), bpl.tolist()
+    ([1, 0], [0, 2], [16.0, 10.0])
+    """
+    _, trace = _ipa(*check_latency_matrix(L, capacity), trace=True)
+    return trace
+
+
+def _ipa(L: np.ndarray, cap: np.ndarray, trace: bool = False):
     m, n = L.shape
     cap = cap.copy()
     rows = np.arange(m)
     # every instance's machines from fastest to slowest (stable: ties to the lower machine index);
-    # a pointer per instance walks past full machines, so recomputing a BPL costs amortised O(1)
-    order = np.argsort(L, axis=1, kind="stable").astype(np.int32 if n < 2**31 else np.int64)
+    # a pointer per instance walks past full machines, so recomputing a BPL costs amortised O(1).
+    # Sorted in blocks of rows, so the int64 temporary of argsort never spans the whole matrix.
+    order = np.empty((m, n), dtype=np.int32 if n < 2**31 else np.int64)
+    block = max(1, 2_000_000 // n)
+    for lo in range(0, m, block):
+        order[lo: lo + block] = np.argsort(L[lo: lo + block], axis=1, kind="stable")
     ptr = np.zeros(m, dtype=np.int64)
 
     def advance(idx: np.ndarray) -> None:
@@ -187,14 +227,21 @@ def ipa_placement(L, capacity) -> np.ndarray:
 
     advance(rows)
     best = order[rows, ptr].astype(np.int64)
-    key = L[rows, best]                    # the BPL of unplaced instances, -inf once placed
+    # the BPL of unplaced instances, -inf once placed. Not a heap: a BPL only ever rises (its
+    # machine fills up), so every instance that wanted a full machine is refreshed at once, and
+    # the next decision scans for the largest key (a lazy heap refreshed on pop would hide an
+    # instance whose stale, smaller key has risen above the top)
+    key = L[rows, best]
     rowsum = L.sum(axis=1)
     assignment = np.full(m, -1, dtype=np.int64)
-    for _ in range(m):
+    log = (np.empty(m, np.int64), np.empty(m, np.int64), np.empty(m)) if trace else None
+    for t in range(m):
         cand = np.flatnonzero(key == key.max())
         # ties: the instance slower everywhere (larger row sum), then the lower index
         i = int(cand[np.argmax(rowsum[cand])]) if cand.size > 1 else int(cand[0])
         j = int(best[i])
+        if trace:
+            log[0][t], log[1][t], log[2][t] = i, j, key[i]
         assignment[i] = j
         key[i] = -np.inf
         cap[j] -= 1
@@ -204,7 +251,7 @@ def ipa_placement(L, capacity) -> np.ndarray:
             advance(movers)
             best[movers] = order[movers, ptr[movers]]
             key[movers] = L[movers, best[movers]]
-    return assignment
+    return assignment, log
 
 
 # ---- exact references ------------------------------------------------------------------------------
@@ -278,5 +325,8 @@ def is_column_ordered(L) -> bool:
     every column.
     """
     L = np.asarray(L, dtype=float)
+    if L.ndim != 2 or 0 in L.shape:
+        raise ValueError(f"L must be a non-empty 2-D (instances, machines) matrix, got shape {L.shape}")
+    _check_latencies(L, "L")
     order = np.lexsort(L.T[::-1])   # sort rows by column 0, then 1, ... to break ties
     return bool(np.all(np.diff(L[order], axis=0) >= 0))

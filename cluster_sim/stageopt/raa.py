@@ -40,6 +40,8 @@ from typing import Sequence
 
 import numpy as np
 
+from ._check import finite_array
+
 __all__ = [
     "pareto_indices",
     "check_pareto_sets",
@@ -65,6 +67,9 @@ def pareto_indices(points) -> np.ndarray:
     P = np.asarray(points, dtype=float)
     if P.ndim != 2 or P.shape[0] == 0:
         raise ValueError(f"points must be a non-empty (q, k) array, got shape {P.shape}")
+    # a NaN compares false with everything: it would neither dominate nor be dominated, and
+    # silently knock valid points off the front
+    finite_array(P, "points", what="finite objective values")
     # sort lexicographically ascending (first objective primary); a point can only be dominated
     # by one earlier in this order, and an exact duplicate comes right after its twin
     order = np.lexsort(P.T[::-1])
@@ -103,12 +108,16 @@ def check_pareto_sets(pareto_sets, k: int | None = None) -> list[np.ndarray]:
         raise ValueError("pareto_sets is empty: a stage has at least one instance")
     k = sets[0].shape[-1] if k is None and sets[0].ndim == 2 else k
     for i, s in enumerate(sets):
-        if s.ndim != 2 or s.shape[0] == 0:
+        if s.ndim != 2:
+            raise ValueError(f"pareto_sets[{i}] must be a (points, objectives) array, one row per point, "
+                             f"got shape {s.shape}")
+        if s.shape[0] == 0:
             raise ValueError(f"pareto_sets[{i}] is an empty Pareto set (shape {s.shape}): every instance needs at least one point")
         if s.shape[1] != k:
             raise ValueError(f"pareto_sets[{i}] has {s.shape[1]} objectives, expected {k} (shape {s.shape})")
         if not np.all(np.isfinite(s)):
-            raise ValueError(f"pareto_sets[{i}] holds a non-finite value")
+            r, c = np.argwhere(~np.isfinite(s))[0]
+            raise ValueError(f"pareto_sets[{i}] holds a non-finite value: row {r}, objective {c} is {s[r, c]}")
         keep = pareto_indices(s)
         if keep.size != s.shape[0]:
             bad = sorted(set(range(s.shape[0])) - set(keep.tolist()))[0]
@@ -233,21 +242,22 @@ def raa_general(pareto_sets: Sequence, aggregators=("max", "sum"), weights=None,
     if n_comb * len(weights) > max_candidates:
         raise ValueError(f"raa_general would try {n_comb * len(weights)} candidates, more than max_candidates={max_candidates}")
     combos = np.array(list(itertools.product(*cand))) if cand else np.zeros((1, 0))
+    # all points of all instances in one array, so that find_optimal runs for every instance at
+    # once: sort the points by (instance, weighted sum, sum objectives, max objectives, row) and,
+    # for a candidate c, each instance's first point within c on every max objective is its pick
+    set_id = np.repeat(np.arange(len(sets)), [len(s) for s in sets])
+    row = np.concatenate([np.arange(len(s)) for s in sets])
     plans = []
     for w in weights:
+        ws = allp[:, isum] @ w if isum else np.zeros(len(allp))
+        keys = [row] + [allp[:, col] for col in (imax[::-1] + isum[::-1])] + [ws, set_id]
+        order = np.lexsort(keys)
+        sid, srow, smax = set_id[order], row[order], allp[order][:, imax]
         for c in combos:
-            pick = []
-            for s in sets:
-                ok = np.all(s[:, imax] <= c, axis=1) if imax else np.ones(len(s), dtype=bool)
-                if not ok.any():
-                    break
-                rows = np.flatnonzero(ok)
-                ws = s[rows][:, isum] @ w if isum else np.zeros(len(rows))
-                # find_optimal: smallest weighted sum; ties by the sum objectives, then the max ones
-                keys = [s[rows, col] for col in (imax[::-1] + isum[::-1])] + [ws]
-                pick.append(rows[np.lexsort(keys)[0]])
-            else:
-                plans.append(pick)
+            ok = np.all(smax <= c, axis=1) if imax else np.ones(len(order), dtype=bool)
+            first_sets, first = np.unique(sid[ok], return_index=True)
+            if first_sets.size == len(sets):       # every instance has a point within c
+                plans.append(srow[ok][first])
     choice = np.unique(np.asarray(plans, dtype=np.int64), axis=0)
     F = _stage_objectives(sets, choice, aggs)
     keep = pareto_indices(F)           # filter_dominated, one plan per distinct vector

@@ -39,7 +39,7 @@ def test_optimality_study_column_ordered_is_always_optimal():
 def test_panels_rerun_and_redraw():
     from cluster_sim.ui import ConfigPanel
     p = ConfigPanel(PlacementConfig.ci().replace(instances=60, machines=30, **SMALL), run_placement, plot_placement,
-                    fields=["instances", "machines", "skew", "busy_fraction", "alpha"])
+                    fields=["instances", "machines", "stages", "skew", "busy_fraction", "alpha"])
     p.set(skew=1.5, alpha=5)
     assert p.config.skew == 1.5 and p.result.config.alpha == 5 and p.figure is not None
     q = ConfigPanel(ResourcePlanConfig.ci().replace(instances=40, machines=20, **SMALL), run_resource_plans,
@@ -54,3 +54,47 @@ def test_panels_rerun_and_redraw():
 def test_resource_plan_config_errors(bad, msg):
     with pytest.raises(ValueError, match=msg):
         ResourcePlanConfig.ci().replace(**bad)
+
+
+def test_lab07_front_is_scored_per_instance_so_the_pick_is_the_tables_plan():
+    """Issue 15, finding 2: the clustered front priced every unit as its largest instance, so the
+    WUN pick was drawn at a cost far above the plan the table reported (23,883 vs 13,864)."""
+    cfg = ResourcePlanConfig.ci().replace(instances=60, machines=25, **SMALL)
+    r = run_resource_plans(cfg)
+    ex = r.example
+    row = r.per_stage[(r.per_stage.stage == 0) & (r.per_stage["mode"] == "noise-free")].set_index("method")
+    pick = ex["front"][ex["pick"]]
+    assert np.allclose(pick, row.loc["IPA+RAA(Path)", ["latency", "cost"]].to_numpy(dtype=float), rtol=1e-9)
+    assert np.allclose(ex["IPA(Cluster)"], row.loc["IPA(Cluster)", ["latency", "cost"]].to_numpy(dtype=float))
+    # priced per unit, RAA saw its plans at or above their real cost
+    assert np.all(ex["front as RAA saw it"][:, 1] >= ex["front"][:, 1] * (1 - 1e-9))
+    # the exact (unclustered) front is a front: latency falls as cost rises
+    exact = ex["exact front"]
+    assert np.all(np.diff(exact[:, 0]) < 0) and np.all(np.diff(exact[:, 1]) > 0)
+
+
+def test_raa_choices_are_table_2s_rows_and_general_equals_path():
+    from cluster_sim.stageopt.experiments import run_raa_choices
+    cfg = ResourcePlanConfig.ci().replace(instances=60, machines=25, study_stages=2, **SMALL)
+    t = run_raa_choices(cfg)
+    assert list(t.index) == ["Fuxi", "IPA(Org)", "IPA(Cluster)", "IPA+RAA(W/O_C)", "IPA+RAA(DBSCAN)",
+                             "IPA+RAA(General)", "IPA+RAA(Path)"]
+    assert t.loc["IPA+RAA(W/O_C)", "RAA units"] == 60 > t.loc["IPA+RAA(Path)", "RAA units"]
+    for col in ("stage latency (s)", "cost"):
+        assert np.isclose(t.loc["IPA+RAA(General)", col], t.loc["IPA+RAA(Path)", col])
+    assert (t.coverage == 1).all()
+
+
+def test_model_accuracy_study_orders_models_by_accuracy():
+    from cluster_sim.stageopt.experiments import ACCURACY_MODELS, run_model_accuracy
+    cfg = ResourcePlanConfig.ci().replace(instances=60, machines=25, study_stages=2, **SMALL)
+    t = run_model_accuracy(cfg)
+    assert list(t.index) == list(ACCURACY_MODELS)
+    assert t.WMAPE.is_monotonic_increasing
+    assert {"latency RR vs Fuxi", "cost RR vs Fuxi", "GlbErr"} <= set(t.columns)
+
+
+def test_placement_result_reports_cluster_counts():
+    r = run_placement(PlacementConfig.ci().replace(instances=80, machines=30, **SMALL))
+    c = r.clusters
+    assert 1 <= c["instance clusters"] <= c["most instance clusters"] and c["mean machine groups"] > 1
