@@ -88,6 +88,11 @@ def _type_ok(value: Any, default: Any) -> bool:
     return True
 
 
+def count(x: float) -> str:
+    """A count for a message: 12,345 up to a trillion, then 1.2e+15."""
+    return f"{x:,.0f}" if abs(x) < 1e12 else f"{x:.2e}"
+
+
 @dataclass(frozen=True)
 class Work:
     """The work a run of a config will create, estimated before it runs.
@@ -110,7 +115,7 @@ class Work:
         return self.up + self.down
 
     def describe(self) -> str:
-        return f"about {self.amount:,.0f} {self.unit} ({self.formula})"
+        return f"about {count(self.amount)} {self.unit} ({self.formula})"
 
     def advice(self) -> str:
         """What to change to make it smaller, naming the fields."""
@@ -187,7 +192,7 @@ class Config:
         if work is not None and work.amount > cap:
             raise ValueError(
                 f"{type(self).__name__} would create {work.describe()}, more than "
-                f"{self.WORK_CAP}={cap:,.0f} (about {work.seconds:,.0f} s of run time, and memory to match): "
+                f"{self.WORK_CAP}={count(cap)} (about {count(work.seconds)} s of run time, and memory to match): "
                 f"{work.advice()}; or raise {self.WORK_CAP} on purpose"
             )
 

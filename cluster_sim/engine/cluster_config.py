@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..config import Config, Work, param
+from ..config import Config, Work, count, param
 from .workload import WorkloadSpec
 
 
@@ -57,12 +57,15 @@ class ClusterConfig(Config):
     # run
     horizon: float = param(300.0, lo=1.0, hi=1e6, step=10.0, slider=(10.0, 600.0), doc="simulated seconds")
     seed: int = param(0, lo=0, hi=2**31 - 1, doc="random seed (same seed and config: identical results)")
-    max_tasks: int = param(5_000_000, lo=1, hi=10**9, widget=False,
-                           doc="refuse a config estimated to create more tasks than this (raise it on purpose)")
+    max_events: int = param(5_000_000, lo=1, hi=10**9, widget=False,
+                            doc="refuse a config estimated to create more tasks plus view refreshes than this "
+                                "(raise it on purpose)")
 
-    WORK_CAP = "max_tasks"
+    WORK_CAP = "max_events"
     #: engine wall time per task on the reference 2-core machine (bench/engine.py; ~40-100 us)
     SECONDS_PER_TASK = 80e-6
+    #: and per view refresh: a fixed cost plus a copy of the machines' free resources
+    SECONDS_PER_REFRESH, SECONDS_PER_REFRESHED_MACHINE = 3e-6, 4e-9
 
     @classmethod
     def ci(cls):
@@ -100,13 +103,21 @@ class ClusterConfig(Config):
         return self.load * capacity / work_per_job
 
     def work(self) -> Work:
-        """Tasks the run will create: arrival rate x horizon x tasks per job."""
+        """Events the run will process: tasks (arrival rate x horizon x tasks per job) plus view
+        refreshes (horizon / update_delay, for each scheduler's view)."""
         rate = self.arrival_rate()
         tasks = rate * self.horizon * self.tasks_per_job
-        return Work(tasks, "tasks",
-                    f"{rate:,.3g} jobs/s x horizon {self.horizon:g} s x {self.tasks_per_job:g} tasks per job",
-                    up=("machines", "cpu_per_machine", "load", "horizon", "tasks_per_job"),
-                    down=("mean_task_duration", "mean_task_cpu"), seconds=tasks * self.SECONDS_PER_TASK)
+        refreshes = self.horizon / self.update_delay * self.schedulers if self.update_delay > 0 else 0.0
+        seconds = tasks * self.SECONDS_PER_TASK + refreshes * (
+            self.SECONDS_PER_REFRESH + self.machines * self.SECONDS_PER_REFRESHED_MACHINE)
+        formula = (f"{count(tasks)} tasks = {rate:,.3g} jobs/s x horizon {self.horizon:g} s x "
+                   f"{self.tasks_per_job:g} tasks per job")
+        if refreshes:
+            formula += (f", plus {count(refreshes)} view refreshes = horizon {self.horizon:g} s / update_delay "
+                        f"{self.update_delay:g} s x {self.schedulers} schedulers")
+        return Work(tasks + refreshes, "events", formula,
+                    up=("machines", "cpu_per_machine", "load", "horizon", "tasks_per_job", "schedulers"),
+                    down=("mean_task_duration", "mean_task_cpu", "update_delay"), seconds=seconds)
 
     def workload_spec(self) -> WorkloadSpec:
         return WorkloadSpec(

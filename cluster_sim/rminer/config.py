@@ -26,7 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..engine import ClusterConfig
-from ..engine.config import Config, param
+from ..config import Config, Work, count, param
 
 PAPER_MACHINES = 1500
 PAPER_JOB_INTERARRIVAL = 1.43e-3  # seconds between jobs at load 1x on 1500 machines (Table 3)
@@ -83,6 +83,11 @@ class RMinerConfig(Config):
     # run
     horizon: float = param(30.0, lo=1.0, hi=3600.0, step=5.0, slider=(5.0, 60.0), doc="simulated seconds")
     seed: int = param(0, lo=0, hi=2**31 - 1, doc="random seed (same config and seed: identical results)")
+    max_events: int = param(20_000_000, lo=1, hi=10**9, widget=False,
+                            doc="refuse a config estimated to create more tasks plus view refreshes than this "
+                                "(the paper's scale is about 2.5 million; raise it on purpose)")
+
+    WORK_CAP = "max_events"
 
     def validate(self) -> None:
         if self.mem_per_machine < self.mean_task_mem or self.cpu_per_machine < self.mean_task_cpu:
@@ -113,6 +118,21 @@ class RMinerConfig(Config):
         work = self.job_arrival_rate() * self.tasks_per_job * self.mean_task_cpu * self.mean_task_duration
         return work / (self.machines * self.cpu_per_machine)
 
+    def work(self) -> Work:
+        """Events a run processes: tasks (jobs/s x horizon x tasks per job) plus view refreshes
+        (horizon / update_delay for each scheduler's view), at the engine's cost per event."""
+        rate = self.job_arrival_rate()
+        tasks = rate * self.horizon * self.tasks_per_job
+        refreshes = self.horizon / self.update_delay * self.schedulers if self.update_delay > 0 else 0.0
+        seconds = tasks * ClusterConfig.SECONDS_PER_TASK + refreshes * (
+            ClusterConfig.SECONDS_PER_REFRESH + self.machines * ClusterConfig.SECONDS_PER_REFRESHED_MACHINE)
+        formula = f"{count(tasks)} tasks = {rate:,.3g} jobs/s x horizon {self.horizon:g} s x {self.tasks_per_job:g} per job"
+        if refreshes:
+            formula += (f", plus {count(refreshes)} view refreshes = horizon {self.horizon:g} s / update_delay "
+                        f"{self.update_delay:g} s x {self.schedulers} schedulers")
+        return Work(tasks + refreshes, "events", formula, up=("machines", "load", "horizon", "tasks_per_job", "schedulers"),
+                    down=("update_delay",), seconds=seconds)
+
     def cluster_config(self) -> ClusterConfig:
         """The engine's config for the same cluster, schedulers and workload."""
         return ClusterConfig(
@@ -123,4 +143,5 @@ class RMinerConfig(Config):
             duration_dist=self.duration_dist, mean_task_duration=self.mean_task_duration,
             mean_task_cpu=self.mean_task_cpu, mean_task_mem=self.mean_task_mem,
             horizon=self.horizon, seed=self.seed,
+            max_events=self.max_events,  # the same estimate as work(), checked there first
         )

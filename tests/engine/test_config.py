@@ -114,9 +114,17 @@ def test_a_config_too_big_to_run_is_refused_up_front_naming_the_estimate_and_its
         ClusterConfig(machines=500, mean_task_duration=0.01, horizon=600.0)  # once a MemoryError after minutes
     assert time.perf_counter() - t0 < 1.0
     msg = str(e.value)
-    assert "about 168,000,000 tasks" in msg and "more than max_tasks=5,000,000" in msg
-    assert "lower machines" in msg and "raise mean_task_duration" in msg and "raise max_tasks on purpose" in msg
-    assert ClusterConfig(machines=500, mean_task_duration=0.01, horizon=600.0, max_tasks=200_000_000).machines == 500
+    assert "about 168,000,000 events (168,000,000 tasks" in msg and "more than max_events=5,000,000" in msg
+    assert "lower machines" in msg and "raise mean_task_duration" in msg and "raise max_events on purpose" in msg
+    assert ClusterConfig(machines=500, mean_task_duration=0.01, horizon=600.0, max_events=200_000_000).machines == 500
+
+
+def test_view_refreshes_count_as_work_too():
+    """A tiny update delay in range (1e-300 s) once made a 30 s run refresh views forever."""
+    with pytest.raises(ValueError, match=r"view refreshes = horizon 30 s / update_delay 1e-300 s x 2 schedulers"):
+        ClusterConfig.ci().replace(update_delay=1e-300, horizon=30.0)
+    fine = ClusterConfig.ci().replace(update_delay=0.5, horizon=30.0).work()
+    assert fine.amount == pytest.approx(fine.amount - 120 + 120) and "120 view refreshes" in fine.formula
 
 
 def test_slider_ranges_lie_inside_the_validation_ranges_and_presets_lie_on_the_slider_grid():
