@@ -12,7 +12,7 @@ FIND_PYTHON := for p in $${PYTHON:-} python3.12 python3.13 python3 \
 	  if command -v $$p >/dev/null 2>&1 && $$p -c 'import sys; sys.exit(sys.version_info < (3, 12))' 2>/dev/null; then \
 	    command -v $$p; exit 0; fi; done; exit 1
 
-.PHONY: lab test notebooks browser exercises bench setup clean
+.PHONY: lab demo test notebooks browser exercises bench setup clean
 
 setup: $(STAMP)
 
@@ -33,6 +33,16 @@ LAB_ARGS ?= $(if $(filter 0,$(shell id -u)),--allow-root,)
 
 lab: $(STAMP)
 	$(VENV)/bin/jupyter lab --ServerApp.root_dir="$(CURDIR)" $(LAB_ARGS) notebooks/00_cluster_sim_tour.ipynb
+
+# one lab as a dashboard for a workshop (Voila: prose, panels and figures; code hidden), on 127.0.0.1
+LAB ?= 00
+DEMO_PORT ?= 8866
+demo: $(STAMP)
+	@nb=$$(cd notebooks && ls $(LAB)_*.ipynb 2>/dev/null | head -1); \
+	if [ -z "$$nb" ]; then echo "make demo LAB=NN: there is no notebooks/$(LAB)_*.ipynb; the labs are:" \
+	  $$(cd notebooks && ls *.ipynb | cut -c1-2 | tr '\n' ' '); exit 1; fi; \
+	echo "serving notebooks/$$nb as a dashboard at http://127.0.0.1:$(DEMO_PORT)/ (Ctrl-C stops it)"; \
+	cd notebooks && ../$(VENV)/bin/voila "$$nb" --no-browser --Voila.ip=127.0.0.1 --port=$(DEMO_PORT)
 
 test: $(STAMP)
 	$(PY) -m pytest -n 2 --dist loadgroup -q

@@ -113,3 +113,12 @@ def test_the_checker_accepts_what_exists():
     assert broken_references([("example", ROOT / "notebooks",
                                "see ../docs/references.md, notebooks/00_cluster_sim_tour.ipynb, Lab 00, "
                                "labs 08–09 and cluster_sim/engine/model.py")]) == []
+
+
+def test_the_instructors_learning_path_is_what_the_notebooks_measure():
+    from cluster_sim import course
+
+    guide = course.GUIDE.read_text()
+    assert course.guide_with_table(guide) == guide, (
+        "docs/instructors.md's learning path differs from the notebooks: run `python -m cluster_sim.course --write`")
+    assert all(f"`{p.stem}`" in guide for p in (ROOT / "notebooks").glob("*.ipynb")), "a lab is missing from the table"

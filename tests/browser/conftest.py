@@ -113,6 +113,43 @@ def lab_server(tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
+def voila_server(tmp_path_factory):
+    """The base URL of Voila serving copies of notebooks/ as dashboards (``make demo``'s mode)."""
+    reason = _missing()
+    if reason:
+        MISSING.append(reason)
+        pytest.skip(reason)
+    home = tmp_path_factory.mktemp("voila")
+    shutil.copytree(ROOT / "notebooks", home / "notebooks")
+    port = _free_port()
+    log = open(home / "voila.log", "w")
+    env = dict(os.environ, JUPYTER_CONFIG_DIR=str(home / "config"), JUPYTER_RUNTIME_DIR=str(home / "runtime"))
+    server = subprocess.Popen([str(Path(sys.executable).parent / "voila"), "notebooks", "--no-browser",
+                               "--Voila.ip=127.0.0.1", f"--port={port}"],
+                              cwd=home, env=env, stdout=log, stderr=subprocess.STDOUT)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(120):
+            try:
+                urllib.request.urlopen(base, timeout=2)
+                break
+            except OSError:
+                if server.poll() is not None:
+                    raise RuntimeError(f"Voila exited: {(home / 'voila.log').read_text()[-2000:]}")
+                time.sleep(0.5)
+        else:
+            raise RuntimeError("Voila did not answer on 127.0.0.1 within 60 s")
+        yield base
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            server.kill()
+        log.close()
+
+
+@pytest.fixture(scope="session")
 def browser(lab_server):
     from playwright.sync_api import sync_playwright
 

@@ -216,3 +216,35 @@ def test_notebook_runs_and_its_panel_answers(page, lab_server, report, notebook)
     assert handle.get_attribute("aria-valuenow") == before_handle
     panel.root.screenshot(path=str(shots / f"{notebook[:2]}-rejected-{name}.png"))
     report(notebook, f"rejected {rejected}", name, seconds, "refused, named, control reset")
+
+
+@pytest.mark.parametrize("notebook", [n for n in NOTEBOOKS if "ConfigPanel(" in (ROOT / "notebooks" / n).read_text()])
+def test_each_lab_as_a_workshop_dashboard(browser, voila_server, report, notebook):
+    """`make demo LAB=NN` mode: Voila renders prose, panels and figures with the code hidden; a
+    presenter moves a control and the figure redraws."""
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    page = context.new_page()
+    try:
+        t0 = time.perf_counter()
+        response = page.goto(f"{voila_server}/voila/render/{notebook}", timeout=RUN_ALL_TIMEOUT * 1000)
+        assert response is not None and response.ok, f"{notebook}: Voila answered {response and response.status}"
+        page.wait_for_selector(".cs-panel .cs-figure img", timeout=RUN_ALL_TIMEOUT * 1000)
+        report(notebook, "dashboard (Voila)", "", time.perf_counter() - t0, "rendered")
+        code = page.locator(".jp-CodeCell .jp-InputArea, .cm-editor, .CodeMirror")
+        assert not any(code.nth(i).is_visible() for i in range(code.count())), f"{notebook}: the dashboard shows code"
+        assert page.locator(".jp-MarkdownCell").count() > 0, f"{notebook}: the dashboard shows no prose"
+        errors = page.locator("[data-mime-type='application/vnd.jupyter.error'], .jp-OutputArea-output.jp-mod-error")
+        assert errors.count() == 0, f"{notebook}: the dashboard shows an error: {errors.first.inner_text()[:300]}"
+        panel = Panel(page, page.locator(".cs-panel").first)
+        for name in [n for n in panel.fields() if panel.field(n).locator(".noUi-handle").count()]:
+            handle = panel.field(name).locator(".noUi-handle")
+            key = "ArrowLeft" if handle.get_attribute("aria-valuenow") == handle.get_attribute("aria-valuemax") \
+                else "ArrowRight"
+            handle.focus()
+            if check_redraw(panel, name, lambda: page.keyboard.press(key), "dashboard slider", REPORT_DIR, report,
+                            notebook) == "redrawn":
+                break
+        else:
+            pytest.fail(f"{notebook}: no slider step changed the figure on the dashboard")
+    finally:
+        context.close()
