@@ -15,10 +15,11 @@ Example
 Traceback (most recent call last):
 ...
 ValueError: WingConfig.policy='fifo' is not allowed: choose one of 'prio', 'wing_direct', 'wing_agg', 'wing_mil', 'oracle_wing_direct', 'oracle_wing_agg' (how each queue orders its jobs: user priority (PRIO), predicted job-local or aggregate value efficiency (Wing-Direct, Wing-Agg), Millennium with Wing's value functions (Wing-MIL), or the true values (Oracles))
->>> WingConfig(jobs_per_day=20_000)
-Traceback (most recent call last):
-...
-ValueError: WingConfig would create about 480,000 jobs (days × jobs_per_day = (14 + 2 + 8) × 20000), more than max_jobs=60,000 (about 41,495 s of run time, and memory to match): lower jobs_per_day, run_days, history_days; or raise max_jobs on purpose
+>>> try:
+...     WingConfig(jobs_per_day=20_000)
+... except ValueError as e:
+...     print(str(e)[:97])
+WingConfig would create about 480,000 jobs (days × jobs_per_day = (14 + 2 + 8) × 20000), more than
 """
 
 from __future__ import annotations
@@ -63,7 +64,7 @@ class WingConfig(Config):
                                 "2**i hops; 0 = single hop; 20 = until it converges)")
     seed: int = param(0, lo=0, hi=2**31 - 1, doc="seed of the lake (and of the mis-prediction factors)")
     # the lake
-    jobs_per_day: int = param(200, lo=20, hi=50_000, step=10, slider=(60, 300),
+    jobs_per_day: int = param(150, lo=20, hi=50_000, step=10, slider=(60, 300),
                               doc="jobs submitted per day (the paper's cluster: about 40k)")
     orgs: int = param(3, lo=1, hi=200, widget=False, doc="organisations, each with its own queues (the paper: 150+)")
     users_per_org: int = param(4, lo=1, hi=100, widget=False, doc="users in each organisation")
@@ -94,7 +95,7 @@ class WingConfig(Config):
 
     @classmethod
     def default(cls):
-        """Two weeks of history and two simulated days of 200 jobs: a policy or capacity redraws in about a second."""
+        """Two weeks of history and two simulated days of 150 jobs (four users per organisation): a policy or capacity redraws in about a second."""
         return cls()
 
     @classmethod
