@@ -18,7 +18,7 @@ ValueError: WingConfig.policy='fifo' is not allowed: choose one of 'prio', 'wing
 >>> try:
 ...     WingConfig(jobs_per_day=20_000)
 ... except ValueError as e:
-...     print(str(e)[:99])
+...     print(str(e)[:98])
 WingConfig would create about 480,000 jobs (days × jobs_per_day = (14 + 2 + 8) × 20000), more than
 """
 
