@@ -51,7 +51,7 @@ class WingConfig(Config):
                         doc="how each queue orders its jobs: user priority (PRIO), predicted job-local or aggregate value "
                             "efficiency (Wing-Direct, Wing-Agg), Millennium with Wing's value functions (Wing-MIL), "
                             "or the true values (Oracles)")
-    capacity: float = param(0.4, lo=0.05, hi=1.0, step=0.05,
+    capacity: float = param(0.2, lo=0.05, hi=1.0, step=0.05,
                             doc="cluster capacity as a share of what the workload needs (1 = each queue holds its peak "
                                 "in the trace, so every job starts when it is submitted)")
     queues: str = param("org", choices=QUEUE_MODES,
