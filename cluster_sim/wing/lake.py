@@ -102,6 +102,12 @@ class LakeConfig(Config):
     downloads_per_job: float = param(2.0, lo=0.0, hi=50.0, step=0.5,
                                      doc="mean downloads per job (outputs ranked by a Zipf law)")
     zipf_s: float = param(1.0, lo=0.5, hi=3.0, step=0.1, doc="Zipf exponent of output popularity (the paper: s = 1)")
+    max_containers: int = param(500, lo=1, hi=500, widget=False,
+                                doc="the largest job, in containers (job sizes are drawn, then capped here: a smaller cap "
+                                    "keeps a reduced-scale lake's jobs small beside its cluster)")
+    runtime_scale: float = param(1.0, lo=0.1, hi=10.0, step=0.1, widget=False,
+                                 doc="multiplies every job's runtime (recurring templates stay within half their period): a "
+                                     "larger scale makes a reduced-scale lake's load less bursty")
     churn: float = param(0.1, lo=0.0, hi=1.0, step=0.05,
                          doc="share of recurring templates that start or stop during the lake")
     seed: int = param(0, lo=0, hi=2**31 - 1, doc="seed of the generator")
@@ -228,9 +234,9 @@ class _Templates:
             row = {
                 "template": f"o{org}/t{tid}", "tid": tid, "layer": layer, "kind": kind, "cadence": cadence,
                 "org": org, "user": user["user"], "queue": user["queue"],
-                "runtime_median": float(np.clip(rng.lognormal(np.log(15 * MINUTE), 0.9), MINUTE,
+                "runtime_median": float(np.clip(rng.lognormal(np.log(15 * MINUTE * cfg.runtime_scale), 0.9), MINUTE,
                                                 min(6 * HOUR, 0.5 * cadence))),
-                "containers": int(np.clip(np.round(rng.lognormal(np.log(8), 1.1)), 1, 500)),
+                "containers": int(np.clip(np.round(rng.lognormal(np.log(8), 1.1)), 1, cfg.max_containers)),
                 "streams": ["overwrite" if rng.random() < cfg.overwrite_share else "partition" for _ in range(n_streams)],
                 "stateful": bool(kind != "polling" and cadence <= DAY and rng.random() < STATEFUL_SHARE),
                 "inputs": [],
@@ -433,8 +439,8 @@ class _Builder:
         day = rng.integers(0, cfg.days, n)
         hour = (rng.normal(14.0, 4.0, n) % 24.0) * HOUR
         submit = np.sort(np.clip(day * DAY + hour, 0, self.horizon - 1.0))
-        runtime = np.clip(rng.lognormal(np.log(5 * MINUTE), 1.0, n), 30.0, 4 * HOUR)
-        containers = np.clip(np.round(rng.lognormal(np.log(4), 1.0, n)), 1, 200).astype(int)
+        runtime = np.clip(rng.lognormal(np.log(5 * MINUTE * cfg.runtime_scale), 1.0, n), 30.0, 4 * HOUR * cfg.runtime_scale)
+        containers = np.clip(np.round(rng.lognormal(np.log(4), 1.0, n)), 1, min(200, cfg.max_containers)).astype(int)
         qmean = pd.DataFrame(rows).groupby("queue")["priority"].mean() if rows else pd.Series(dtype=float)
         ids = np.arange(self.next_job, self.next_job + n)
         self.next_job += n

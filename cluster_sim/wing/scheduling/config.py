@@ -1,0 +1,146 @@
+"""``WingConfig``: one experiment of Lab 05 (value-aware scheduling of a synthetic lake on a YARN-like cluster).
+
+A run generates a lake (:class:`~cluster_sim.wing.lake.LakeConfig` from the lake fields) of
+``history_days`` (Wing's profiles: the paper's first two weeks), ``run_days`` that are simulated (the
+paper's third week, shortened) and a week after them in which the run's outputs are still downloaded
+(value is counted up to a week after completion, §6.3). The run's jobs are replayed on a
+:class:`~cluster_sim.engine.CapacityClusterModel` whose capacity is ``capacity`` times what the
+workload needs (each queue its own peak in the trace), ordered by ``policy``.
+
+Example
+-------
+>>> WingConfig.ci().lake_config().days                  # 14 days of history + 2 run + 8 of downloads
+24
+>>> WingConfig.ci().replace(policy="fifo")
+Traceback (most recent call last):
+...
+ValueError: WingConfig.policy='fifo' is not allowed: choose one of 'prio', 'wing_direct', 'wing_agg', 'wing_mil', 'oracle_wing_direct', 'oracle_wing_agg' (how each queue orders its jobs: user priority (PRIO), predicted job-local or aggregate value efficiency (Wing-Direct, Wing-Agg), Millennium with Wing's value functions (Wing-MIL), or the true values (Oracles))
+>>> try:
+...     WingConfig(jobs_per_day=20_000)
+... except ValueError as e:
+...     print(str(e)[:98])
+WingConfig would create about 480,000 jobs (days × jobs_per_day = (14 + 2 + 8) × 20000), more than
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ...config import Config, Work, param
+from ..lake import LakeConfig
+from ..provenance import DAY
+
+POLICIES = ("prio", "wing_direct", "wing_agg", "wing_mil", "oracle_wing_direct", "oracle_wing_agg")
+POLICY_NAMES = {"prio": "PRIO", "wing_direct": "Wing-Direct", "wing_agg": "Wing-Agg", "wing_mil": "Wing-MIL",
+                "oracle_wing_direct": "Oracle Wing-Direct", "oracle_wing_agg": "Oracle Wing-Agg"}
+QUEUE_MODES = ("org", "cluster")
+#: value is counted up to a week after completion (§6.3), so the lake runs on this long after the run
+VALUE_DAYS = 7
+#: the lake's last day: outputs of a job ending after the run's last submission are downloaded a week after it
+TAIL_DAYS = VALUE_DAYS + 1
+#: Algorithm 1's loop counter at which every lake converges (2**20 hops): "until it converges"
+CONVERGED = 20
+
+
+@dataclass(frozen=True)
+class WingConfig(Config):
+    """Lab 05: PRIO, Wing-Direct, Wing-Agg, Wing-MIL and the Oracles on a YARN-like cluster (Wing §5-§7)."""
+
+    # the experiment
+    policy: str = param("wing_agg", choices=POLICIES,
+                        doc="how each queue orders its jobs: user priority (PRIO), predicted job-local or aggregate value "
+                            "efficiency (Wing-Direct, Wing-Agg), Millennium with Wing's value functions (Wing-MIL), "
+                            "or the true values (Oracles)")
+    capacity: float = param(0.2, lo=0.05, hi=1.0, step=0.05,
+                            doc="cluster capacity as a share of what the workload needs (1 = each queue holds its peak "
+                                "in the trace, so every job starts when it is submitted)")
+    queues: str = param("org", choices=QUEUE_MODES,
+                        doc="one queue per organisation with hard boundaries (§6), or one cluster-wide queue (§7.3)")
+    misprediction: float = param(1.0, lo=1.0, hi=100.0, step=0.05, slider=(1.0, 10.0),
+                                 doc="s: each job's value efficiency, as the Wing policies see it, times a random factor "
+                                     "in [1/s, s] (1 = no error; the paper's sensitivity study, §7.2)")
+    iterations: int = param(CONVERGED, lo=0, hi=CONVERGED, widget=False,
+                            doc="Algorithm 1's iterations behind the aggregate values (loop counter i: paths of up to "
+                                "2**i hops; 0 = single hop; 20 = until it converges)")
+    seed: int = param(0, lo=0, hi=2**31 - 1, doc="seed of the lake (and of the mis-prediction factors)")
+    # the lake
+    jobs_per_day: int = param(150, lo=20, hi=50_000, step=10, slider=(60, 300),
+                              doc="jobs submitted per day (the paper's cluster: about 40k)")
+    orgs: int = param(3, lo=1, hi=200, widget=False, doc="organisations, each with its own queues (the paper: 150+)")
+    users_per_org: int = param(4, lo=1, hi=100, widget=False, doc="users in each organisation")
+    max_containers: int = param(8, lo=1, hi=500, widget=False,
+                                doc="the largest job, in containers (a reduced-scale lake keeps its jobs small beside its "
+                                    "queues, as Cosmos's are beside its organisations')")
+    runtime_scale: float = param(4.0, lo=0.1, hi=10.0, step=0.1, widget=False,
+                                 doc="multiplies the lake's job runtimes (longer jobs: a smoother, heavier load)")
+    polling_share: float = param(0.5, lo=0.0, hi=1.0, step=0.05, widget=False,
+                                 doc="share of recurring templates (below the first layer) that wait for their input")
+    history_days: int = param(14, lo=7, hi=28, widget=False,
+                              doc="days of history Wing's profiles learn from (the paper: two weeks)")
+    run_days: int = param(2, lo=1, hi=3, widget=False,
+                          doc="days that are simulated (the paper: a week; the run plus a week of downloads must fit "
+                              "the engine's horizon of 1e6 s)")
+    omega_days: float = param(7.0, lo=0.25, hi=7.0, step=0.25, widget=False,
+                              doc="ω: the multi-hop window of the aggregate value, in days (the paper: 7)")
+    slots_per_machine: int = param(4, lo=1, hi=1024, widget=False, doc="containers a machine holds")
+    max_jobs: int = param(60_000, lo=100, hi=10_000_000, widget=False,
+                          doc="refuse a lake with more jobs than this (raise it on purpose for a bigger run)")
+
+    WORK_CAP = "max_jobs"
+
+    @classmethod
+    def ci(cls):
+        """Two weeks of history and two simulated days of 150 jobs (about 300 simulated jobs)."""
+        return cls(jobs_per_day=150, users_per_org=3)
+
+    @classmethod
+    def default(cls):
+        """Two weeks of history and two simulated days of 150 jobs (four users per organisation): a policy or capacity redraws in about a second."""
+        return cls()
+
+    @classmethod
+    def paper(cls):
+        """Three simulated days of 2,000 jobs (a twentieth of the paper's 40k a day; its run was a week)."""
+        return cls(jobs_per_day=2_000, orgs=30, users_per_org=6, run_days=3, max_jobs=100_000)
+
+    def validate(self) -> None:
+        if self.omega_days > self.history_days / 2:
+            raise ValueError(f"omega_days={self.omega_days!r} must be at most half of history_days={self.history_days!r}: "
+                             "the profiles learn from history jobs whose window ω the history covers")
+
+    def work(self) -> Work:
+        jobs = self.days * self.jobs_per_day
+        # the lake and Wing's pipeline (about 0.15 ms a job, plus the closure within ω, which grows faster than
+        # the jobs a window holds) and the simulation of the run (about 2 ms a simulated job at tight capacity)
+        per_window = self.jobs_per_day * self.omega_days / 3000.0
+        seconds = 1.5e-4 * jobs * (1.0 + per_window ** 1.5) + 2e-3 * self.run_days * self.jobs_per_day
+        return Work(jobs, "jobs", f"days × jobs_per_day = ({self.history_days} + {self.run_days} + {TAIL_DAYS}) × "
+                    f"{self.jobs_per_day}", up=("jobs_per_day", "run_days", "history_days"), down=(), seconds=seconds)
+
+    # ---- derived ---------------------------------------------------------------------------------
+    @property
+    def days(self) -> int:
+        """The lake's length: history, the run, and the week its outputs are downloaded in (and a day for runtimes)."""
+        return self.history_days + self.run_days + TAIL_DAYS
+
+    @property
+    def run_start(self) -> float:
+        return self.history_days * DAY
+
+    @property
+    def run_end(self) -> float:
+        return (self.history_days + self.run_days) * DAY
+
+    @property
+    def omega(self) -> float:
+        return self.omega_days * DAY
+
+    def lake_config(self) -> LakeConfig:
+        """The generator's config for this experiment's lake (its other fields at LakeConfig's defaults)."""
+        return LakeConfig(days=self.days, jobs_per_day=self.jobs_per_day, orgs=self.orgs,
+                          users_per_org=self.users_per_org, polling_share=self.polling_share,
+                          max_containers=self.max_containers, runtime_scale=self.runtime_scale, seed=self.seed)
+
+    def lake_key(self) -> tuple:
+        """What the lake and Wing's profiles depend on (a run with another policy or capacity reuses them)."""
+        return (self.lake_config(), self.history_days, self.run_days, self.omega_days)

@@ -1,0 +1,119 @@
+"""Lab 05 (Wing §5-§7): value-aware scheduling on the capacity scheduler, as specifications."""
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from cluster_sim.wing.scheduling import (POLICIES, WingConfig, check_priority_replay, check_priority_table,
+                                         inversion_example, run, sweep, value_attained, value_efficiency,
+                                         workload_for)
+from cluster_sim.wing.scheduling.workload import peak_use
+
+CI = WingConfig.ci()
+
+
+def test_the_inversion_example_is_unblocked_by_aggregate_value_only():
+    prio, direct, agg = (inversion_example(p) for p in ("prio", "wing_direct", "wing_agg"))
+    for t in (prio, direct):  # B (priority 9, some job-local value) goes first: C comes before A's output and fails
+        assert t.loc["C", "state"] == "failed" and t.loc["B", "start (min)"] == 0.0
+        assert t["value"].sum() == 1.0
+    assert agg.loc["A", "start (min)"] == 0.0 and agg.loc["C", "state"] == "completed"
+    assert agg["value"].sum() == 6.0  # B is late (finish 90 min) but its download at 3 h is still earned
+    with pytest.raises(ValueError, match="policy='fifo'"):
+        inversion_example("fifo")
+
+
+def test_value_attained_counts_only_downloads_after_completion():
+    d = pd.DataFrame({"job": [1, 1, 2], "time": [10.0, 20.0, 5.0]})
+    got = value_attained(d, pd.Series({1: 15.0, 2: math.nan}))
+    assert got.tolist() == [1.0, 0.0]
+
+
+def test_peak_use_matches_brute_force():
+    rng = np.random.default_rng(3)
+    jobs = pd.DataFrame({"submit": rng.integers(0, 50, 40).astype(float), "containers": rng.integers(1, 5, 40)})
+    jobs["end"] = jobs["submit"] + rng.integers(1, 20, 40)
+    brute = max(int(jobs.loc[(jobs["submit"] <= t) & (jobs["end"] > t), "containers"].sum()) for t in range(80))
+    assert peak_use(jobs) == brute
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+def test_at_full_capacity_every_policy_completes_the_trace(policy):
+    r = run(CI.replace(capacity=1.0, policy=policy))
+    assert r.value_share == 1.0 and r.failed_jobs == 0 and r.pending_jobs == 0
+    assert (r.jobs["start"] == r.jobs["submit"]).sum() >= len(r.jobs) - r.jobs["dep_mode"].eq("polling").sum()
+
+
+@pytest.mark.parametrize("policy", ["prio", "wing_agg", "wing_mil"])
+def test_invariants_hold_after_every_event_at_tight_capacity(policy):
+    r = run(CI.replace(capacity=0.2, policy=policy), check_every_event=True)
+    assert r.value <= r.achievable
+    assert set(r.jobs["state"]) <= {"completed", "failed", "pending"}
+    assert r.too_big_jobs == 0
+    # no job ran before the hard inputs it needs existed
+    w = workload_for(CI)
+    fin = r.jobs.set_index("job")["finish"]
+    st = r.jobs.set_index("job")["start"]
+    hard = w.deps[~w.deps["stale_ok"]]
+    started = st.reindex(hard["job"]).to_numpy()
+    ok = np.isnan(started) | (fin.reindex(hard["depOn"]).to_numpy() <= started)
+    assert ok.all()
+    # every failure is a missing input
+    assert r.failures.str.startswith("missing input").all()
+
+
+def test_wing_agg_beats_direct_beats_prio_when_capacity_is_tight():
+    t = sweep(CI, policies=("prio", "wing_direct", "wing_agg", "oracle_wing_agg"), capacities=(0.2, 0.3), seeds=(0, 1, 2))
+    m = t.groupby("policy")["value_share"].mean()
+    assert m["Wing-Agg"] >= m["Wing-Direct"] >= m["PRIO"], m
+    assert m["Oracle Wing-Agg"] >= m["Wing-Agg"], m
+
+
+def test_value_efficiency_is_the_ratio_of_medians_with_ad_hoc_from_the_user():
+    assert check_priority_table(value_efficiency).endswith("agree with the reference")
+
+
+@pytest.mark.parametrize("wrong, cause", [
+    (lambda h, j: value_efficiency(h.assign(agg_compute=1.0), j), "not its value efficiency"),
+    (lambda h, j: value_efficiency(h, j, stat="mean"), "takes medians"),
+    (lambda h, j: value_efficiency(h[h["kind"] != "adhoc"], j), "same user's earlier ad hoc jobs"),
+    (lambda h, j: value_efficiency(h.assign(agg_value=h["agg_value"] / h["agg_compute"], agg_compute=1.0), j),
+     "median of each run"),
+])
+def test_the_exercise_check_names_each_misconception(wrong, cause):
+    with pytest.raises(AssertionError, match=cause):
+        check_priority_table(wrong)
+
+
+def test_the_replay_names_the_first_decision_that_differs():
+    assert "all" in check_priority_replay(value_efficiency)
+    with pytest.raises(AssertionError, match=r"decision \d+ differs: at t = .* the reference admits job \d+"):
+        check_priority_replay(lambda h, j: value_efficiency(h, j, stat="mean"))
+
+
+def test_a_stub_says_not_implemented():
+    def stub(h, j):
+        raise NotImplementedError()
+    with pytest.raises(AssertionError, match="not implemented yet"):
+        check_priority_table(stub)
+
+
+def test_bad_input_is_refused_naming_the_field():
+    with pytest.raises(ValueError, match=r"capacity=1.5"):
+        WingConfig(capacity=1.5)
+    with pytest.raises(ValueError, match=r"queues='flat'"):
+        WingConfig(queues="flat")
+    with pytest.raises(ValueError, match="omega_days"):
+        WingConfig(omega_days=7.0, history_days=7)
+    with pytest.raises(ValueError, match="stat='max'"):
+        value_efficiency(*__import__("cluster_sim.wing.scheduling.exercise", fromlist=["x"]).worked_history(), stat="max")
+    with pytest.raises(ValueError, match="priority="):
+        run(CI.replace(policy="prio"), priority=value_efficiency)
+
+
+def test_misprediction_at_s_1_is_the_oracle_and_runs_are_deterministic():
+    a = run(CI.replace(capacity=0.2, policy="oracle_wing_agg"))
+    b = run(CI.replace(capacity=0.2, policy="oracle_wing_agg"))
+    assert a.value == b.value and a.admissions.equals(b.admissions)
