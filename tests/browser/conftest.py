@@ -18,6 +18,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -72,37 +73,23 @@ def _settings(folder: Path) -> None:
         path.write_text(json.dumps(value))
 
 
-@pytest.fixture(scope="session")
-def lab_server(tmp_path_factory):
-    """``(base_url, folder)`` of a JupyterLab serving copies of notebooks/ on 127.0.0.1."""
-    reason = _missing()
-    if reason:
-        MISSING.append(reason)
-        pytest.skip(reason)
-    home = tmp_path_factory.mktemp("lab")
-    shutil.copytree(ROOT / "notebooks", home / "notebooks")
-    _settings(home / "settings")
-    env = dict(os.environ, JUPYTER_CONFIG_DIR=str(home / "config"), JUPYTERLAB_SETTINGS_DIR=str(home / "settings"),
-               JUPYTERLAB_WORKSPACES_DIR=str(home / "workspaces"), JUPYTER_RUNTIME_DIR=str(home / "runtime"))
-    port = _free_port()
-    log = open(home / "jupyterlab.log", "w")
-    args = [sys.executable, "-m", "jupyter", "lab", "--no-browser", "--ip=127.0.0.1", f"--port={port}",
-            "--IdentityProvider.token=", "--ServerApp.password=", f"--ServerApp.root_dir={home}",
-            "--ServerApp.disable_check_xsrf=True", "--LabApp.news_url=", "--allow-root"]
-    server = subprocess.Popen(args, env=env, stdout=log, stderr=subprocess.STDOUT)
-    base = f"http://127.0.0.1:{port}"
+@contextmanager
+def _serving(name: str, args: list[str], home: Path, env: dict, probe: str):
+    """Start a server (``args``) in ``home``, wait until ``probe`` answers, stop it afterwards."""
+    log = open(home / f"{name}.log", "w")
+    server = subprocess.Popen(args, cwd=home, env=env, stdout=log, stderr=subprocess.STDOUT)
     try:
         for _ in range(120):
             try:
-                urllib.request.urlopen(f"{base}/api/status", timeout=2)
+                urllib.request.urlopen(probe, timeout=2)
                 break
             except OSError:
                 if server.poll() is not None:
-                    raise RuntimeError(f"JupyterLab exited: {(home / 'jupyterlab.log').read_text()[-2000:]}")
+                    raise RuntimeError(f"{name} exited: {(home / f'{name}.log').read_text()[-2000:]}")
                 time.sleep(0.5)
         else:
-            raise RuntimeError("JupyterLab did not answer on 127.0.0.1 within 60 s")
-        yield base, home
+            raise RuntimeError(f"{name} did not answer on 127.0.0.1 within 60 s")
+        yield
     finally:
         server.terminate()
         try:
@@ -110,43 +97,43 @@ def lab_server(tmp_path_factory):
         except subprocess.TimeoutExpired:
             server.kill()
         log.close()
+
+
+def _home_with_notebooks(tmp_path_factory, name: str) -> Path:
+    reason = _missing()
+    if reason:
+        MISSING.append(reason)
+        pytest.skip(reason)
+    home = tmp_path_factory.mktemp(name)
+    shutil.copytree(ROOT / "notebooks", home / "notebooks")
+    return home
+
+
+@pytest.fixture(scope="session")
+def lab_server(tmp_path_factory):
+    """``(base_url, folder)`` of a JupyterLab serving copies of notebooks/ on 127.0.0.1."""
+    home = _home_with_notebooks(tmp_path_factory, "lab")
+    _settings(home / "settings")
+    env = dict(os.environ, JUPYTER_CONFIG_DIR=str(home / "config"), JUPYTERLAB_SETTINGS_DIR=str(home / "settings"),
+               JUPYTERLAB_WORKSPACES_DIR=str(home / "workspaces"), JUPYTER_RUNTIME_DIR=str(home / "runtime"))
+    base = f"http://127.0.0.1:{_free_port()}"
+    args = [sys.executable, "-m", "jupyter", "lab", "--no-browser", "--ip=127.0.0.1", f"--port={base.rsplit(':', 1)[1]}",
+            "--IdentityProvider.token=", "--ServerApp.password=", f"--ServerApp.root_dir={home}",
+            "--ServerApp.disable_check_xsrf=True", "--LabApp.news_url=", "--allow-root"]
+    with _serving("jupyterlab", args, home, env, f"{base}/api/status"):
+        yield base, home
 
 
 @pytest.fixture(scope="session")
 def voila_server(tmp_path_factory):
     """The base URL of Voila serving copies of notebooks/ as dashboards (``make demo``'s mode)."""
-    reason = _missing()
-    if reason:
-        MISSING.append(reason)
-        pytest.skip(reason)
-    home = tmp_path_factory.mktemp("voila")
-    shutil.copytree(ROOT / "notebooks", home / "notebooks")
-    port = _free_port()
-    log = open(home / "voila.log", "w")
+    home = _home_with_notebooks(tmp_path_factory, "voila")
     env = dict(os.environ, JUPYTER_CONFIG_DIR=str(home / "config"), JUPYTER_RUNTIME_DIR=str(home / "runtime"))
-    server = subprocess.Popen([str(Path(sys.executable).parent / "voila"), "notebooks", "--no-browser",
-                               "--Voila.ip=127.0.0.1", f"--port={port}"],
-                              cwd=home, env=env, stdout=log, stderr=subprocess.STDOUT)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        for _ in range(120):
-            try:
-                urllib.request.urlopen(base, timeout=2)
-                break
-            except OSError:
-                if server.poll() is not None:
-                    raise RuntimeError(f"Voila exited: {(home / 'voila.log').read_text()[-2000:]}")
-                time.sleep(0.5)
-        else:
-            raise RuntimeError("Voila did not answer on 127.0.0.1 within 60 s")
+    base = f"http://127.0.0.1:{_free_port()}"
+    args = [str(Path(sys.executable).parent / "voila"), "notebooks", "--no-browser", "--Voila.ip=127.0.0.1",
+            f"--port={base.rsplit(':', 1)[1]}"]
+    with _serving("voila", args, home, env, base):
         yield base
-    finally:
-        server.terminate()
-        try:
-            server.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            server.kill()
-        log.close()
 
 
 @pytest.fixture(scope="session")
