@@ -197,7 +197,7 @@ class MorpheusConfig(Config):
                                doc="the LCM cycle simulated, in minutes (the paper's: a day)")
     median_width: float = param(6.0, lo=1.0, hi=200.0, step=0.5, widget=False,
                                 doc="median containers of a stage (lognormal across templates)")
-    task_minutes: float = param(3.0, lo=0.25, hi=60.0, step=0.25, widget=False,
+    task_minutes: float = param(5.0, lo=0.25, hi=60.0, step=0.25, widget=False,
                                 doc="length of a periodic job's tasks: a stage runs in waves of its width")
     slack: float = param(2.0, lo=0.25, hi=10.0, step=0.25, slider=(0.25, 5.0),
                          doc="median slack ratio (T_outRead - T_end) / (T_end - T_start) of the consumers (Fig. 9a)")

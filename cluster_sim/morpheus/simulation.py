@@ -338,17 +338,22 @@ def attainment(config: MorpheusConfig, machines: int, seeds) -> float:
     return 1.0 - violated / runs if runs else 0.0
 
 
-def footprint(config: MorpheusConfig, target: float | None = None, *, seeds=None, max_machines: int | None = None):
+def footprint(config: MorpheusConfig, target: float | None = None, *, seeds=None, max_machines: int | None = None,
+              sizes=None):
     """The smallest cluster (machines) whose attainment, pooled over ``seeds`` (default: the config's
-    seed), reaches ``target`` (default ``config.target_attainment``), by bisection (attainment is taken
-    to grow with the cluster); None if even ``max_machines`` (default 8x the config's) does not.
+    seed), reaches ``target`` (default ``config.target_attainment``); None if even ``max_machines``
+    (default 8x the config's) does not. Attainment is taken to grow with the cluster: by bisection, or,
+    given ``sizes``, trying them from the largest down and stopping at the first that falls short (a
+    coarse, cheaper search).
 
     Returns ``(machines or None, {machines: attainment})`` with every size tried.
     """
-    target = config.target_attainment if target is None else float(target)
-    if not 0.0 < target <= 1.0:
+    target = config.target_attainment if target is None else target
+    if isinstance(target, bool) or not isinstance(target, (int, float)) or not 0.0 < target <= 1.0:
         raise ValueError(f"target={target!r} is out of range: need 0 < target <= 1")
-    seeds = (config.seed,) if seeds is None else tuple(seeds)
+    seeds = (config.seed,) if seeds is None else tuple(int(s) for s in seeds)
+    if not seeds:
+        raise ValueError("seeds=() is not allowed: need at least one seed")
     cap = max_machines or 8 * config.machines
     tried: dict[int, float] = {}
 
@@ -357,6 +362,16 @@ def footprint(config: MorpheusConfig, target: float | None = None, *, seeds=None
             tried[m] = attainment(config, m, seeds)
         return tried[m] >= target
 
+    if sizes is not None:
+        sizes = sorted({int(m) for m in sizes}, reverse=True)
+        if not sizes or sizes[-1] < 1 or sizes[0] > cap:
+            raise ValueError(f"sizes={sizes!r} is out of range: need machines from 1 to max_machines={cap}")
+        best = None
+        for m in sizes:
+            if not ok(m):
+                break
+            best = m
+        return best, dict(sorted(tried.items()))
     hi = config.machines
     while not ok(hi):
         if hi >= cap:
