@@ -260,10 +260,11 @@ class MorpheusModel(CapacityClusterModel):
         self.finished_at: dict[int, float] = {}
         self.runs = runs
         self._applied_step = -1
-        self._rest = 0
+        self._rest = -1  # the ad hoc queue is set to the whole cluster below, before anything is provisioned
         self._changes: list[float] = []  # times R* pieces change (a heap)
         self.collector = collector(self) if collector is not None else None
         self.reprovisioner = Reprovisioner(self, *reprovision_with) if reprovision_with is not None else None
+        self._residual()
         self.schedule_every(self._nothing, STEP, start=0.0)  # an event at every step: provisioning moves on
         for job in self.jobs:
             if isinstance(job.tag, Run):
