@@ -150,8 +150,8 @@ def paper_table(table: pd.DataFrame, fp: dict, ratios: pd.DataFrame) -> pd.DataF
 
     counts = table[["runs", "violations"]].astype(int)
     u, d, s = (table.loc[a] for a in ("user", "morpheus_dra", "morpheus"))
-    uv, dv, sv, n = (int(counts.loc[a, "violations"]) for a in ("user", "morpheus_dra", "morpheus")) + \
-        (int(counts.loc["user", "runs"]),)
+    uv, dv, sv = (int(counts.loc[a, "violations"]) for a in ("user", "morpheus_dra", "morpheus"))
+    n = int(counts.loc["user", "runs"])
     fewer = uv / dv if dv else math.inf
     add("worst-case SLO violations, users / Morpheus (same cluster)", "5-13x fewer",
         f"{uv}/{n} vs {dv}/{n}: {fewer:.1f}x fewer",
