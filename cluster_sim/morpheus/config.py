@@ -207,7 +207,7 @@ class MorpheusConfig(Config):
                                   doc="chance that a stage of a run has a straggler (one task 2-4x longer)")
     input_delay_rate: float = param(0.05, lo=0.0, hi=1.0, step=0.05, slider=(0.0, 0.5),
                                     doc="chance that a run's input is written late (exponential, mean 5 minutes)")
-    late_start: float = param(5.0, lo=0.0, hi=120.0, step=1.0, slider=(0.0, 30.0),
+    late_start: float = param(15.0, lo=0.0, hi=120.0, step=1.0, slider=(0.0, 30.0),
                               doc="minutes one run is held back on purpose (Fig. 12)")
     # ---- ad hoc jobs -------------------------------------------------------------------------------------------
     adhoc_load: float = param(0.3, lo=0.0, hi=0.9, step=0.05, slider=(0.0, 0.75),
