@@ -189,7 +189,7 @@ class MorpheusConfig(Config):
     machines: int = param(12, lo=1, hi=2000, step=1, slider=(2, 24), doc="machines in the cluster")
     containers_per_machine: int = param(4, lo=1, hi=256, widget=False, doc="containers per machine (one core each)")
     # ---- the periodic jobs ---------------------------------------------------------------------------------------
-    jobs: int = param(10, lo=1, hi=400, step=1, slider=(2, 20), doc="periodic jobs (templates)")
+    jobs: int = param(10, lo=1, hi=400, step=1, slider=(2, 14), doc="periodic jobs (templates)")
     hourly_share: float = param(0.5, lo=0.0, hi=1.0, step=0.05,
                                 doc="period mix: the share of hourly jobs (the rest divide the cycle; half of them "
                                     "run once per cycle)")
