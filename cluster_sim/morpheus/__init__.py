@@ -18,6 +18,13 @@ Pure layer (no Mesa), one job per module:
   instances and Theorem 6.1's bound; :mod:`.reprovision`: §7's dynamic reprovisioning rule;
   :mod:`.packing_cases`: the packing exercise's seeded cases and checks.
 
+Lab 03 (§6-§7, §9): :mod:`.periodic` (templates and runs as the engine runs them), :mod:`.model` (the
+Mesa side: reservation queues on the engine's CapacityScheduler, the ``Reprovisioner``, the
+``TelemetryCollector`` and the ``InferenceService``), :mod:`.simulation` (``MorpheusConfig`` ->
+``MorpheusResult`` for the five arms, ``compare``, ``footprint``), :mod:`.experiments_packing` (Fig. 6,
+7, many jobs packed, ad hoc jobs, the MILP comparison, the paper-vs-ours table) and
+:mod:`.plots_packing`. :func:`run` takes either lab's config.
+
 Lab 02's experiments: :mod:`.config` (``SLOConfig`` and its presets), :mod:`.experiments`
 (``run(config) -> SLOResult``, the sweeps over alpha, runs of history and seeds, the drift experiment,
 the lazy example, the paper-vs-ours table) and :mod:`.plots` (Fig. 2a, 3, 4, 5, 9a-c, R* after drift).
@@ -32,7 +39,7 @@ True
 """
 
 from .checks import MIN_RUNS, align_skylines
-from .config import SLOConfig
+from .config import ARMS, MorpheusConfig, SLOConfig
 from .contract import Contract, infer_contracts
 from .exact import ExactResult, compare_with_optimum, exact_min_peak, theorem_6_1_bound
 from .fleet import (
@@ -52,14 +59,38 @@ from .skyline import (
 from .telemetry import TelemetryLog
 from .experiments import (
     DriftResult, LazyExample, Pooled, SLOResult, alpha_sweep, drift_experiment, history_sweep, lazy_example,
-    paper_table, pooled_fleet, refit, regulariser_sweep, run,
+    paper_table, pooled_fleet, refit, regulariser_sweep,
 )
+from .experiments import run as _run_slo
+from .simulation import MorpheusResult, compare, footprint, simulate
+from .simulation import run as _run_morpheus
+from .experiments_packing import (
+    adhoc_in_residual, competitive_table, fig7_example, footprints, lcm_example, pack_many,
+)
+from .experiments_packing import paper_table as packing_paper_table
+from .plots_packing import plot_comparison, plot_cycle, plot_fig7, plot_lcm, plot_packing, plot_residual
 from .plots import (
     plot_drift, plot_fig2a, plot_fig4, plot_fig5, plot_fig9a, plot_fig9bc, plot_history_sweep, plot_lazy, plot_life,
     plot_penalty_terms, plot_periodicity, plot_result,
 )
 
+
+
+def run(config):
+    """Lab 02's ``run`` for an :class:`SLOConfig` (an :class:`SLOResult`), Lab 03's for a
+    :class:`MorpheusConfig` (a :class:`MorpheusResult`, remembered per config)."""
+    if isinstance(config, MorpheusConfig):
+        return _run_morpheus(config)
+    if isinstance(config, SLOConfig):
+        return _run_slo(config)
+    raise ValueError(f"config={type(config).__name__} is not allowed: need an SLOConfig (Lab 02) or a "
+                     "MorpheusConfig (Lab 03)")
+
+
 __all__ = [
+    "ARMS", "MorpheusConfig", "MorpheusResult", "compare", "footprint", "simulate", "adhoc_in_residual",
+    "competitive_table", "fig7_example", "footprints", "lcm_example", "pack_many", "packing_paper_table",
+    "plot_comparison", "plot_cycle", "plot_fig7", "plot_lcm", "plot_packing", "plot_residual",
     "SLOConfig", "SLOResult", "Pooled", "DriftResult", "LazyExample", "TelemetryLog", "run", "alpha_sweep",
     "drift_experiment", "history_sweep", "lazy_example", "paper_table", "pooled_fleet", "refit", "regulariser_sweep",
     "plot_drift", "plot_fig2a", "plot_fig4", "plot_fig5", "plot_fig9a", "plot_fig9bc", "plot_history_sweep",
