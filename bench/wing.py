@@ -37,13 +37,14 @@ per second and the RATIO run / plain engine; PRIO / Wing-Agg is printed too.
 Issue 12 asks for about 5k simulated jobs. That size does not fit here: preparing its lake (14 days
 of history at 5,800 jobs a day, Wing's profiles) did not finish in 400 s on this machine, and a run
 at 20% capacity costs about 3.5 ms a simulated job. 1,000 jobs a day (947 simulated jobs) took
-over two minutes for the 30 runs and their baselines, so the section runs 500 jobs a day (about 480
-simulated jobs, about a minute) and ``--quick`` 300 (311 jobs, about 25 s);
+over two minutes for the 30 runs and their baselines, so the section runs 500 jobs a day (531
+simulated jobs, 41 s + 7 s preparing) and ``--quick`` 300 (311 jobs, about 25 s);
 ``--sched-jobs-per-day`` sets another size. The output says which size it ran.
 
 Measured (``bench/wing.py --quick --part scheduling``, seed 0, machine shared): 311 simulated jobs,
 lake and profiles 1.1 s; median RATIO Wing run / plain engine 1.15x (0.6x-1.7x; above 1 at 40% and
-20%, where queues are long); events/s 3,779 (Wing runs) vs 4,078 (plain engine).
+20%, where queues are long); events/s 3,779 (Wing runs) vs 4,078 (plain engine). At 500 jobs a day
+(``bench/wing.py --part scheduling``): median RATIO 0.99x (0.47x-2.11x), events/s 3,859 vs 3,791.
 
     .venv/bin/python bench/wing.py --part scheduling          # only Lab 05's section
 """
