@@ -117,3 +117,13 @@ def test_misprediction_at_s_1_is_the_oracle_and_runs_are_deterministic():
     a = run(CI.replace(capacity=0.2, policy="oracle_wing_agg"))
     b = run(CI.replace(capacity=0.2, policy="oracle_wing_agg"))
     assert a.value == b.value and a.admissions.equals(b.admissions)
+
+
+def test_the_notebooks_claims_hold_at_the_default_preset():
+    # the closing cell's claims at preset default (papermill checks them too; this is the fast, library-side check)
+    t = sweep(WingConfig.default(), policies=("prio", "wing_direct", "wing_agg", "oracle_wing_agg"),
+              capacities=(0.2, 0.3), seeds=(0, 1, 2))
+    pooled = t.pivot_table(index="capacity", columns="policy", values="value_share")
+    m = pooled.mean()
+    assert m["Wing-Agg"] >= m["Wing-Direct"] and m["Wing-Agg"] >= m["PRIO"], m
+    assert pooled.loc[0.2, "Oracle Wing-Agg"] >= pooled.loc[0.2, "Wing-Agg"], pooled

@@ -267,8 +267,12 @@ def recorder_for(w: ValueWorkload):
     downloads = {}
     for j, f, t in zip(d["job"].to_numpy(), d["file"].to_numpy(), d["time"].to_numpy(float)):
         downloads.setdefault(int(j), []).append((f, t - rs))
+    # jobs submitted before the run and ending in it are not simulated: they write at their trace times
+    before = w.lake.jobs.loc[w.lake.jobs["submit"] < rs, "job"]
+    o = p[(p["op"] == "write") & (p["time"] >= rs) & p["job"].isin(before)]
+    outside = [(int(j), f, t - rs) for j, f, t in zip(o["job"].to_numpy(), o["file"].to_numpy(), o["time"].to_numpy(float))]
     return lambda model: ProvenanceRecorder(model, {int(k): v for k, v in reads.items()},
-                                            {int(k): v for k, v in writes.items()}, downloads)
+                                            {int(k): v for k, v in writes.items()}, downloads, outside)
 
 
 def run(config: WingConfig, *, priority: Callable | None = None, workload: ValueWorkload | None = None,

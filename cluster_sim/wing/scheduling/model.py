@@ -63,40 +63,58 @@ class ProvenanceRecorder(mesa.Agent):
     """Writes ProvRepo (``job``, ``file``, ``op``, ``time``) as the simulation runs.
 
     ``reads`` / ``writes``: each job's files (from the lake); ``downloads``: each writer's trace
-    downloads (file, time). A job reads when its gang starts and writes when it completes; a
-    download happens at its trace time if the writer's output exists by then (later ones are not
+    downloads (file, time); ``outside``: writes of jobs that are not simulated but write during the
+    run (submitted before it, ending in it), as (job, file, time): they happen at their trace times,
+    as the model assumes. A job reads when its gang starts and writes when it completes; a download
+    happens at its trace time if the writer's output exists by then (later ones are not
     rescheduled: the user came and found nothing). :attr:`seen` is the run's truth: for each read,
-    the job whose version of the file it got (the last completed writer before the read).
+    the job whose version of the file it got (the newest version written before it, in the engine's
+    event order; a job's reads of its own output are not dependencies).
+
+    ProvRepo's convention is that a read at the very instant of a write does not see it, so a read
+    that does see a write of the same instant (the writer's completion was handled first, as the
+    engine settles completions before it admits work) is logged at the next representable time
+    after it: the log then says what happened, and :func:`~cluster_sim.wing.provenance.single_hop`
+    recovers :attr:`seen` exactly.
     """
 
-    def __init__(self, model, reads: dict, writes: dict, downloads: dict):
+    def __init__(self, model, reads: dict, writes: dict, downloads: dict, outside=()):
         super().__init__(model)
         self.reads, self.writes, self.downloads = reads, writes, downloads
-        self.rows: list[tuple] = []
+        self.rows: list[tuple] = []  # (job, file, op, time, logged just after time)
         self.versions: dict[str, tuple[float, int]] = {}  # file -> (time, job) of its newest version
-        self.seen: list[tuple[int, int]] = []  # (reader, writer) for every read of a job's output
+        self.seen: list[tuple[int, int]] = []  # (reader, writer) for every read of another job's output
+        for job_id, f, when in outside:
+            if when < 0:
+                raise ValueError(f"outside: the write of {f!r} by job {job_id} at time={when!r} is not allowed: "
+                                 "outside writes happen during the run, at time >= 0")
+            self.model.schedule(lambda j=job_id, f=f, when=when: self._write(j, f, when), at=when)
+
+    def _write(self, job_id: int, f: str, t: float) -> None:
+        self.rows.append((job_id, f, "write", t, False))
+        self.versions[f] = (t, job_id)
 
     def job_started(self, job_id: int, t: float) -> None:
         for f in self.reads.get(job_id, ()):
-            self.rows.append((job_id, f, "read", t))
             v = self.versions.get(f)
-            if v is not None and v[0] < t and v[1] != job_id:  # a read at the instant of a write does not see it
+            self.rows.append((job_id, f, "read", t, v is not None and v[0] == t))
+            if v is not None and v[1] != job_id:
                 self.seen.append((job_id, v[1]))
 
     def job_finished(self, job_id: int, t: float) -> None:
         for f in self.writes.get(job_id, ()):
-            self.rows.append((job_id, f, "write", t))
-            self.versions[f] = (t, job_id)
+            self._write(job_id, f, t)
         for f, when in self.downloads.get(job_id, ()):
             if when > t:
-                self.model.schedule(lambda f=f, when=when: self.rows.append((pd.NA, f, "download", when)), at=when)
+                self.model.schedule(lambda f=f, when=when: self.rows.append((pd.NA, f, "download", when, False)), at=when)
 
     def prov(self, offset: float = 0.0) -> pd.DataFrame:
         """The recorded ProvRepo, times shifted by ``offset`` (the simulation's start in lake time)."""
-        p = pd.DataFrame(self.rows, columns=["job", "file", "op", "time"])
+        p = pd.DataFrame(self.rows, columns=["job", "file", "op", "time", "after"])
         p["job"] = p["job"].astype("Int64")
-        p["time"] = p["time"].astype(float) + offset
-        return p.sort_values(["time", "op"], kind="stable", ignore_index=True)
+        t = p["time"].astype(float).to_numpy() + offset
+        p["time"] = np.where(p["after"].to_numpy(bool), np.nextafter(t, np.inf), t)
+        return p.drop(columns="after").sort_values(["time", "op"], kind="stable", ignore_index=True)
 
 
 class WingModel(CapacityClusterModel):
