@@ -412,8 +412,9 @@ def _open_client(client, workers: int | None):
 
     if client == "local":
         n = workers or _machine_workers()
+        # ":0": a free port for the dashboard (another cluster may hold 8787)
         cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
-                               dashboard_address=None, silence_logs=logging.ERROR)
+                               dashboard_address=":0", silence_logs=logging.ERROR)
         return Client(cluster), cluster, True
     if isinstance(client, str):
         return Client(client), None, True
@@ -421,6 +422,8 @@ def _open_client(client, workers: int | None):
 
 
 def _run_dask(todo, configs, run, metrics, record, progress, client, workers):
+    import logging
+
     from distributed import as_completed
 
     dask_client, cluster, close = _open_client(client, workers)
@@ -444,9 +447,15 @@ def _run_dask(todo, configs, run, metrics, record, progress, client, workers):
         raise
     finally:
         if close:
-            dask_client.close()
-            if cluster is not None:
-                cluster.close()
+            quiet = logging.getLogger("distributed")
+            level = quiet.level
+            quiet.setLevel(logging.ERROR)  # closing logs a page of INFO lines into the notebook
+            try:
+                dask_client.close()
+                if cluster is not None:
+                    cluster.close()
+            finally:
+                quiet.setLevel(level)
 
 
 # ---- the runner ------------------------------------------------------------------------------------
