@@ -31,10 +31,13 @@ Non-scalar values (arrays, frames, nested results) are left out; pass ``metrics=
 
 * ``None`` (the default): the Dask scheduler at ``DASK_SCHEDULER_ADDRESS`` if that variable is
   set, otherwise ``"auto"``.
-* ``"auto"``: in this process while the sweep is small, a Dask ``LocalCluster`` when the points
-  still to compute are estimated to take more than ``AUTO_PARALLEL_SECONDS`` (the sum of the
-  configs' ``work().seconds`` where they give one, else the time of the first point, which runs
-  here). A notebook's small sweeps never pay the seconds a cluster takes to start.
+* ``"auto"``: the first point runs in this process and is timed; if the points left would take
+  more than ``AUTO_PARALLEL_SECONDS`` (a minute) at that pace, they go to a Dask ``LocalCluster``
+  (as ``"local"``), else they run here too. A notebook's sweeps at the ``ci`` and ``default``
+  presets take seconds, so they never pay the seconds a cluster takes to start (nor compete with
+  other notebooks CI runs at the same time); paper-scale sweeps use every core. The time of a
+  point is measured rather than taken from ``config.work()``, which estimates the config's own
+  ``run`` and not the smaller or larger function a lab may sweep with it.
 * ``"inprocess"``: one point after another in this process (tests, tiny grids, ``pdb``).
 * ``"local"``: a ``LocalCluster`` of ``workers`` processes (default: the cores this process may
   use), one thread each, closed when the sweep ends, fails or is interrupted.
@@ -56,8 +59,9 @@ column) - a student cannot average over rows that silently went missing. ``on_er
 returns that frame instead: metrics NaN and ``error`` set on the failed rows.
 
 **Progress.** A ``tqdm.auto`` bar (a widget in JupyterLab, text in a terminal) shows when
-``progress=True``, or with ``progress=None`` once the sweep is estimated to take more than
-``PROGRESS_AFTER_SECONDS``; interrupting (Ctrl-C, the notebook's stop button) cancels the pending
+``progress=True``, or with ``progress=None`` as soon as the points finished so far say the rest
+will take more than ``PROGRESS_AFTER_SECONDS`` (short sweeps draw no bar, so headless notebook
+runs create no widget); interrupting (Ctrl-C, the notebook's stop button) cancels the pending
 points and closes a cluster the sweep started, leaving no workers behind.
 """
 
@@ -87,7 +91,7 @@ __all__ = ["run_grid", "SweepError", "grid_points", "result_metrics", "cache_dir
            "AUTO_PARALLEL_SECONDS", "PROGRESS_AFTER_SECONDS"]
 
 #: ``client="auto"`` starts a LocalCluster when the remaining points are estimated above this
-AUTO_PARALLEL_SECONDS = 15.0
+AUTO_PARALLEL_SECONDS = 60.0
 #: ``progress=None`` shows a bar when the sweep is estimated above this
 PROGRESS_AFTER_SECONDS = 5.0
 CLIENTS = ("auto", "inprocess", "local")
@@ -356,27 +360,13 @@ def _machine_workers() -> int:
         return os.cpu_count() or 1
 
 
-def _estimate(configs: list) -> float | None:
-    """Seconds the configs should take, from their work() estimates (None if any gives none)."""
-    total = 0.0
-    for config in configs:
-        work = config.work() if hasattr(config, "work") else None
-        if work is None:
-            return None
-        total += work.seconds
-    return total
-
-
 class _Progress:
-    """A tqdm.auto bar opened only when wanted (``progress=None``: once the sweep looks long)."""
+    """A tqdm.auto bar; with ``progress=None`` opened only once the pace so far says the sweep is long."""
 
     def __init__(self, progress, total: int, done: int):
         self.progress, self.total, self.done, self.bar = progress, total, done, None
+        self.start, self.computed = time.perf_counter(), 0
         if progress is True:
-            self.open()
-
-    def maybe(self, estimate_seconds: float | None) -> None:
-        if self.progress is None and estimate_seconds is not None and estimate_seconds > PROGRESS_AFTER_SECONDS:
             self.open()
 
     def open(self) -> None:
@@ -384,8 +374,13 @@ class _Progress:
             from tqdm.auto import tqdm
             self.bar = tqdm(total=self.total, initial=self.done, desc="sweep", unit="point")
 
-    def step(self, failed: bool = False) -> None:
+    def step(self) -> None:
         self.done += 1
+        self.computed += 1
+        if self.bar is None and self.progress is None:
+            pace = (time.perf_counter() - self.start) / self.computed
+            if pace * (self.total - self.done) > PROGRESS_AFTER_SECONDS:
+                self.open()
         if self.bar is not None:
             self.bar.update(1)
 
@@ -394,8 +389,8 @@ class _Progress:
             self.bar.close()
 
 
-def _run_here(todo, configs, run, metrics, record, progress, first=0):
-    for i in todo[first:]:
+def _run_here(todo, configs, run, metrics, record, progress):
+    for i in todo:
         try:
             values = _evaluate(configs[i], run, metrics)
         except Exception as err:  # a failed point is reported with the others, not raised alone
@@ -531,22 +526,14 @@ def run_grid(run: Callable, base_config, grid, seeds=None, *, metrics: Callable 
     where = "cache"
     try:
         if todo:
-            estimate = _estimate([configs[i] for i in todo])
-            bar.maybe(estimate)
             if client == "inprocess":
                 where = "inprocess"
                 _run_here(todo, configs, run, metrics, record, bar)
             elif client == "auto":
-                first = 0
-                if estimate is None:  # time the first point here and extrapolate
-                    t = time.perf_counter()
-                    _run_here(todo[:1], configs, run, metrics, record, bar)
-                    first = 1
-                    estimate = (time.perf_counter() - t) * len(todo)
-                    bar.maybe(estimate)
-                rest = todo[first:]
-                per_point = estimate / len(todo)
-                if rest and per_point * len(rest) > AUTO_PARALLEL_SECONDS and _machine_workers() > 1:
+                t = time.perf_counter()
+                _run_here(todo[:1], configs, run, metrics, record, bar)  # the probe: its time sets the route
+                rest = todo[1:]
+                if rest and (time.perf_counter() - t) * len(rest) > AUTO_PARALLEL_SECONDS and _machine_workers() > 1:
                     where = "local"
                     _run_dask(rest, configs, run, metrics, record, bar, "local", workers)
                 else:

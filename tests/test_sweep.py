@@ -174,16 +174,31 @@ def test_metrics_from_a_dataclass_result_and_its_properties():
     assert np.isfinite(df["savings"]).all()
 
 
-def test_interrupting_a_sweep_closes_the_cluster_it_started(monkeypatch):
+def test_auto_runs_a_short_sweep_here_and_the_environment_names_a_cluster(dask_client, monkeypatch):
+    monkeypatch.delenv("DASK_SCHEDULER_ADDRESS", raising=False)
+    here = run_grid(run, BASE, GRID, cache=False, progress=False)
+    assert here.attrs["sweep"]["where"] == "inprocess"
+    monkeypatch.setenv("DASK_SCHEDULER_ADDRESS", dask_client.scheduler.address)
+    there = run_grid(run, BASE, GRID, cache=False, progress=False)
+    assert there.attrs["sweep"]["where"] == dask_client.scheduler.address
+    pd.testing.assert_frame_equal(here, there)
+
+
+def test_interrupting_a_sweep_closes_the_cluster_auto_started(monkeypatch):
     import distributed
 
+    import cluster_sim.sweep as sweep
+
+    monkeypatch.delenv("DASK_SCHEDULER_ADDRESS", raising=False)
+    monkeypatch.setattr(sweep, "AUTO_PARALLEL_SECONDS", 0.0)  # every sweep is "long": auto starts a cluster
+    monkeypatch.setattr(sweep, "_machine_workers", lambda: 2)
     before = {p.pid for p in multiprocessing.active_children()}
 
-    def interrupted(futures, *args, **kwargs):
+    def interrupted(futures, *args, **kwargs):  # Ctrl-C while the points run on the cluster
         raise KeyboardInterrupt
 
     monkeypatch.setattr(distributed, "as_completed", interrupted)
     with pytest.raises(KeyboardInterrupt):
-        run_grid(run, BASE, {"schedulers": [1, 2]}, client="local", workers=1, cache=False, progress=False)
+        run_grid(run, BASE, {"schedulers": [1, 2]}, workers=1, cache=False, progress=False)
     stray = {p.pid for p in multiprocessing.active_children()} - before
     assert stray == set(), f"worker processes left running: {stray}"
