@@ -61,7 +61,9 @@ returns that frame instead: metrics NaN and ``error`` set on the failed rows.
 **Progress.** A ``tqdm.auto`` bar (a widget in JupyterLab, text in a terminal) shows when
 ``progress=True``, or with ``progress=None`` as soon as the points finished so far say the rest
 will take more than ``PROGRESS_AFTER_SECONDS`` (short sweeps draw no bar, so headless notebook
-runs create no widget); interrupting (Ctrl-C, the notebook's stop button) cancels the pending
+runs create no widget). ``$CLUSTER_SIM_PROGRESS=text`` draws a plain text bar instead of a
+widget (what the headless notebook tests and ``make reproduce`` set: widgets can stall a headless
+kernel), ``off`` none; interrupting (Ctrl-C, the notebook's stop button) cancels the pending
 points and closes a cluster the sweep started, leaving no workers behind.
 """
 
@@ -95,6 +97,8 @@ AUTO_PARALLEL_SECONDS = 60.0
 #: ``progress=None`` shows a bar when the sweep is estimated above this
 PROGRESS_AFTER_SECONDS = 5.0
 CLIENTS = ("auto", "inprocess", "local")
+#: ``$CLUSTER_SIM_PROGRESS``: a notebook-aware bar, a plain text bar (headless runs: no widget), none
+PROGRESS_STYLES = ("auto", "text", "off")
 ON_ERROR = ("raise", "record")
 
 
@@ -370,8 +374,15 @@ class _Progress:
             self.open()
 
     def open(self) -> None:
-        if self.bar is None and self.total:
-            from tqdm.auto import tqdm
+        style = os.environ.get("CLUSTER_SIM_PROGRESS", "auto")
+        if style not in PROGRESS_STYLES:
+            raise ValueError(f"CLUSTER_SIM_PROGRESS={style!r} is not allowed: choose one of "
+                             f"{', '.join(map(repr, PROGRESS_STYLES))}")
+        if self.bar is None and self.total and style != "off":
+            if style == "text":
+                from tqdm import tqdm
+            else:
+                from tqdm.auto import tqdm
             self.bar = tqdm(total=self.total, initial=self.done, desc="sweep", unit="point")
 
     def step(self) -> None:
@@ -380,7 +391,8 @@ class _Progress:
         if self.bar is None and self.progress is None:
             pace = (time.perf_counter() - self.start) / self.computed
             if pace * (self.total - self.done) > PROGRESS_AFTER_SECONDS:
-                self.open()
+                self.open()  # starts at self.done: this step is counted
+                return
         if self.bar is not None:
             self.bar.update(1)
 
@@ -464,8 +476,8 @@ def run_grid(run: Callable, base_config, grid, seeds=None, *, metrics: Callable 
     run : callable ``config -> result`` (a lab's ``run``, ``run_job``, ...).
     base_config : the config every point changes (a frozen config dataclass).
     grid : mapping field -> list of values (all combinations), or a list of dicts (those points).
-    seeds : None (the base config's seed), a count ``n`` (``seed .. seed + n - 1``, the labs'
-        convention) or a list of seeds. The seed varies fastest.
+    seeds : None (the base config's seed, or the grid's own ``seed`` values), a count ``n``
+        (``seed .. seed + n - 1``, the labs' convention) or a list of seeds. The seed varies fastest.
     metrics : optional ``result -> dict`` of scalars (else the protocol in the module docstring).
     client : None, ``"auto"``, ``"inprocess"``, ``"local"``, a ``distributed.Client`` or a
         scheduler address (see the module docstring).
@@ -497,7 +509,8 @@ def run_grid(run: Callable, base_config, grid, seeds=None, *, metrics: Callable 
     directory = cache_dir(cache)
 
     points = grid_points(base_config, grid)
-    seed_list = _seed_list(base_config, seeds)
+    # a grid that sets seed itself (e.g. every seed of a job next to every delay) needs no seeds=
+    seed_list = None if seeds is None and any("seed" in p for p in points) else _seed_list(base_config, seeds)
     runs = _configs(base_config, points, seed_list)  # every config validated before anything runs
     configs = [c for _, _, c in runs]
     keys = [cache_key(c, run, metrics) for c in configs]

@@ -136,7 +136,7 @@ def test_a_failing_point_is_reported_with_its_config_and_the_others_are_kept(whe
     ({"placement": ["first_fit", "nearest"]}, ["grid point 1", "'nearest'", "choose one of"]),
     ({"schedulers": 2}, ["grid['schedulers']=2", "not a list"]),
     ({"schedulers": []}, ["grid['schedulers'] is empty"]),
-    ([{"schedulers": 1}, {"seed": 3}], ["grid point 1", "seed"]),
+    ([{"schedulers": 1}, {"seed": 3}], ["grid point 1", "sets seed, and seeds= sets it too"]),
 ])
 def test_a_bad_grid_is_refused_before_anything_runs(grid, words):
     CALLS.clear()
