@@ -406,6 +406,26 @@ def claims_over_seeds(config: ShaperConfig, seeds: int = 3, *, client=None, cach
     return df[["seed"] + columns].set_index("seed")
 
 
+CLUSTER_CLAIMS = ("jobs admitted later", "token-seconds off", "token-seconds shaped")
+
+
+def cluster_claims(result: ClusterResult) -> dict:
+    """The token-limited cluster's claims for one run: jobs the shaper admitted later than without
+    it (first-come first-served and no latency penalty make that impossible) and the token-seconds
+    the whole stream held, shaping off and on."""
+    off, on = result.runs["off"].jobs, result.shaped.jobs
+    return {"jobs admitted later": int((on["admitted"] > off["admitted"] + 1e-9).sum()),
+            "token-seconds off": float(off["token_seconds"].sum()),
+            "token-seconds shaped": float(on["token_seconds"].sum())}
+
+
+def cluster_claims_over_seeds(config: ShaperConfig, seeds: int = 3, *, client=None, cache=None) -> pd.DataFrame:
+    """:func:`cluster_claims` of :func:`run_cluster` at seeds ``seed .. seed + seeds - 1`` (one row
+    each). ``client`` and ``cache`` go to :func:`cluster_sim.sweep.run_grid`."""
+    df = run_grid(run_cluster, config, {}, seeds=seeds, metrics=cluster_claims, client=client, cache=cache)
+    return df[["seed", *CLUSTER_CLAIMS]].set_index("seed")
+
+
 def shaper_overhead(config: ShaperConfig, samples: int = 300) -> dict:
     """Measured wall time of one shaper invocation on the config's job, in microseconds: the
     incremental update the job manager uses (:class:`IncrementalPeak`, every completion) and
