@@ -7,6 +7,8 @@ The grid is the engine's ``ClusterConfig.ci()`` × 4 scheduler counts × 4 updat
 * ``run_grid(..., client="inprocess")`` (run_grid's own bookkeeping: configs, hashing, the frame),
 * ``run_grid`` on a LocalCluster of 1 worker and of 2 workers (each cluster started, and its workers
   made to import cluster_sim, before the clock starts; the start is reported on its own),
+* the same grid with a no-op ``run`` on each route: what run_grid and Dask add per point, measured
+  alone (robust on a busy machine, where the difference of two totals is mostly noise),
 
 check that every route gives the same frame, and print RATIOS: the speed-up of 2 workers over 1
 (ideal 2 on a 2-core machine, less when other work shares the cores) and the per-point overhead of
@@ -31,8 +33,14 @@ from cluster_sim.sweep import grid_points, run_grid
 GRID = {"schedulers": [1, 2, 4, 8], "update_delay": [0.0, 0.5, 1.0, 2.0], "load": [0.5, 0.7, 0.8, 0.9]}
 
 
-def on_cluster(base, workers: int) -> tuple[pd.DataFrame, float, float]:
-    """(frame, seconds to start the cluster and warm its workers, seconds of the sweep)."""
+def noop(config) -> dict:
+    """A point that costs nothing: what run_grid and Dask add per point, alone."""
+    return {"x": 0.0}
+
+
+def on_cluster(base, workers: int) -> tuple[pd.DataFrame, float, float, float]:
+    """(frame, seconds to start the cluster and warm its workers, seconds of the sweep, seconds of
+    the same grid with a no-op run)."""
     from distributed import Client, LocalCluster
 
     t0 = time.perf_counter()
@@ -44,7 +52,10 @@ def on_cluster(base, workers: int) -> tuple[pd.DataFrame, float, float]:
     try:
         t0 = time.perf_counter()
         frame = run_grid(run, base, GRID, client=client, cache=False, progress=False)
-        return frame, t_start, time.perf_counter() - t0
+        t_sweep = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        run_grid(noop, base, GRID, client=client, cache=False, progress=False)
+        return frame, t_start, t_sweep, time.perf_counter() - t0
     finally:
         logging.getLogger("distributed").setLevel(logging.ERROR)
         client.close()
@@ -69,7 +80,7 @@ def main() -> None:
 
     load = os.getloadavg()[0]
     run(base)  # warm this process's imports and caches like the workers'
-    t_direct = t_here = t_one = t_two = float("inf")
+    t_direct = t_here = t_one = t_two = t_noop_here = t_noop_one = t_noop_two = float("inf")
     for _ in range(repeats):  # interleaved, so a burst of other work on the machine hits every route
         t0 = time.perf_counter()
         for p in points:
@@ -80,10 +91,14 @@ def main() -> None:
         here = run_grid(run, base, GRID, client="inprocess", cache=False, progress=False)
         t_here = min(t_here, time.perf_counter() - t0)
 
-        one, start1, t = on_cluster(base, 1)
-        t_one = min(t_one, t)
-        two, start2, t = on_cluster(base, 2)
-        t_two = min(t_two, t)
+        t0 = time.perf_counter()
+        run_grid(noop, base, GRID, client="inprocess", cache=False, progress=False)
+        t_noop_here = min(t_noop_here, time.perf_counter() - t0)
+
+        one, start1, t, t_noop = on_cluster(base, 1)
+        t_one, t_noop_one = min(t_one, t), min(t_noop_one, t_noop)
+        two, start2, t, t_noop = on_cluster(base, 2)
+        t_two, t_noop_two = min(t_two, t), min(t_noop_two, t_noop)
     pd.testing.assert_frame_equal(here, one)
     pd.testing.assert_frame_equal(here, two)
 
@@ -96,7 +111,10 @@ def main() -> None:
     print(f"RATIO speed-up 2 workers / 1 worker = {t_one / t_two:.2f}x (ideal 2 on 2 free cores)")
     print(f"RATIO speed-up 2 workers / run() directly = {t_direct / t_two:.2f}x")
     print(f"RATIO per-point overhead vs run() directly: in-process {(t_here - t_direct) / t_direct:+.1%}, "
-          f"1 worker {(t_one - t_direct) / t_direct:+.1%} of a point's run time")
+          f"1 worker {(t_one - t_direct) / t_direct:+.1%} of a point's run time (differences of two noisy totals)")
+    print(f"RATIO per-point overhead measured with a no-op run / a point's run time: in-process "
+          f"{t_noop_here / t_direct:.1%} ({t_noop_here / n * 1e3:.1f} ms), 1 worker {t_noop_one / t_direct:.1%} "
+          f"({t_noop_one / n * 1e3:.1f} ms), 2 workers {t_noop_two / t_direct:.1%} ({t_noop_two / n * 1e3:.1f} ms)")
     print("all four routes give the same frame")
     print(f"load average (1 min) before / after: {load:.1f} / {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores "
           "(other work on the machine lowers the speed-up)")
