@@ -364,6 +364,14 @@ def _machine_workers() -> int:
         return os.cpu_count() or 1
 
 
+def _progress_style() -> str:
+    style = os.environ.get("CLUSTER_SIM_PROGRESS", "auto")
+    if style not in PROGRESS_STYLES:
+        raise ValueError(f"CLUSTER_SIM_PROGRESS={style!r} is not allowed: choose one of "
+                         f"{', '.join(map(repr, PROGRESS_STYLES))}")
+    return style
+
+
 class _Progress:
     """A tqdm.auto bar; with ``progress=None`` opened only once the pace so far says the sweep is long."""
 
@@ -374,10 +382,7 @@ class _Progress:
             self.open()
 
     def open(self) -> None:
-        style = os.environ.get("CLUSTER_SIM_PROGRESS", "auto")
-        if style not in PROGRESS_STYLES:
-            raise ValueError(f"CLUSTER_SIM_PROGRESS={style!r} is not allowed: choose one of "
-                             f"{', '.join(map(repr, PROGRESS_STYLES))}")
+        style = _progress_style()
         if self.bar is None and self.total and style != "off":
             if style == "text":
                 from tqdm import tqdm
@@ -499,6 +504,7 @@ def run_grid(run: Callable, base_config, grid, seeds=None, *, metrics: Callable 
         raise ValueError(f"on_error={on_error!r} is not allowed: choose one of {', '.join(map(repr, ON_ERROR))}")
     if progress not in (True, False, None):
         raise ValueError(f"progress={progress!r} is not allowed: choose True, False or None")
+    _progress_style()  # a bad $CLUSTER_SIM_PROGRESS is refused before anything runs
     if workers is not None and (not isinstance(workers, numbers.Integral) or isinstance(workers, bool) or workers < 1):
         raise ValueError(f"workers={workers!r} is out of range: give a count >= 1")
     if client is None:
@@ -546,8 +552,12 @@ def run_grid(run: Callable, base_config, grid, seeds=None, *, metrics: Callable 
                 t = time.perf_counter()
                 _run_here(todo[:1], configs, run, metrics, record, bar)  # the probe: its time sets the route
                 rest = todo[1:]
-                if rest and (time.perf_counter() - t) * len(rest) > AUTO_PARALLEL_SECONDS and _machine_workers() > 1:
+                pace = time.perf_counter() - t
+                if rest and pace * len(rest) > AUTO_PARALLEL_SECONDS and _machine_workers() > 1:
                     where = "local"
+                    print(f"run_grid: {len(rest)} points left at about {pace:.1f} s each (~{pace * len(rest):.0f} s "
+                          f"in one process): starting a Dask LocalCluster of {workers or _machine_workers()} "
+                          "workers (client='inprocess' keeps it here)", flush=True)
                     _run_dask(rest, configs, run, metrics, record, bar, "local", workers)
                 else:
                     where = "inprocess"

@@ -202,3 +202,24 @@ def test_interrupting_a_sweep_closes_the_cluster_auto_started(monkeypatch):
         run_grid(run, BASE, {"schedulers": [1, 2]}, workers=1, cache=False, progress=False)
     stray = {p.pid for p in multiprocessing.active_children()} - before
     assert stray == set(), f"worker processes left running: {stray}"
+
+
+def cheap(config):
+    return {"x": float(config.schedulers)}
+
+
+def test_progress_bars_count_every_point_once_and_short_sweeps_draw_none(capsys, monkeypatch):
+    import cluster_sim.sweep as sweep
+
+    monkeypatch.setenv("CLUSTER_SIM_PROGRESS", "text")
+    run_grid(cheap, BASE, GRID, client="inprocess", cache=False, progress=True)
+    assert "4/4" in capsys.readouterr().err
+    run_grid(cheap, BASE, GRID, client="inprocess", cache=False)  # progress=None: a short sweep, no bar
+    assert "sweep" not in capsys.readouterr().err
+    monkeypatch.setattr(sweep, "PROGRESS_AFTER_SECONDS", 0.0)  # every sweep "long": the bar opens mid-way
+    run_grid(cheap, BASE, GRID, client="inprocess", cache=False)
+    err = capsys.readouterr().err
+    assert "4/4" in err and "5/4" not in err
+    monkeypatch.setenv("CLUSTER_SIM_PROGRESS", "loud")
+    with pytest.raises(ValueError, match="CLUSTER_SIM_PROGRESS='loud' is not allowed: choose one of 'auto', 'text', 'off'"):
+        run_grid(cheap, BASE, GRID, client="inprocess", cache=False)
