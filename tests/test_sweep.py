@@ -75,7 +75,7 @@ def test_a_two_worker_cluster_gives_the_frame_in_process_execution_gives(dask_cl
     assert row.utilisation == direct.metrics.utilisation and row.conflicts == direct.metrics.conflicts
 
 
-def test_a_rerun_computes_nothing_and_an_interrupted_sweep_resumes(tmp_path):
+def test_a_rerun_computes_nothing_and_a_wider_grid_only_its_new_points(tmp_path):
     CALLS.clear()
     first = run_grid(counted_run, BASE, GRID, client="inprocess", cache=tmp_path, progress=False)
     assert len(CALLS) == 4 and first.attrs["sweep"]["computed"] == 4
@@ -184,7 +184,7 @@ def test_auto_runs_a_short_sweep_here_and_the_environment_names_a_cluster(dask_c
     pd.testing.assert_frame_equal(here, there)
 
 
-def test_interrupting_a_sweep_closes_the_cluster_auto_started(monkeypatch):
+def test_an_interrupted_sweep_leaves_no_workers_and_resumes_from_its_cache(monkeypatch, tmp_path):
     import distributed
 
     import cluster_sim.sweep as sweep
@@ -193,15 +193,25 @@ def test_interrupting_a_sweep_closes_the_cluster_auto_started(monkeypatch):
     monkeypatch.setattr(sweep, "AUTO_PARALLEL_SECONDS", 0.0)  # every sweep is "long": auto starts a cluster
     monkeypatch.setattr(sweep, "_machine_workers", lambda: 2)
     before = {p.pid for p in multiprocessing.active_children()}
+    real = distributed.as_completed
 
-    def interrupted(futures, *args, **kwargs):  # Ctrl-C while the points run on the cluster
-        raise KeyboardInterrupt
+    def interrupted(futures, *args, **kwargs):  # Ctrl-C once the cluster has returned one point
+        for future in real(futures, *args, **kwargs):
+            yield future
+            raise KeyboardInterrupt
 
     monkeypatch.setattr(distributed, "as_completed", interrupted)
+    grid = {"schedulers": [1, 2, 3, 4]}
     with pytest.raises(KeyboardInterrupt):
-        run_grid(run, BASE, {"schedulers": [1, 2]}, workers=1, cache=False, progress=False)
+        run_grid(counted_run, BASE, grid, workers=1, cache=tmp_path, progress=False)
     stray = {p.pid for p in multiprocessing.active_children()} - before
     assert stray == set(), f"worker processes left running: {stray}"
+    # the probe ran here and one point came back from the cluster: both are kept
+    CALLS.clear()
+    resumed = run_grid(counted_run, BASE, grid, client="inprocess", cache=tmp_path, progress=False)
+    assert resumed.attrs["sweep"]["cached"] == 2 and len(CALLS) == 2
+    fresh = run_grid(run, BASE, grid, client="inprocess", cache=False, progress=False)
+    pd.testing.assert_frame_equal(resumed, fresh)
 
 
 def cheap(config):
