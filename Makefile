@@ -12,7 +12,7 @@ FIND_PYTHON := for p in $${PYTHON:-} python3.12 python3.13 python3 \
 	  if command -v $$p >/dev/null 2>&1 && $$p -c 'import sys; sys.exit(sys.version_info < (3, 12))' 2>/dev/null; then \
 	    command -v $$p; exit 0; fi; done; exit 1
 
-.PHONY: lab demo test notebooks browser exercises bench setup clean
+.PHONY: lab demo test notebooks browser exercises bench reproduce setup clean
 
 setup: $(STAMP)
 
@@ -59,6 +59,11 @@ exercises: $(STAMP)
 
 bench: $(STAMP)
 	@for b in bench/*.py; do echo "== $$b"; $(PY) $$b --quick || exit 1; done
+
+# every lab's notebook at one preset, one static HTML report: reports/reproduce/$(SCALE)/report.html
+SCALE ?= ci
+reproduce: $(STAMP)
+	$(PY) -m cluster_sim.reproduce --scale $(SCALE)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis

@@ -14,6 +14,8 @@ True
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import time
 from dataclasses import dataclass
 
@@ -28,6 +30,7 @@ from .fleet import CLUSTERS, analyse_fleet, fleet_summary, paper_comparison, syn
 from .graph import StageGraph
 from .peak import IncrementalPeak, exact_peak, remaining_peak, tree_widths
 from .trees import dropped_edges, times_counted, treeify
+from ..sweep import run_grid
 
 
 # ---- one job --------------------------------------------------------------------------------------
@@ -283,49 +286,65 @@ def run_fleet(config: ShaperConfig) -> FleetResult:
     return FleetResult(config, df, fleet_summary(df))
 
 
-# ---- the aggressive shaper's trade-off --------------------------------------------------------------
+# ---- sweeps: every loop over configs and seeds goes through cluster_sim.sweep.run_grid -------------
+# A point is one job (one seed) at one value of the swept field, job by job; run_grid runs them in this
+# process while a sweep is short and on a Dask cluster when it is long (see run_grid's docstring).
+@functools.lru_cache(maxsize=8)
+def _baselines(config: ShaperConfig) -> tuple[JobSetup, JobRun, JobRun]:
+    """The job of ``config`` replayed with shaping off and conservative, computed once per job and
+    process (a sweep's points share it). Callers pass ``request_delay=0`` and ``cost_error=0``: the
+    job's plan, durations and tokens do not depend on them (the estimate noise is drawn last)."""
+    s = make_job(config)
+    return s, replay(s.graph, s.durations, s.tokens, "off"), replay(s.graph, s.durations, s.tokens, "conservative")
+
+
+def _delay_point(config: ShaperConfig) -> dict:
+    """delay_sweep's point: the aggressive shaper at ``config.request_delay`` next to off and conservative."""
+    s, off, cons = _baselines(config.replace(request_delay=0.0, cost_error=0.0))
+    agg = replay(s.graph, s.durations, s.tokens, "aggressive", request_delay=config.request_delay)
+    return {"aggressive_savings": agg.savings_vs(off), "slowdown": agg.latency / off.latency - 1.0,
+            "conservative_savings": cons.savings_vs(off)}
+
+
 def delay_sweep(config: ShaperConfig, delays=(0.0, 2.0, 5.0, 10.0, 20.0, 40.0, 80.0), jobs: int = 6,
-                decay: float = 1.0) -> pd.DataFrame:
+                decay: float = 1.0, *, client=None, cache=None) -> pd.DataFrame:
     """Savings and slowdown of the aggressive shaper as the request delay grows (paper §6).
 
     Averaged over ``jobs`` random jobs (seeds ``seed .. seed+jobs-1``), each next to the
     conservative shaper. ``decay=1`` gives plans whose later stages are as wide as the first, so
     the skyline has valleys to climb out of (a tapering plan rarely needs tokens back).
+    ``client`` and ``cache`` go to :func:`cluster_sim.sweep.run_grid`.
     """
-    rows = []
-    for k in range(jobs):
-        s = make_job(config.replace(seed=config.seed + k, decay=decay))
-        off = replay(s.graph, s.durations, s.tokens, "off")
-        cons = replay(s.graph, s.durations, s.tokens, "conservative")
-        for d in delays:
-            agg = replay(s.graph, s.durations, s.tokens, "aggressive", request_delay=float(d))
-            rows.append({"job": k, "delay": float(d), "aggressive_savings": agg.savings_vs(off),
-                         "slowdown": agg.latency / off.latency - 1.0,
-                         "conservative_savings": cons.savings_vs(off)})
-    out = pd.DataFrame(rows).groupby("delay", as_index=False).mean(numeric_only=True).drop(columns="job")
+    # job by job, every delay for each (the row order of a groupby's mean decides its last bit)
+    grid = [{"seed": config.seed + k, "request_delay": float(d)} for k in range(jobs) for d in delays]
+    df = run_grid(_delay_point, config.replace(decay=decay), grid, client=client, cache=cache)
+    df = df.rename(columns={"request_delay": "delay"})[["delay", "aggressive_savings", "slowdown",
+                                                         "conservative_savings"]]
+    out = df.groupby("delay", as_index=False).mean(numeric_only=True)
     out.attrs["jobs"] = jobs
     return out
 
 
-def cost_sweep(config: ShaperConfig, errors=(0.0, 0.25, 0.5, 1.0), jobs: int = 6) -> pd.DataFrame:
+def _cost_point(config: ShaperConfig) -> dict:
+    """cost_sweep's point: the cost-aware shaper on estimates with ``config.cost_error`` lognormal error."""
+    base, off, cons = _baselines(config.replace(request_delay=0.0, cost_error=0.0))
+    s = make_job(config)
+    run = replay(s.graph, s.durations, s.tokens, "cost_aware", estimates=s.estimates)
+    return {"savings": run.savings_vs(off), "slowdown": run.latency / off.latency - 1.0,
+            "conservative_savings": cons.savings_vs(off)}
+
+
+def cost_sweep(config: ShaperConfig, errors=(0.0, 0.25, 0.5, 1.0), jobs: int = 6, *, client=None,
+               cache=None) -> pd.DataFrame:
     """The cost-aware shaper as the optimizer's stage-duration estimates get worse (paper §6).
 
     Per error level, over ``jobs`` random jobs (seeds ``seed .. seed+jobs-1``; the same plans and
     durations at every level, only the estimates change): mean savings, mean and worst slowdown,
     and the share of jobs slowed down; the conservative shaper on the same jobs for reference.
+    ``client`` and ``cache`` go to :func:`cluster_sim.sweep.run_grid`.
     """
-    rows = []
-    for k in range(jobs):
-        base = make_job(config.replace(seed=config.seed + k, cost_error=0.0))
-        off = replay(base.graph, base.durations, base.tokens, "off")
-        cons = replay(base.graph, base.durations, base.tokens, "conservative")
-        for e in errors:
-            s = make_job(config.replace(seed=config.seed + k, cost_error=float(e)))
-            run = replay(s.graph, s.durations, s.tokens, "cost_aware", estimates=s.estimates)
-            rows.append({"cost_error": float(e), "savings": run.savings_vs(off),
-                         "slowdown": run.latency / off.latency - 1.0,
-                         "conservative_savings": cons.savings_vs(off)})
-    df = pd.DataFrame(rows)
+    grid = [{"seed": config.seed + k, "cost_error": float(e)} for k in range(jobs) for e in errors]
+    df = run_grid(_cost_point, config, grid, client=client, cache=cache)
     out = df.groupby("cost_error").agg(savings=("savings", "mean"), slowdown=("slowdown", "mean"),
                                         worst_slowdown=("slowdown", "max"),
                                         jobs_slowed=("slowdown", lambda x: float(np.mean(x > 1e-12))),
@@ -333,48 +352,78 @@ def cost_sweep(config: ShaperConfig, errors=(0.0, 0.25, 0.5, 1.0), jobs: int = 6
     return out
 
 
-
-
 # ---- every mode on the same job, and the claims over several seeds ---------------------------------
-def compare_modes(config: ShaperConfig, modes=MODES) -> pd.DataFrame:
+MODE_COLUMNS = ("savings %", "slowdown %", "token-seconds", "releases", "re-requests")
+
+
+def mode_metrics(r: JobResult) -> dict:
+    """compare_modes' row for one run: savings and slowdown in %, token-seconds, releases, re-requests."""
+    return {"savings %": 100 * r.savings, "slowdown %": 100 * r.slowdown,
+            "token-seconds": r.shaped.allocation_area, "releases": int(r.shaped.releases),
+            "re-requests": int(r.shaped.requests)}
+
+
+def compare_modes(config: ShaperConfig, modes=MODES, *, client=None, cache=None) -> pd.DataFrame:
     """Every shaping mode on the config's job (Mesa, same durations): savings and slowdown in %,
     token-seconds, and the releases and re-requests as integers. ``aggressive`` gets its tokens back
     at once (``request_delay=0``) and ``cost_aware`` works from estimates with 50 % lognormal error,
-    unless the config sets them otherwise for the mode it runs."""
-    rows = {}
-    for m in modes:
-        cfg = config.replace(
-            mode=m,
-            request_delay=0.0 if m == "aggressive" and config.mode != "aggressive" else config.request_delay,
-            cost_error=0.5 if m == "cost_aware" and config.mode != "cost_aware" else config.cost_error)
-        r = run_job(cfg)
-        rows[m] = {"savings %": 100 * r.savings, "slowdown %": 100 * r.slowdown,
-                   "token-seconds": r.shaped.allocation_area, "releases": int(r.shaped.releases),
-                   "re-requests": int(r.shaped.requests)}
-    return pd.DataFrame.from_dict(rows, orient="index")
+    unless the config sets them otherwise for the mode it runs. ``client`` and ``cache`` go to
+    :func:`cluster_sim.sweep.run_grid`."""
+    points = [{"mode": m,
+               "request_delay": 0.0 if m == "aggressive" and config.mode != "aggressive" else config.request_delay,
+               "cost_error": 0.5 if m == "cost_aware" and config.mode != "cost_aware" else config.cost_error}
+              for m in modes]
+    df = run_grid(run_job, config, points, metrics=mode_metrics, client=client, cache=cache)
+    out = df[list(MODE_COLUMNS)].copy()
+    out.index = list(modes)
+    return out
 
 
-def claims_over_seeds(config: ShaperConfig, seeds: int = 3) -> pd.DataFrame:
+def _seed_claims(cfg: ShaperConfig) -> dict:
+    """claims_over_seeds' row for one seed (its inner sweep runs where this point runs, uncached)."""
+    modes = compare_modes(cfg, ("conservative", "spool_once", "aggressive"), client="inprocess", cache=False)
+    job = run_job(cfg.replace(mode="conservative"))
+    trace = estimate_trace(cfg, exact_points=0)
+    return {
+        "savings %": 100 * job.savings, "slowdown %": 100 * job.slowdown,
+        "tokens released": int(job.released),
+        "spool-once savings %": modes.loc["spool_once", "savings %"],
+        "spool-once slowdown %": modes.loc["spool_once", "slowdown %"],
+        "aggressive savings %": modes.loc["aggressive", "savings %"],
+        "aggressive slowdown %": modes.loc["aggressive", "slowdown %"],
+        "completions where bound < actual": int((trace["tree"] < trace["actual"]).sum()),
+    }
+
+
+def claims_over_seeds(config: ShaperConfig, seeds: int = 3, *, client=None, cache=None) -> pd.DataFrame:
     """The job-level claims of the notebook at seeds ``seed .. seed + seeds - 1`` (one row each):
     the paper's shaper costs no latency, saves, releases tokens; counting each spool once saves at
     least as much; the aggressive shaper with instant grants saves at least as much, also at no
-    latency; the bound never falls below the job's future peak at any sampled completion."""
-    rows = []
-    for k in range(seeds):
-        cfg = config.replace(seed=config.seed + k)
-        modes = compare_modes(cfg, ("conservative", "spool_once", "aggressive"))
-        job = run_job(cfg.replace(mode="conservative"))
-        trace = estimate_trace(cfg, exact_points=0)
-        rows.append({
-            "seed": cfg.seed, "savings %": 100 * job.savings, "slowdown %": 100 * job.slowdown,
-            "tokens released": int(job.released),
-            "spool-once savings %": modes.loc["spool_once", "savings %"],
-            "spool-once slowdown %": modes.loc["spool_once", "slowdown %"],
-            "aggressive savings %": modes.loc["aggressive", "savings %"],
-            "aggressive slowdown %": modes.loc["aggressive", "slowdown %"],
-            "completions where bound < actual": int((trace["tree"] < trace["actual"]).sum()),
-        })
-    return pd.DataFrame(rows).set_index("seed")
+    latency; the bound never falls below the job's future peak at any sampled completion.
+    ``client`` and ``cache`` go to :func:`cluster_sim.sweep.run_grid`."""
+    df = run_grid(_seed_claims, config, {}, seeds=seeds, client=client, cache=cache)
+    columns = [c for c in df.columns if c not in {f.name for f in dataclasses.fields(config)}]
+    return df[["seed"] + columns].set_index("seed")
+
+
+CLUSTER_CLAIMS = ("jobs admitted later", "token-seconds off", "token-seconds shaped")
+
+
+def cluster_claims(result: ClusterResult) -> dict:
+    """The token-limited cluster's claims for one run: jobs the shaper admitted later than without
+    it (first-come first-served and no latency penalty make that impossible) and the token-seconds
+    the whole stream held, shaping off and on."""
+    off, on = result.runs["off"].jobs, result.shaped.jobs
+    return {"jobs admitted later": int((on["admitted"] > off["admitted"] + 1e-9).sum()),
+            "token-seconds off": float(off["token_seconds"].sum()),
+            "token-seconds shaped": float(on["token_seconds"].sum())}
+
+
+def cluster_claims_over_seeds(config: ShaperConfig, seeds: int = 3, *, client=None, cache=None) -> pd.DataFrame:
+    """:func:`cluster_claims` of :func:`run_cluster` at seeds ``seed .. seed + seeds - 1`` (one row
+    each). ``client`` and ``cache`` go to :func:`cluster_sim.sweep.run_grid`."""
+    df = run_grid(run_cluster, config, {}, seeds=seeds, metrics=cluster_claims, client=client, cache=cache)
+    return df[["seed", *CLUSTER_CLAIMS]].set_index("seed")
 
 
 def shaper_overhead(config: ShaperConfig, samples: int = 300) -> dict:

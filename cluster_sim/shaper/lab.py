@@ -22,6 +22,8 @@ from .experiments import (
     Snapshot,
     bound_slack,
     claims_over_seeds,
+    cluster_claims,
+    cluster_claims_over_seeds,
     cluster_plans,
     compare_modes,
     cost_sweep,
@@ -50,7 +52,7 @@ from .plots import (
 
 __all__ = [
     "ClusterResult", "ClusterRun", "FleetResult", "JobResult", "JobSetup", "ShaperConfig", "Snapshot", "TREE_COLOURS",
-    "bound_slack", "claims_over_seeds", "cluster_plans", "compare_modes", "cost_sweep", "delay_sweep",
+    "bound_slack", "claims_over_seeds", "cluster_claims", "cluster_claims_over_seeds", "cluster_plans", "compare_modes", "cost_sweep", "delay_sweep",
     "draw_stage_graph", "estimate_trace", "make_job", "plot_cluster", "plot_delay_tradeoff", "plot_estimates",
     "plot_fleet_cdfs", "plot_job_panel", "plot_job_savings", "plot_opportunity", "plot_skyline", "plot_snapshot",
     "run_cluster", "run_fleet", "run_job", "shaper_overhead", "snapshot",

@@ -10,6 +10,7 @@
 """
 
 import json
+import os
 import re
 import time
 from pathlib import Path
@@ -25,6 +26,8 @@ EXERCISES = sorted((ROOT / "exercises").glob("*.ipynb"))
 ALL = NOTEBOOKS + EXERCISES
 KERNEL = "cluster_sim"  # the project's kernel, registered by `make setup` in .venv (never another Python)
 CELL_TIMEOUT = 300  # a hung widget kernel fails the test instead of hanging CI
+# a long run_grid sweep draws a text progress bar in a headless kernel, not a widget (widgets can stall it)
+os.environ.setdefault("CLUSTER_SIM_PROGRESS", "text")
 
 
 def rel(p: Path) -> str:

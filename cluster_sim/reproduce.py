@@ -1,0 +1,223 @@
+"""``make reproduce [SCALE=ci|default|paper]``: every lab at one scale, one static HTML report.
+
+Each notebook in ``notebooks/`` is executed headless with papermill at the preset (``interactive=False``,
+no panels), and the report gathers, per lab, the section that puts our numbers beside the paper's
+(the "What the paper reports vs what we see" section; the tour's "What theory says vs what we see"):
+its prose, tables and figures as the notebook computed them, then the notebook's closing cell (its
+claims, checked, and its headline metrics). Each lab's entry says the preset, the wall time and
+whether every claim held; the top of the report records the environment (Python, packages, cores,
+git commit). The executed notebooks are kept next to the report, each also as HTML, so every number
+can be traced to the cell that computed it.
+
+    python -m cluster_sim.reproduce --scale ci                 # reports/reproduce/ci/report.html
+    python -m cluster_sim.reproduce --scale paper --labs 08 09 # some labs only
+
+Seeds and spread are what each notebook reports (its tables pool or list seeds where counts are small;
+see each lab's claims). A lab whose notebook fails is reported as failed, with the error, and the
+others still run; the command exits non-zero if any failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import datetime as _dt
+import html
+import importlib.metadata
+import os
+import platform
+import re
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+NOTEBOOKS = ROOT / "notebooks"
+SCALES = ("ci", "default", "paper")
+KERNEL = "cluster_sim"
+#: the heading of the section holding a lab's "paper vs ours" table
+SECTION = re.compile(r"^#+ .*What (the paper reports|theory says) vs what we see", re.M)
+HEADING = re.compile(r"^## ", re.M)
+PACKAGES = ("cluster_sim", "mesa", "numpy", "scipy", "pandas", "matplotlib", "scikit-learn", "pymoo",
+            "dask", "distributed", "papermill", "nbconvert")
+
+
+@dataclass
+class LabRun:
+    notebook: Path
+    scale: str
+    seconds: float = 0.0
+    error: str | None = None
+    executed: Path | None = None
+    cells: list = field(default_factory=list)
+
+    @property
+    def lab(self) -> str:
+        return self.notebook.stem
+
+
+def notebooks(labs: list[str] | None = None) -> list[Path]:
+    """The notebooks to run: all of ``notebooks/``, or those whose number is in ``labs``."""
+    every = sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
+    if not labs:
+        return every
+    numbers = {p.name[:2]: p for p in every}
+    unknown = [lab for lab in labs if lab not in numbers]
+    if unknown:
+        raise ValueError(f"labs={unknown} are not notebooks: the labs are {', '.join(sorted(numbers))}")
+    return [numbers[lab] for lab in labs]
+
+
+def report_cells(nb) -> list:
+    """The cells of the "paper vs ours" section (to the next ``## `` heading) and the closing cell."""
+    start = next((i for i, c in enumerate(nb.cells) if c.cell_type == "markdown" and SECTION.search(c.source)), None)
+    if start is None:
+        raise ValueError("no 'What the paper reports vs what we see' section")
+    first = copy.deepcopy(nb.cells[start])
+    first.source = first.source[SECTION.search(first.source).start():]  # from the heading on
+    cells = [first]
+    heading = HEADING.search(first.source, 1)  # the section may end inside its own cell
+    if heading:
+        first.source = first.source[:heading.start()]
+    else:
+        for c in nb.cells[start + 1:]:
+            heading = HEADING.search(c.source) if c.cell_type == "markdown" else None
+            if heading:  # the prose before the next heading (e.g. an honest reading) belongs to the section
+                if c.source[:heading.start()].strip():
+                    head = copy.deepcopy(c)
+                    head.source = c.source[:heading.start()]
+                    cells.append(head)
+                break
+            cells.append(copy.deepcopy(c))
+    closing = next((c for c in reversed(nb.cells) if c.cell_type == "code" and "assert" in c.source), None)
+    if closing is not None and all(closing.source != c.source for c in cells):
+        cells.append(copy.deepcopy(closing))
+    for c in cells:  # the section's heading becomes a sub-heading under the lab's
+        if c.cell_type == "markdown":
+            c.source = re.sub(r"^#+ ", "### ", c.source, flags=re.M)
+    return cells
+
+
+def execute(path: Path, scale: str, out_dir: Path, timeout: int) -> LabRun:
+    import nbformat
+    import papermill as pm
+
+    run = LabRun(path, scale)
+    out = out_dir / path.name
+    t0 = time.perf_counter()
+    try:
+        pm.execute_notebook(str(path), str(out), parameters={"interactive": False, "preset": scale},
+                            kernel_name=KERNEL, execution_timeout=timeout, cwd=str(path.parent),
+                            progress_bar=False)
+    except Exception as err:  # a failed lab is reported, the others still run
+        run.error = f"{type(err).__name__}: {str(err).strip()[-2000:]}"
+    run.seconds = time.perf_counter() - t0
+    if out.exists():
+        run.executed = out
+        nb = nbformat.read(out, as_version=4)
+        try:
+            run.cells = report_cells(nb)
+        except ValueError as err:
+            run.error = run.error or str(err)
+    return run
+
+
+def environment() -> dict[str, str]:
+    env = {"python": sys.version.split()[0], "platform": platform.platform(),
+           "cores": str(os.cpu_count()), "date": _dt.datetime.now().isoformat(timespec="seconds")}
+    for name in PACKAGES:
+        try:
+            env[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            env[name] = "not installed"
+    try:
+        env["git commit"] = subprocess.run(["git", "-C", str(ROOT), "describe", "--always", "--dirty"],
+                                           capture_output=True, text=True, timeout=10).stdout.strip() or "unknown"
+    except (OSError, subprocess.SubprocessError):
+        env["git commit"] = "unknown"
+    return env
+
+
+def _title(path: Path) -> str:
+    import nbformat
+
+    nb = nbformat.read(path, as_version=4)
+    first = next((c.source for c in nb.cells if c.cell_type == "markdown"), path.stem)
+    return first.splitlines()[0].lstrip("# ").strip()
+
+
+def build_report(runs: list[LabRun], scale: str, out_dir: Path, total_seconds: float) -> Path:
+    """One notebook of every lab's section (inputs hidden), exported by nbconvert to one HTML file."""
+    import nbformat
+    from nbconvert import HTMLExporter
+
+    env = environment()
+    rows = "\n".join(f"| {k} | {v} |" for k, v in env.items())
+    failed = [r for r in runs if r.error]
+    summary = "\n".join(
+        f"| [{r.lab}](#{r.lab}) | {'**failed**' if r.error else 'every claim holds'} | {r.seconds:.1f} s | "
+        f"[{r.notebook.name}]({r.notebook.stem}.html) |" for r in runs)
+    cells = [nbformat.v4.new_markdown_cell(
+        f"# cluster_sim: every lab at preset `{scale}`\n\n"
+        f"Each lab's notebook was executed headless (papermill, `preset={scale!r}`, `interactive=False`, the "
+        f"notebook's own seeds). Below each lab: its section putting our numbers beside the paper's, as the notebook "
+        f"computed them, and its closing cell (the claims it checks and its headline metrics).\n\n"
+        f"{len(runs) - len(failed)} of {len(runs)} labs ran and held every claim; total wall time "
+        f"{total_seconds:.0f} s.\n\n| lab | claims | wall time | executed notebook |\n| --- | --- | --- | --- |\n"
+        f"{summary}\n\n## Environment\n\n| | |\n| --- | --- |\n{rows}")]
+    for r in runs:
+        status = f"**failed**: `{r.error}`" if r.error else "every claim holds"
+        cells.append(nbformat.v4.new_markdown_cell(
+            f'<a id="{r.lab}"></a>\n\n## {_title(r.notebook)}\n\n`{r.notebook.name}` at preset `{scale}`: '
+            f"{r.seconds:.1f} s wall time; {status}."))
+        cells.extend(r.cells)
+    report = nbformat.v4.new_notebook(cells=cells)
+    report.metadata["kernelspec"] = {"name": KERNEL, "display_name": "Python (cluster_sim)", "language": "python"}
+    exporter = HTMLExporter(exclude_input=True, exclude_input_prompt=True, exclude_output_prompt=True)
+    body, _ = exporter.from_notebook_node(report)
+    path = out_dir / "report.html"
+    path.write_text(body)
+    full = HTMLExporter()
+    for r in runs:
+        if r.executed is not None:
+            page, _ = full.from_notebook_node(nbformat.read(r.executed, as_version=4))
+            (out_dir / f"{r.notebook.stem}.html").write_text(page)
+    return path
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--scale", default="ci", help=f"the preset every notebook runs at: {', '.join(SCALES)}")
+    ap.add_argument("--labs", nargs="*", help="lab numbers (e.g. 00 08); default: every notebook")
+    ap.add_argument("--out", type=Path, default=None, help="output directory (default reports/reproduce/SCALE)")
+    ap.add_argument("--timeout", type=int, default=3600, help="seconds a notebook cell may take")
+    args = ap.parse_args(argv)
+    if args.scale not in SCALES:
+        ap.error(f"--scale={args.scale!r} is not allowed: choose one of {', '.join(SCALES)}")
+    if args.timeout < 1:
+        ap.error(f"--timeout={args.timeout} is out of range: give 1 or more seconds")
+    try:
+        paths = notebooks(args.labs)
+    except ValueError as err:
+        ap.error(str(err))
+    out_dir = (args.out or ROOT / "reports" / "reproduce" / args.scale).resolve()
+    out_dir.mkdir(parents=True, exist_ok=True)
+    # a long sweep draws a text bar in the headless kernels (a widget can stall one)
+    os.environ.setdefault("CLUSTER_SIM_PROGRESS", "text")
+    t0 = time.perf_counter()
+    runs = []
+    for path in paths:
+        print(f"running {path.name} at {args.scale} ...", flush=True)
+        run = execute(path, args.scale, out_dir, args.timeout)
+        print(f"  {run.seconds:.1f} s, {'FAILED: ' + run.error.splitlines()[0] if run.error else 'every claim holds'}",
+              flush=True)
+        runs.append(run)
+    report = build_report(runs, args.scale, out_dir, time.perf_counter() - t0)
+    print(f"report: {report}")
+    return 1 if any(r.error for r in runs) else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,603 @@
+"""One sweep runner for every lab: a grid of configs × seeds → a tidy pandas frame.
+
+:func:`run_grid` runs ``run(config)`` for every point of a grid and every seed, and returns one
+row per (point, seed): the grid's fields and the seed first, then the result's metrics, then the
+config's other fields. Configs are the labs' frozen dataclasses (``base_config.replace(**point)``),
+so every point is validated before anything runs: a bad grid field or value is refused up front
+with a ``ValueError`` naming the point.
+
+>>> from cluster_sim.engine import ClusterConfig, run
+>>> base = ClusterConfig.ci().replace(horizon=20.0)
+>>> df = run_grid(run, base, {"schedulers": [1, 2]}, seeds=2, client="inprocess", cache=False,
+...               progress=False)
+>>> df[["schedulers", "seed"]].values.tolist()
+[[1, 0], [1, 1], [2, 0], [2, 1]]
+>>> bool((df["utilisation"] > 0).all())
+True
+
+**Metrics protocol.** A row holds the scalar metrics of the result, found in this order:
+
+1. ``metrics=`` given to :func:`run_grid`: a callable ``result -> dict`` of scalars (module-level
+   or defined in a notebook; it runs where ``run`` runs, so only the small dict travels back);
+2. the result's ``metrics`` attribute: called if it is a method, a mapping used as is, a
+   dataclass read as below (the engine's ``ClusterResult.metrics`` is a ``ClusterMetrics``);
+3. a mapping or a ``pandas.Series`` result: its items; a number: one column ``value``;
+4. a dataclass result: its scalar fields and its scalar-valued properties (e.g. the shaper's
+   ``JobResult.savings``).
+
+Non-scalar values (arrays, frames, nested results) are left out; pass ``metrics=`` to pick them.
+
+**Where it runs** (``client=``):
+
+* ``None`` (the default): the Dask scheduler at ``DASK_SCHEDULER_ADDRESS`` if that variable is
+  set, otherwise ``"auto"``.
+* ``"auto"``: the first point runs in this process and is timed; if the points left would take
+  more than ``AUTO_PARALLEL_SECONDS`` (a minute) at that pace, they go to a Dask ``LocalCluster``
+  (as ``"local"``), else they run here too. A notebook's sweeps at the ``ci`` and ``default``
+  presets take seconds, so they never pay the seconds a cluster takes to start (nor compete with
+  other notebooks CI runs at the same time); paper-scale sweeps use every core. The time of a
+  point is measured rather than taken from ``config.work()``, which estimates the config's own
+  ``run`` and not the smaller or larger function a lab may sweep with it.
+* ``"inprocess"``: one point after another in this process (tests, tiny grids, ``pdb``).
+* ``"local"``: a ``LocalCluster`` of ``workers`` processes (default: the cores this process may
+  use), one thread each, closed when the sweep ends, fails or is interrupted.
+* a ``distributed.Client``, or a scheduler address such as ``"tcp://10.0.0.5:8786"``: the same
+  grid, unchanged, on an existing Dask cluster (a client you pass stays open).
+
+**Cache.** Each point's metrics are stored on disk under a key hashing the config (its class's
+qualified name and its fields), the run and metrics functions (qualified names and bytecode), the
+package version and a digest of the package's source, so a rerun or an interrupted sweep resumes
+where it stopped, and editing any lab's code starts afresh. The directory is ``cache=`` (a path),
+else ``$CLUSTER_SIM_SWEEP_CACHE``, else ``$XDG_CACHE_HOME/cluster_sim/sweeps`` (by default
+``~/.cache/cluster_sim/sweeps``); ``cache=False`` turns it off. Failed points are not cached: a
+rerun tries them again.
+
+**Failures.** A point that raises does not stop the others. With ``on_error="raise"`` (the
+default), once every other point has finished, :class:`SweepError` lists each failed point (its
+grid values, seed and the exception) and carries the whole frame (``err.frame``, with an ``error``
+column) - a student cannot average over rows that silently went missing. ``on_error="record"``
+returns that frame instead: metrics NaN and ``error`` set on the failed rows.
+
+**Progress.** A ``tqdm.auto`` bar (a widget in JupyterLab, text in a terminal) shows when
+``progress=True``, or with ``progress=None`` as soon as the points finished so far say the rest
+will take more than ``PROGRESS_AFTER_SECONDS`` (short sweeps draw no bar, so headless notebook
+runs create no widget). ``$CLUSTER_SIM_PROGRESS=text`` draws a plain text bar instead of a
+widget (what the headless notebook tests and ``make reproduce`` set: widgets can stall a headless
+kernel), ``off`` none; interrupting (Ctrl-C, the notebook's stop button) cancels the pending
+points and closes a cluster the sweep started, leaving no workers behind.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import importlib.metadata
+import inspect
+import itertools
+import json
+import math
+import numbers
+import os
+import pickle
+import tempfile
+import time
+import traceback
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["run_grid", "SweepError", "grid_points", "result_metrics", "cache_dir", "cache_key",
+           "AUTO_PARALLEL_SECONDS", "PROGRESS_AFTER_SECONDS"]
+
+#: ``client="auto"`` starts a LocalCluster when the remaining points are estimated above this
+AUTO_PARALLEL_SECONDS = 60.0
+#: ``progress=None`` shows a bar when the sweep is estimated above this
+PROGRESS_AFTER_SECONDS = 5.0
+CLIENTS = ("auto", "inprocess", "local")
+#: ``$CLUSTER_SIM_PROGRESS``: a notebook-aware bar, a plain text bar (headless runs: no widget), none
+PROGRESS_STYLES = ("auto", "text", "off")
+ON_ERROR = ("raise", "record")
+
+
+class SweepError(RuntimeError):
+    """Some points of a sweep failed; ``frame`` holds every row (``error`` set on the failed ones)."""
+
+    def __init__(self, message: str, frame: pd.DataFrame, failed: pd.DataFrame):
+        super().__init__(message)
+        self.frame = frame
+        self.failed = failed
+
+
+# ---- the grid --------------------------------------------------------------------------------------
+def _field_names(config) -> list[str]:
+    if not dataclasses.is_dataclass(config) or isinstance(config, type):
+        raise ValueError(f"base_config={config!r} is not a config dataclass instance "
+                         "(give e.g. ShaperConfig.ci())")
+    return [f.name for f in dataclasses.fields(config)]
+
+
+def grid_points(base_config, grid: Mapping[str, Sequence] | Sequence[Mapping[str, Any]]) -> list[dict]:
+    """The grid's points as dicts of field -> value, checked against the config's fields.
+
+    ``grid`` is a mapping field -> list of values (every combination, the last field varying
+    fastest) or a list of dicts (exactly those points).
+
+    >>> from cluster_sim.engine import ClusterConfig
+    >>> grid_points(ClusterConfig.ci(), {"schedulers": [1, 2], "load": [0.5]})
+    [{'schedulers': 1, 'load': 0.5}, {'schedulers': 2, 'load': 0.5}]
+    >>> grid_points(ClusterConfig.ci(), {"scheduler": [1]})
+    Traceback (most recent call last):
+    ...
+    ValueError: grid field 'scheduler' is not a ClusterConfig field; the fields are: ...
+    """
+    names = _field_names(base_config)
+    cls = type(base_config).__name__
+
+    def check_field(name):
+        if name not in names:
+            raise ValueError(f"grid field {name!r} is not a {cls} field; the fields are: {', '.join(names)}")
+
+    if isinstance(grid, Mapping):
+        for name, values in grid.items():
+            check_field(name)
+            if isinstance(values, (str, bytes)) or not isinstance(values, Iterable):
+                raise ValueError(f"grid[{name!r}]={values!r} is not a list of values: give e.g. "
+                                 f"{{{name!r}: [{values!r}]}}")
+        lists = {name: list(values) for name, values in grid.items()}
+        for name, values in lists.items():
+            if not values:
+                raise ValueError(f"grid[{name!r}] is empty: give at least one value")
+        return [dict(zip(lists, combo)) for combo in itertools.product(*lists.values())]
+    if isinstance(grid, (str, bytes)) or not isinstance(grid, Iterable):
+        raise ValueError(f"grid={grid!r} must be a mapping field -> list of values, or a list of dicts")
+    points = []
+    for k, point in enumerate(grid):
+        if not isinstance(point, Mapping):
+            raise ValueError(f"grid[{k}]={point!r} is not a dict of field -> value")
+        for name in point:
+            check_field(name)
+        points.append(dict(point))
+    if not points:
+        raise ValueError("grid is empty: give at least one point")
+    return points
+
+
+def _seed_list(base_config, seeds) -> list | None:
+    """The seeds to run (None: the config has no seed field, one run per point)."""
+    has_seed = "seed" in _field_names(base_config)
+    if seeds is None:
+        return [base_config.seed] if has_seed else None
+    if not has_seed:
+        raise ValueError(f"seeds={seeds!r} given, but {type(base_config).__name__} has no seed field: "
+                         "leave seeds=None")
+    if isinstance(seeds, numbers.Integral) and not isinstance(seeds, bool):
+        if seeds < 1:
+            raise ValueError(f"seeds={seeds!r} is out of range: give a count >= 1 or a list of seeds")
+        return [base_config.seed + k for k in range(int(seeds))]
+    if isinstance(seeds, (str, bytes, bool)) or not isinstance(seeds, Iterable):
+        raise ValueError(f"seeds={seeds!r} must be a count (seed, seed+1, ...) or a list of seeds")
+    out = list(seeds)
+    if not out:
+        raise ValueError("seeds=[] is empty: give a count >= 1 or at least one seed")
+    return out
+
+
+def _describe(point: Mapping, seed) -> str:
+    parts = [f"{k}={v!r}" for k, v in point.items()]
+    if seed is not None:
+        parts.append(f"seed={seed!r}")
+    return ", ".join(parts) or "(the base config)"
+
+
+def _configs(base_config, points: list[dict], seeds: list | None) -> list[tuple[dict, Any, Any]]:
+    """(point, seed, config) for every run, each config built (and so validated) now."""
+    out = []
+    for k, point in enumerate(points):
+        if seeds is not None and "seed" in point:
+            raise ValueError(f"grid point {k} ({_describe(point, None)}) sets seed, and seeds= sets it too: "
+                             "put the seeds in seeds= only")
+        for seed in (seeds if seeds is not None else [None]):
+            changes = dict(point) if seed is None else {**point, "seed": seed}
+            try:
+                config = base_config.replace(**changes) if hasattr(base_config, "replace") \
+                    else dataclasses.replace(base_config, **changes)
+            except (ValueError, TypeError) as err:
+                raise ValueError(f"grid point {k} ({_describe(point, seed)}) is refused: {err}") from err
+            out.append((point, seed, config))
+    return out
+
+
+# ---- metrics ---------------------------------------------------------------------------------------
+def _scalar(value) -> bool:
+    return isinstance(value, (numbers.Number, str, np.generic)) and not isinstance(value, np.ndarray)
+
+
+def _plain(value):
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def _dataclass_scalars(obj) -> dict:
+    out = {f.name: getattr(obj, f.name) for f in dataclasses.fields(obj)}
+    for name, attr in inspect.getmembers(type(obj)):
+        if isinstance(attr, property) and not name.startswith("_"):
+            out[name] = getattr(obj, name)
+    return {k: _plain(v) for k, v in out.items() if _scalar(v) and not k.startswith("_")}
+
+
+def result_metrics(result) -> dict:
+    """The scalar metrics of a result, by the protocol in this module's docstring.
+
+    >>> from dataclasses import dataclass
+    >>> @dataclass
+    ... class R:
+    ...     latency: float
+    ...     trace: list
+    ...     @property
+    ...     def fast(self): return self.latency < 1
+    >>> result_metrics(R(0.5, [1, 2]))
+    {'latency': 0.5, 'fast': True}
+    """
+    m = getattr(result, "metrics", None)
+    if m is not None and not isinstance(result, (Mapping, pd.Series)):
+        if callable(m) and not dataclasses.is_dataclass(m):
+            m = m()
+        if isinstance(m, Mapping):
+            return {k: _plain(v) for k, v in m.items() if _scalar(v)}
+        if isinstance(m, pd.Series):
+            return {k: _plain(v) for k, v in m.items() if _scalar(v)}
+        if dataclasses.is_dataclass(m):
+            return _dataclass_scalars(m)
+    if isinstance(result, (Mapping, pd.Series)):
+        return {k: _plain(v) for k, v in result.items() if _scalar(v)}
+    if _scalar(result):
+        return {"value": _plain(result)}
+    if dataclasses.is_dataclass(result):
+        return _dataclass_scalars(result)
+    raise TypeError(f"cannot read metrics from a {type(result).__name__}: give run_grid a "
+                    "metrics=callable(result) -> dict of numbers")
+
+
+def _evaluate(config, run: Callable, metrics: Callable | None) -> dict:
+    """What each task runs, wherever it runs: the metrics of ``run(config)`` (a small dict)."""
+    result = run(config)
+    values = metrics(result) if metrics is not None else result_metrics(result)
+    if not isinstance(values, Mapping):
+        raise TypeError(f"metrics(result) returned a {type(values).__name__}, not a dict")
+    return {str(k): _plain(v) for k, v in values.items()}
+
+
+# ---- the cache -------------------------------------------------------------------------------------
+def cache_dir(cache=None) -> Path | None:
+    """Where results are stored: ``cache`` (a path), ``$CLUSTER_SIM_SWEEP_CACHE``, else
+    ``$XDG_CACHE_HOME/cluster_sim/sweeps`` (``~/.cache/...``); None when ``cache=False``."""
+    if cache is False:
+        return None
+    if cache is None or cache is True:
+        env = os.environ.get("CLUSTER_SIM_SWEEP_CACHE")
+        if env:
+            return Path(env).expanduser()
+        base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+        return Path(base) / "cluster_sim" / "sweeps"
+    if isinstance(cache, (str, os.PathLike)):
+        return Path(cache).expanduser()
+    raise ValueError(f"cache={cache!r} is not allowed: give a directory, None (the default place) or False")
+
+
+_SOURCE_DIGEST: str | None = None
+
+
+def _source_digest() -> str:
+    """A digest of every .py file of the package: editing a lab invalidates its cached points."""
+    global _SOURCE_DIGEST
+    if _SOURCE_DIGEST is None:
+        h = hashlib.sha256()
+        root = Path(__file__).resolve().parent
+        for path in sorted(root.rglob("*.py")):
+            h.update(str(path.relative_to(root)).encode())
+            h.update(path.read_bytes())
+        _SOURCE_DIGEST = h.hexdigest()[:16]
+    return _SOURCE_DIGEST
+
+
+def _version() -> str:
+    try:
+        return importlib.metadata.version("cluster_sim")
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown"
+
+
+def _fingerprint(fn: Callable | None) -> str:
+    if fn is None:
+        return "default"
+    name = f"{getattr(fn, '__module__', '?')}.{getattr(fn, '__qualname__', type(fn).__qualname__)}"
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return name
+    # the bytecode and constants: a function edited in a notebook keeps its name but not its code
+    return name + ":" + hashlib.sha256(code.co_code + repr(code.co_consts).encode()).hexdigest()[:16]
+
+
+def cache_key(config, run: Callable, metrics: Callable | None = None) -> str:
+    """The hash a point's result is stored under (config, run, metrics, version, source)."""
+    cls = type(config)
+    fields = {f.name: repr(getattr(config, f.name)) for f in dataclasses.fields(config)}
+    payload = json.dumps({"config": f"{cls.__module__}.{cls.__qualname__}", "fields": fields,
+                          "run": _fingerprint(run), "metrics": _fingerprint(metrics),
+                          "version": _version(), "source": _source_digest()}, sort_keys=True)
+    return hashlib.sha256(payload.encode()).hexdigest()
+
+
+def _cache_path(directory: Path, key: str) -> Path:
+    return directory / key[:2] / f"{key}.pkl"
+
+
+def _cache_get(directory: Path | None, key: str):
+    if directory is None:
+        return None
+    path = _cache_path(directory, key)
+    try:
+        with open(path, "rb") as fh:
+            return pickle.load(fh)["metrics"]
+    except (OSError, EOFError, pickle.UnpicklingError, KeyError, AttributeError):
+        return None  # absent, or torn by a crash: compute it again
+
+
+def _cache_put(directory: Path | None, key: str, config, values: dict) -> None:
+    if directory is None:
+        return
+    path = _cache_path(directory, key)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+    with os.fdopen(fd, "wb") as fh:  # written aside, then renamed: an interrupt never leaves half a file
+        pickle.dump({"metrics": values, "config": repr(config)}, fh)
+    os.replace(tmp, path)
+
+
+# ---- execution -------------------------------------------------------------------------------------
+def _machine_workers() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def _progress_style() -> str:
+    style = os.environ.get("CLUSTER_SIM_PROGRESS", "auto")
+    if style not in PROGRESS_STYLES:
+        raise ValueError(f"CLUSTER_SIM_PROGRESS={style!r} is not allowed: choose one of "
+                         f"{', '.join(map(repr, PROGRESS_STYLES))}")
+    return style
+
+
+class _Progress:
+    """A tqdm.auto bar; with ``progress=None`` opened only once the pace so far says the sweep is long."""
+
+    def __init__(self, progress, total: int, done: int):
+        self.progress, self.total, self.done, self.bar = progress, total, done, None
+        self.start, self.computed = time.perf_counter(), 0
+        if progress is True:
+            self.open()
+
+    def open(self) -> None:
+        style = _progress_style()
+        if self.bar is None and self.total and style != "off":
+            if style == "text":
+                from tqdm import tqdm
+            else:
+                from tqdm.auto import tqdm
+            self.bar = tqdm(total=self.total, initial=self.done, desc="sweep", unit="point")
+
+    def step(self) -> None:
+        self.done += 1
+        self.computed += 1
+        if self.bar is None and self.progress is None:
+            pace = (time.perf_counter() - self.start) / self.computed
+            if pace * (self.total - self.done) > PROGRESS_AFTER_SECONDS:
+                self.open()  # starts at self.done: this step is counted
+                return
+        if self.bar is not None:
+            self.bar.update(1)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+def _run_here(todo, configs, run, metrics, record, progress):
+    for i in todo:
+        try:
+            values = _evaluate(configs[i], run, metrics)
+        except Exception as err:  # a failed point is reported with the others, not raised alone
+            record(i, None, err, traceback.format_exc())
+        else:
+            record(i, values, None, None)
+        progress.step()
+
+
+def _open_client(client, workers: int | None):
+    """(client, cluster, close): the Dask client to use and what this sweep must close."""
+    from distributed import Client, LocalCluster
+    import logging
+
+    if client == "local":
+        n = workers or _machine_workers()
+        # ":0": a free port for the dashboard (another cluster may hold 8787)
+        cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
+                               dashboard_address=":0", silence_logs=logging.ERROR)
+        return Client(cluster), cluster, True
+    if isinstance(client, str):
+        return Client(client), None, True
+    return client, None, False
+
+
+def _run_dask(todo, configs, run, metrics, record, progress, client, workers):
+    import logging
+
+    from distributed import as_completed
+
+    dask_client, cluster, close = _open_client(client, workers)
+    futures = []
+    try:
+        futures = dask_client.map(_evaluate, [configs[i] for i in todo], run=run, metrics=metrics, pure=False)
+        index = {f.key: i for f, i in zip(futures, todo)}
+        for future in as_completed(futures):
+            i = index[future.key]
+            if future.status == "error":
+                err = future.exception()
+                tb = "".join(traceback.format_exception(type(err), err, future.traceback()))
+                record(i, None, err, tb)
+            else:
+                record(i, future.result(), None, None)
+            progress.step()
+            future.release()
+    except BaseException:
+        if futures:
+            dask_client.cancel(futures)
+        raise
+    finally:
+        if close:
+            quiet = logging.getLogger("distributed")
+            level = quiet.level
+            quiet.setLevel(logging.ERROR)  # closing logs a page of INFO lines into the notebook
+            try:
+                dask_client.close()
+                if cluster is not None:
+                    cluster.close()
+            finally:
+                quiet.setLevel(level)
+
+
+# ---- the runner ------------------------------------------------------------------------------------
+def run_grid(run: Callable, base_config, grid, seeds=None, *, metrics: Callable | None = None,
+             client=None, workers: int | None = None, cache=None, on_error: str = "raise",
+             progress: bool | None = None) -> pd.DataFrame:
+    """Run ``run(config)`` at every grid point and seed; one row per (point, seed).
+
+    Parameters
+    ----------
+    run : callable ``config -> result`` (a lab's ``run``, ``run_job``, ...).
+    base_config : the config every point changes (a frozen config dataclass).
+    grid : mapping field -> list of values (all combinations), or a list of dicts (those points).
+    seeds : None (the base config's seed, or the grid's own ``seed`` values), a count ``n``
+        (``seed .. seed + n - 1``, the labs' convention) or a list of seeds. The seed varies fastest.
+    metrics : optional ``result -> dict`` of scalars (else the protocol in the module docstring).
+    client : None, ``"auto"``, ``"inprocess"``, ``"local"``, a ``distributed.Client`` or a
+        scheduler address (see the module docstring).
+    workers : the size of a LocalCluster this sweep starts (default: the usable cores).
+    cache : a directory, None (the default place) or False (no cache).
+    on_error : ``"raise"`` (a :class:`SweepError` after the other points finish) or ``"record"``
+        (an ``error`` column).
+    progress : True, False, or None (a bar once the sweep is estimated to take over a few seconds).
+
+    The frame's ``attrs["sweep"]`` records the runs computed and read from the cache, where they
+    ran and the wall time.
+    """
+    t0 = time.perf_counter()
+    if not callable(run):
+        raise ValueError(f"run={run!r} is not callable: give the lab's run function, e.g. run_job")
+    if metrics is not None and not callable(metrics):
+        raise ValueError(f"metrics={metrics!r} is not callable: give a function result -> dict")
+    if on_error not in ON_ERROR:
+        raise ValueError(f"on_error={on_error!r} is not allowed: choose one of {', '.join(map(repr, ON_ERROR))}")
+    if progress not in (True, False, None):
+        raise ValueError(f"progress={progress!r} is not allowed: choose True, False or None")
+    _progress_style()  # a bad $CLUSTER_SIM_PROGRESS is refused before anything runs
+    if workers is not None and (not isinstance(workers, numbers.Integral) or isinstance(workers, bool) or workers < 1):
+        raise ValueError(f"workers={workers!r} is out of range: give a count >= 1")
+    if client is None:
+        client = os.environ.get("DASK_SCHEDULER_ADDRESS") or "auto"
+    if isinstance(client, str) and client not in CLIENTS and "://" not in client:
+        raise ValueError(f"client={client!r} is not allowed: choose one of {', '.join(map(repr, CLIENTS))}, "
+                         "a scheduler address such as 'tcp://host:8786', or a distributed.Client")
+    directory = cache_dir(cache)
+
+    points = grid_points(base_config, grid)
+    # a grid that sets seed itself (e.g. every seed of a job next to every delay) needs no seeds=
+    seed_list = None if seeds is None and any("seed" in p for p in points) else _seed_list(base_config, seeds)
+    runs = _configs(base_config, points, seed_list)  # every config validated before anything runs
+    configs = [c for _, _, c in runs]
+    keys = [cache_key(c, run, metrics) for c in configs]
+
+    values: list[dict | None] = [None] * len(runs)
+    errors: list[str | None] = [None] * len(runs)
+    tracebacks: list[str | None] = [None] * len(runs)
+    todo = []
+    for i, key in enumerate(keys):
+        hit = _cache_get(directory, key)
+        if hit is None:
+            todo.append(i)
+        else:
+            values[i] = hit
+    cached = len(runs) - len(todo)
+
+    def record(i, result, err, tb):
+        if err is None:
+            values[i] = result
+            _cache_put(directory, keys[i], configs[i], result)
+        else:
+            errors[i] = f"{type(err).__name__}: {err}"
+            tracebacks[i] = tb
+
+    bar = _Progress(progress, len(runs), cached)
+    where = "cache"
+    try:
+        if todo:
+            if client == "inprocess":
+                where = "inprocess"
+                _run_here(todo, configs, run, metrics, record, bar)
+            elif client == "auto":
+                t = time.perf_counter()
+                _run_here(todo[:1], configs, run, metrics, record, bar)  # the probe: its time sets the route
+                rest = todo[1:]
+                pace = time.perf_counter() - t
+                if rest and pace * len(rest) > AUTO_PARALLEL_SECONDS and _machine_workers() > 1:
+                    where = "local"
+                    print(f"run_grid: {len(rest)} points left at about {pace:.1f} s each (~{pace * len(rest):.0f} s "
+                          f"in one process): starting a Dask LocalCluster of {workers or _machine_workers()} "
+                          "workers (client='inprocess' keeps it here)", flush=True)
+                    _run_dask(rest, configs, run, metrics, record, bar, "local", workers)
+                else:
+                    where = "inprocess"
+                    _run_here(rest, configs, run, metrics, record, bar)
+            else:
+                where = client if isinstance(client, str) else "client"
+                _run_dask(todo, configs, run, metrics, record, bar, client, workers)
+    finally:
+        bar.close()
+
+    frame = _frame(runs, values, errors, points, seed_list, on_error == "record" or any(errors))
+    frame.attrs["sweep"] = {"runs": len(runs), "cached": cached, "computed": len(todo),
+                            "failed": sum(e is not None for e in errors), "where": where,
+                            "seconds": time.perf_counter() - t0}
+    failed = [i for i, e in enumerate(errors) if e is not None]
+    if failed and on_error == "raise":
+        lines = [f"  {_describe(runs[i][0], runs[i][1])}: {errors[i]}" for i in failed]
+        first_tb = tracebacks[failed[0]] or ""
+        raise SweepError(
+            f"{len(failed)} of {len(runs)} runs of {getattr(run, '__qualname__', run)!r} failed "
+            f"(the other {len(runs) - len(failed)} finished and are cached; err.frame holds every row):\n"
+            + "\n".join(lines) + f"\nthe first failure's traceback:\n{first_tb}",
+            frame, frame.loc[failed])
+    return frame
+
+
+def _frame(runs, values, errors, points, seed_list, with_error: bool) -> pd.DataFrame:
+    grid_fields = list(dict.fromkeys(k for p in points for k in p))
+    lead = grid_fields + (["seed"] if seed_list is not None and "seed" not in grid_fields else [])
+    metric_names = list(dict.fromkeys(k for v in values if v for k in v))
+    rows = []
+    for (point, seed, config), v, err in zip(runs, values, errors):
+        fields = {f.name: getattr(config, f.name) for f in dataclasses.fields(config)}
+        clash = sorted(set(v or ()) & set(fields))
+        if clash:
+            raise ValueError(f"metric(s) {clash} have the names of config fields: rename them with metrics=")
+        row = {k: fields[k] for k in lead}
+        row.update({k: (v or {}).get(k, math.nan) for k in metric_names})
+        if with_error:
+            row["error"] = err
+        row.update({k: val for k, val in fields.items() if k not in row})
+        rows.append(row)
+    return pd.DataFrame(rows)
