@@ -149,13 +149,12 @@ class RMScheduler(Scheduler):
             mode=cfg.mode, multiplier=cfg.filter_threshold, ratio=cfg.filter_ratio,
             max_demand=(cfg.cpu_per_machine // 4, cfg.mem_per_machine // 4),
             max_priority=cfg.rm_max_priority, adaptive=cfg.adaptive_filter,
-            waiting_allowance=cfg.waiting_allowance,
-            queue_scale=max(cfg.scheduling_rate * max(cfg.update_delay, 1e-3), 1.0),
+            # the RM queue length at which the threshold halves: what it decides in one update delay
+            queue_scale=max(max(cfg.update_delay, 1e-3) / cfg.rm_think_time, 1.0),
         )
         # it decides on the true state: a fresh view of its own, not one the CSV refreshes
         view = LocalStateView(model.csv, fresh=True)
-        super().__init__(model, len(model.schedulers), model.csv, view, policy=None,
-                         think_time=1.0 / cfg.scheduling_rate)
+        super().__init__(model, len(model.schedulers), model.csv, view, policy=None, think_time=cfg.rm_think_time)
         n, r = self.csv.ledger.capacity.shape
         self.srm = ShadowResourceManager(n, r)
         self.srm.next_update = cfg.update_delay
@@ -165,7 +164,7 @@ class RMScheduler(Scheduler):
         # filter factors (3) and (4): exponentially weighted estimates
         self._rate_t, self._rate = 0.0, 0.0
         self._success = 1.0
-        self.nominal_rate = cfg.job_arrival_rate() * cfg.tasks_per_job
+        self.nominal_rate = cfg.arrival_rate() * cfg.tasks_per_job
         self.decision_log: list | None = None  # Algorithm 2's inputs and choice, when recorded
         self.counts = dict(diverted=0, rm_placed=0, rm_normal_path=0, rm_completed=0, rm_collisions=0,
                            rm_killed=0, rm_migrated=0, rm_converted=0, rm_restarted=0, rm_blocked=0)
@@ -354,12 +353,9 @@ class RMinerModel(ClusterModel):
 
     def __init__(self, config: RMinerConfig, *, check_every_event: bool = False, record_series: bool = True):
         self.rm = None  # the filter is consulted from the first enqueue on
-        self._lab = config  # make_jobs needs it while the engine is still being built
-        ccfg = config.cluster_config()
-        super().__init__(ccfg, check_every_event=check_every_event, record_series=record_series)
+        self._rr_credit: list[float] = []  # NoRM + 1's weighted round robin (see route)
+        super().__init__(config, check_every_event=check_every_event, record_series=record_series)
         self.uniforms = UniformBuffer(self.rng)
-        self.config = config  # the engine keeps ccfg in the schedulers' think time etc.
-        self.cluster_config = ccfg
         self.n_tasks_total = sum(j.n_tasks for j in self.jobs)
         self._started_tasks = bytearray(self.n_tasks_total + 1)  # task id -> started at least once
         self._unstarted = {}  # job id -> tasks not yet started
@@ -369,7 +365,7 @@ class RMinerModel(ClusterModel):
         csv.release_listeners.append(self.probe.on_release)
         csv.commit_listeners.append(self.probe.on_commit)
         csv.sync_listeners.append(self.probe.on_sync)
-        if config.mode != "none":
+        if config.has_rm:
             self.rm = RMScheduler(self, record_series=record_series)
             csv.release_listeners.append(self.rm.on_release)
             csv.hidden_release_listeners.append(self.rm.on_completed)
@@ -377,11 +373,43 @@ class RMinerModel(ClusterModel):
             csv.pre_sync_listeners.append(self.rm.before_sync)
             csv.sync_listeners.append(self.rm.on_sync)
 
+    def make_schedulers(self, policy):
+        """The engine's parallel schedulers; NoRM + 1 adds one more, deciding at the RM scheduler's rate."""
+        cfg = self.config
+        if cfg.mode != "plus1":
+            return super().make_schedulers(policy)
+        fresh = cfg.update_delay == 0
+        think = [cfg.think_time] * cfg.schedulers + [cfg.rm_think_time]
+        schedulers = [self.scheduler_class(self, i, self.csv, self.csv.new_view(fresh), policy, t)
+                      for i, t in enumerate(think)]
+        self.csv.start_view_updates(cfg.update_delay, cfg.view_refresh == "staggered")
+        return schedulers
+
+    def route(self, job):
+        """The engine's routing; NoRM + 1 with a faster extra scheduler sends it jobs in proportion to its
+        rate (a smooth weighted round robin, or weighted random draws), so its capacity is not left idle."""
+        cfg = self.config
+        if cfg.mode != "plus1" or cfg.rm_speedup == 1.0:
+            return super().route(job)
+        weights = [1.0] * cfg.schedulers + [cfg.rm_speedup]
+        total = sum(weights)
+        if cfg.assignment == "random":
+            u = self.rng.random() * total
+            return self.schedulers[min(int(u), cfg.schedulers) if u < cfg.schedulers else cfg.schedulers]
+        if not self._rr_credit:
+            self._rr_credit = [0.0] * len(weights)
+        credit = self._rr_credit
+        for i, w in enumerate(weights):
+            credit[i] += w
+        best = max(range(len(credit)), key=lambda i: (credit[i], -i))
+        credit[best] -= total
+        return self.schedulers[best]
+
     def make_jobs(self, rng: np.random.Generator):
         """The engine's workload, with job priorities 0 .. levels-1 from a stream of their own."""
         jobs = super().make_jobs(rng)
-        prng = np.random.default_rng([self._lab.seed, 0x9A1])
-        for job, p in zip(jobs, prng.integers(0, self._lab.priority_levels, len(jobs))):
+        prng = np.random.default_rng([self.config.seed, 0x9A1])
+        for job, p in zip(jobs, prng.integers(0, self.config.priority_levels, len(jobs))):
             job.priority = int(p)
         return jobs
 

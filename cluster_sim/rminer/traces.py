@@ -10,7 +10,7 @@
 
 Example
 -------
->>> tr = shadow_trace(RMinerConfig.ci().replace(machines=4, horizon=3.0, scheduling_rate=20.0))
+>>> tr = shadow_trace(RMinerConfig.ci().replace(machines=4, horizon=3.0, think_time=0.05))
 >>> len(tr.events) > 0 and tr.capacity.shape == (4, 2)
 True
 >>> s = replay_shadow(tr.events, tr.capacity)
@@ -89,8 +89,8 @@ class Decision:
 
 def decision_trace(config: RMinerConfig) -> list[Decision]:
     """Run ``config`` (SafeRM or SmartRM) and record every RM scheduler decision."""
-    if config.mode == "none":
-        raise ValueError("config.mode='none' has no RM scheduler: choose 'safe' or 'smart'")
+    if not config.has_rm:
+        raise ValueError(f"config.mode={config.mode!r} has no RM scheduler: choose 'safe' or 'smart'")
     model = RMinerModel(config, record_series=False)
     model.rm.decision_log = []
     model.run_until(config.horizon)

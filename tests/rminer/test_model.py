@@ -7,7 +7,7 @@ import pytest
 from cluster_sim.rminer import RMinerConfig, run
 from cluster_sim.rminer.model import RMinerModel
 
-SMALL = dict(machines=12, scheduling_rate=40.0, horizon=6.0)
+SMALL = dict(machines=12, think_time=1 / 40.0, horizon=6.0)
 
 
 @pytest.mark.parametrize("mode", ["none", "safe", "smart"])
@@ -114,7 +114,7 @@ def test_presets():
     assert RMinerConfig.paper().scheduling_rate == 1000.0
     # ~2.4 million tasks in 300 s at load 1x: 12 tasks x 300 s / 1.43 ms
     cfg = RMinerConfig.paper()
-    assert cfg.job_arrival_rate() * cfg.horizon * cfg.tasks_per_job == pytest.approx(2.52e6, rel=0.01)
+    assert cfg.arrival_rate() * cfg.horizon * cfg.tasks_per_job == pytest.approx(2.52e6, rel=0.01)
     assert RMinerConfig.from_preset("ci", schedulers=16).schedulers == 16
 
 
