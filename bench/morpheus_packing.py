@@ -1,4 +1,4 @@
-"""Benchmark of LowCost packing (lab 03). Prints per-job times and a ratio against the greedy placer
+"""Benchmark of LowCost packing (Morpheus §6). Prints per-job times and a ratio against the greedy placer
 run in the same process.
 
     PYTHONPATH=. .venv/bin/python bench/morpheus_packing.py            # 1,000 periodic jobs

@@ -20,6 +20,26 @@ from . import panel as panel_module
 
 
 @contextmanager
+def _settings_restored():
+    """A notebook's set-up cell changes process-wide settings (pandas display formats, matplotlib
+    rcParams); a notebook run in-process must leave them as it found them, or later code in the
+    same process (a doctest printing a table) sees the notebook's formats."""
+    import matplotlib as mpl
+    import pandas as pd
+
+    display = {f"display.{name}": getattr(pd.options.display, name) for name in dir(pd.options.display)}
+    display = {key: value for key, value in display.items() if not hasattr(value, "__dir__") or
+               type(value).__name__ != "DictWrapper"}  # nested groups (display.html.*) hold no value
+    rc = mpl.rcParams.copy()
+    try:
+        yield
+    finally:
+        for key, value in display.items():
+            pd.set_option(key, value)
+        mpl.rcParams.update(rc)
+
+
+@contextmanager
 def _recording_panels(built: list):
     original = panel_module.ConfigPanel.__init__
 
@@ -55,7 +75,7 @@ def notebook_panels(path: str | Path, **parameters) -> list:
     shell = InteractiveShell.instance()
     try:
         # what the cells print or display would flood a test log or a benchmark's table
-        with _recording_panels(built), redirect_stdout(io.StringIO()), redirect_stderr(io.StringIO()):
+        with _settings_restored(), _recording_panels(built), redirect_stdout(io.StringIO()), redirect_stderr(io.StringIO()):
             for i, cell in enumerate(code[: panel_cells[-1] + 1]):
                 source = cell.source
                 if "parameters" in cell.metadata.get("tags", []):

@@ -53,3 +53,18 @@ def test_panels_rerun_and_redraw(path):
                 assert getattr(panel.config, name) == value and panel.image is not None
                 moved += 1
         assert moved, f"{path.name} panel {k}: no control could be moved"
+
+
+@pytest.mark.notebook
+def test_a_notebook_run_in_process_leaves_process_settings_as_it_found_them():
+    # Lab 01's set-up cell sets a thousands-separator float format; run in-process, it once leaked
+    # into a doctest in the same pytest worker (3600.0 printed as 3,600.00).
+    import matplotlib as mpl
+    import pandas as pd
+
+    before = (pd.get_option("display.float_format"), pd.get_option("display.max_colwidth"),
+              mpl.rcParams["figure.dpi"])
+    notebook_panels(ROOT / "notebooks" / "01_plan_aware_shaper.ipynb", preset="ci")
+    after = (pd.get_option("display.float_format"), pd.get_option("display.max_colwidth"),
+             mpl.rcParams["figure.dpi"])
+    assert after == before
