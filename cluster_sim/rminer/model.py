@@ -377,6 +377,10 @@ class RMinerModel(ClusterModel):
         csv.release_listeners.append(self.probe.on_release)
         csv.commit_listeners.append(self.probe.on_commit)
         csv.sync_listeners.append(self.probe.on_sync)
+        # Fig. 11: every node's CPU utilisation (CSV + RM tasks), sampled 40 times over the run
+        self.node_samples: list[tuple[float, np.ndarray]] = []
+        if record_series and config.horizon > 0:
+            self.schedule_every(self._sample_nodes, config.horizon / 40, start=0.0)
         if config.has_rm:
             self.rm = RMScheduler(self, record_series=record_series)
             csv.release_listeners.append(self.rm.on_release)
@@ -424,6 +428,11 @@ class RMinerModel(ClusterModel):
         for job, p in zip(jobs, prng.integers(0, self.config.priority_levels, len(jobs))):
             job.priority = int(p)
         return jobs
+
+    def _sample_nodes(self) -> None:
+        led = self.csv.ledger
+        cap = led.capacity[:, 0]
+        self.node_samples.append((self.time, (cap - led.truly_free[:, 0]) / cap))
 
     # ---- bookkeeping ---------------------------------------------------------------------------
     def task_started(self, task) -> None:

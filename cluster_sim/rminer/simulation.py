@@ -103,6 +103,11 @@ def collect(model: RMinerModel) -> RMinerResult:
             series["rm_cpu"] = rm.usage.steps()
         if model.probe.series is not None:
             series["shadow"] = model.probe.series.steps()
+    if model.node_samples:
+        # Fig. 11: (times, mean over nodes, standard deviation over nodes) of per-node CPU utilisation
+        t = np.array([s[0] for s in model.node_samples])
+        u = np.array([s[1] for s in model.node_samples])
+        series["node_util"] = (t, u.mean(axis=1), u.std(axis=1))
     counts.update(csv_commits=csv.commits, csv_conflicts=csv.conflicts, killed=killed,
                   running_at_horizon=sum(t.state == RUNNING for t in tasks))
     return RMinerResult(
