@@ -36,9 +36,10 @@ PAPER_REPORTS = {
 
 
 def shadow_sweep(base: RMinerConfig, update_delays=(0.25, 0.5, 1.0), durations=(2.0, 5.0, 10.0, 20.0),
-                 seeds=(0,)) -> pd.DataFrame:
+                 seeds=None) -> pd.DataFrame:
     """Fig. 4: measured shadow ratio vs ``d_u / 2l`` over update delays and mean durations (NoRM)."""
     rows = []
+    seeds = _check_seeds(seeds, base)
     for d_u in update_delays:
         for l in durations:
             for seed in seeds:
@@ -83,8 +84,8 @@ def _gains(df: pd.DataFrame, keys: list, ref_mode: str, suffix: str) -> None:
         df["gain_from_normal"] = df["util_normal"].to_numpy() - r["util_normal"].to_numpy()
 
 
-def _check_seeds(seeds) -> tuple:
-    seeds = tuple(seeds)
+def _check_seeds(seeds, base: RMinerConfig) -> tuple:
+    seeds = (base.seed,) if seeds is None else tuple(seeds)
     if not seeds:
         raise ValueError("seeds=() is not allowed: give at least one seed")
     return seeds
@@ -116,10 +117,10 @@ def metrics_row(config: RMinerConfig) -> dict:
     return dict(row)
 
 
-def run_cells(base: RMinerConfig, cells: list[dict], seeds=(0,)) -> pd.DataFrame:
-    """One row per cell (a dict of config fields), its metrics averaged over ``seeds`` (paired:
+def run_cells(base: RMinerConfig, cells: list[dict], seeds=None) -> pd.DataFrame:
+    """One row per cell (a dict of config fields), its metrics averaged over ``seeds`` (default: ``base.seed``; paired:
     every cell runs the same seeded workloads, so differences between cells are not workload noise)."""
-    seeds = _check_seeds(seeds)
+    seeds = _check_seeds(seeds, base)
     rows = []
     for cell in cells:
         per_seed = [metrics_row(base.replace(**cell, seed=s)) for s in seeds]
@@ -128,7 +129,7 @@ def run_cells(base: RMinerConfig, cells: list[dict], seeds=(0,)) -> pd.DataFrame
 
 
 def compare_modes(base: RMinerConfig, schedulers=(8, 16), loads=(1.0, 1.5, 2.0),
-                  modes=("none", "plus1", "safe", "smart"), seeds=(0,), cells=None) -> pd.DataFrame:
+                  modes=("none", "plus1", "safe", "smart"), seeds=None, cells=None) -> pd.DataFrame:
     """Figs. 10-14: one row per (schedulers, load, mode), averaged over ``seeds``; gains relative to
     NoRM of the same cell (``util_gain``, ``throughput_gain``, ...) and, when ``"plus1"`` is among the
     modes, relative to NoRM + 1 scheduler (``util_gain_vs_plus1``, ``throughput_gain_vs_plus1``):
@@ -155,7 +156,7 @@ REACH = dict(rm_speedup=4.0, filter_ratio=1.0)
 
 
 def reach_paper(base: RMinerConfig, settings=REACH_SETTINGS, schedulers: int = 8, load: float = 2.0,
-                seeds=(0,)) -> pd.DataFrame:
+                seeds=None) -> pd.DataFrame:
     """SmartRM under each setting, beside NoRM and NoRM + 1 scheduler at the same RM scheduler rate,
     in one (schedulers, load) cell: gains over NoRM and over NoRM + 1."""
     cells = [dict(mode="none", rm_speedup=1.0, filter_ratio=0.5, filter_threshold=1.0)]
@@ -174,9 +175,10 @@ def reach_paper(base: RMinerConfig, settings=REACH_SETTINGS, schedulers: int = 8
     df["gain_from_shadow"] = df["util_shadow"]
     df["gain_from_rm_normal_path"] = df["util_rm_normal_path"]
     df["gain_from_normal"] = df["util_normal"] - none.util_normal
-    plus = df[df["mode"] == "plus1"].set_index("rm_speedup")
-    df["util_gain_vs_plus1"] = df["cpu_utilization"] - plus.loc[df["rm_speedup"], "cpu_utilization"].to_numpy()
-    df["throughput_gain_vs_plus1"] = df["throughput"] / plus.loc[df["rm_speedup"], "throughput"].to_numpy() - 1
+    # against NoRM + 1 at the same rate (NoRM's row: against NoRM + 1 at a normal scheduler's rate)
+    plus = df[df["mode"] == "plus1"].set_index("rm_speedup").reindex(df["rm_speedup"])
+    df["util_gain_vs_plus1"] = df["cpu_utilization"] - plus["cpu_utilization"].to_numpy()
+    df["throughput_gain_vs_plus1"] = df["throughput"] / plus["throughput"].to_numpy() - 1
     return df
 
 
@@ -184,7 +186,7 @@ def reach_paper(base: RMinerConfig, settings=REACH_SETTINGS, schedulers: int = 8
 SMART_VARIANTS = {"SmartRM": 1.0, "SmartRM-C": 2.0, "SmartRM-A": 4.0}
 
 
-def smart_variants(base: RMinerConfig, update_delays=(0.5, 1.0), variants=SMART_VARIANTS, seeds=(0,),
+def smart_variants(base: RMinerConfig, update_delays=(0.5, 1.0), variants=SMART_VARIANTS, seeds=None,
                    plus1: bool = False) -> pd.DataFrame:
     """Figs. 15-16: NoRM and SmartRM, SmartRM-C, SmartRM-A (``variants``: threshold in update delays)
     at each update delay, with ``base``'s RM scheduler rate and filter ratio (and NoRM + 1 scheduler at
