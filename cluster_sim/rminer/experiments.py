@@ -173,6 +173,10 @@ def reach_paper(base: RMinerConfig, settings=REACH_SETTINGS, schedulers: int = 8
                 seeds=None) -> pd.DataFrame:
     """SmartRM under each setting, beside NoRM and NoRM + 1 scheduler at the same RM scheduler rate,
     in one (schedulers, load) cell: gains over NoRM and over NoRM + 1."""
+    settings = tuple(settings)
+    if not settings or any(len(s) != 4 for s in settings):
+        raise ValueError(f"settings={settings!r} is not allowed: give at least one (label, rm_speedup, filter_ratio, "
+                         "filter_threshold)")
     cells = [dict(mode="none", rm_speedup=1.0, filter_ratio=0.5, filter_threshold=1.0)]
     for speed in sorted({s[1] for s in settings}):
         cells.append(dict(mode="plus1", rm_speedup=speed, filter_ratio=0.5, filter_threshold=1.0))
@@ -207,6 +211,10 @@ def smart_variants(base: RMinerConfig, update_delays=(0.5, 1.0), variants=SMART_
     """Figs. 15-16: NoRM and SmartRM, SmartRM-C, SmartRM-A (``variants``: threshold in update delays)
     at each update delay, with ``base``'s RM scheduler rate and filter ratio (and NoRM + 1 scheduler at
     that rate, if ``plus1``): throughput, utilisation and the share of RM tasks killed by conflicts."""
+    update_delays, variants = tuple(update_delays), dict(variants)
+    if not update_delays or not variants:
+        raise ValueError(f"update_delays={update_delays!r}, variants={variants!r} are not allowed: give at least one "
+                         "update delay and one variant")
     cells = []
     for d_u in update_delays:
         cells.append(dict(update_delay=d_u, mode="none"))

@@ -84,6 +84,8 @@ SHADOW_HAND_CASES = [
 def shadow_state(events: Sequence, capacity: np.ndarray, i: int) -> dict:
     """Per machine, after event ``i``: R_m (CPU released since the last view update) and F_m (CPU free
     in the CSV); the shadow on m is min(R_m, F_m). For messages that name the machine that differs."""
+    if not 0 <= i < len(events):
+        raise ValueError(f"i={i!r} is out of range: allowed 0 <= i < {len(events)} (the number of events)")
     free = np.array(capacity, dtype=np.int64)[:, 0].copy()
     released = np.zeros_like(free)
     for t, kind, m, amount in events[: i + 1]:

@@ -201,6 +201,18 @@ def test_long_tasks_do_not_clip_the_arrival_rate():
     assert abs(r.tasks_submitted / cfg.horizon / offered - 1) < 0.25  # Poisson noise only
 
 
+def test_experiments_refuse_empty_or_malformed_input():
+    with pytest.raises(ValueError, match="settings"):
+        reach_paper(TINY, settings=())
+    with pytest.raises(ValueError, match="settings"):
+        reach_paper(TINY, settings=((4.0, 1.0),))
+    with pytest.raises(ValueError, match="update_delays"):
+        smart_variants(TINY, update_delays=())
+    events, cap = SHADOW_HAND_CASES[0]
+    with pytest.raises(ValueError, match="i=9 is out of range"):
+        shadow_state(events, cap, 9)
+
+
 def test_bad_rm_settings_name_the_field():
     with pytest.raises(ValueError, match="rm_speedup"):
         TINY.replace(rm_speedup=0.0)
