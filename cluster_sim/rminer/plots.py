@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
-from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
+from matplotlib.patches import FancyArrowPatch, FancyBboxPatch, Patch
 
 from ..ui import binned_means, new_figure, step_curve
 
@@ -210,21 +210,25 @@ def plot_reach(df, paper_util: float = 5.8, paper_throughput: float = 28.0):
     parts = [("gain_from_shadow", "RM tasks on shadow", "tab:orange"),
              ("gain_from_rm_normal_path", "RM scheduler, normal path", "tab:red"),
              ("gain_from_normal", "normal schedulers", "tab:gray")]
+    plus = (sub["mode"] == "plus1").to_numpy()
     for col, label, colour in parts:
         v = 100 * sub[col].to_numpy()
-        ax.barh(y, v, left=left, color=colour, label=label)
+        colours = [MODE_COLOURS["plus1"] if p and col == "gain_from_normal" else colour for p in plus]
+        ax.barh(y, v, left=left, color=colours)
         left = left + v
-    ax.axvline(paper_util, color="k", ls="--", label=f"paper: +{paper_util:g} points")
+    line = ax.axvline(paper_util, color="k", ls="--")
     ax.axvline(0, color="k", lw=0.6)
     ax.set_yticks(y, sub["setting"], fontsize=7)
     ax.set_xlabel("utilisation gain over NoRM (points)")
-    ax.legend(fontsize=7, loc="lower right")
+    handles = [Patch(color=c, label=f"SmartRM: {label}") for _, label, c in parts]
+    handles += [Patch(color=MODE_COLOURS["plus1"], label="NoRM + 1 scheduler"), line]
+    fig.legend(handles, [h.get_label() for h in handles[:-1]] + [f"paper: +{paper_util:g} points"], fontsize=7,
+               loc="outside lower center", ncol=len(handles), frameon=False)
     ax = axes[1]
     ax.barh(y, 100 * sub["throughput_gain"].to_numpy(), color=[MODE_COLOURS[m] for m in sub["mode"]])
-    ax.axvline(paper_throughput, color="k", ls="--", label=f"paper: +{paper_throughput:g}%")
+    ax.axvline(paper_throughput, color="k", ls="--")
     ax.set_yticks(y, [""] * len(y))
-    ax.set_xlabel("throughput gain over NoRM (%)  (purple: NoRM + 1 scheduler)")
-    ax.legend(fontsize=7, loc="lower right")
+    ax.set_xlabel(f"throughput gain over NoRM (%)  (dashed: paper, +{paper_throughput:g}%)")
     return fig
 
 
@@ -272,6 +276,10 @@ def plot_variants(df):
     lo = df["throughput"].min()
     axes[0].set_ylim(max(0.0, lo * 0.9), None)
     axes[2].set_xlabel("numbers: RM tasks killed")
+    if not (df["rm_killed"] > 0).any():
+        axes[2].set_ylim(0, 1)
+        axes[2].text(0.5, 0.6, "no RM task was killed:\nno normal commit collided with one", ha="center",
+                     va="center", fontsize=8, transform=axes[2].transAxes)
     handles, labels = axes[0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="outside upper center", ncol=len(variants), fontsize=8, frameon=False)
     return fig

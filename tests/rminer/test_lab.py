@@ -44,7 +44,7 @@ def test_experiment_tables_and_figures():
     df = shadow_sweep(TINY, update_delays=(0.5,), durations=(2.0, 5.0))
     assert set(df["theory"]) == {0.125, 0.05} and plot_fig4(df).axes
     modes = compare_modes(TINY, schedulers=(8,), loads=(1.0,))
-    assert list(modes["mode"]) == ["none", "safe", "smart"]
+    assert list(modes["mode"]) == ["none", "plus1", "safe", "smart"]  # every comparison has NoRM + 1 scheduler
     assert modes.loc[modes["mode"] == "none", "throughput_gain"].item() == 0.0
     assert plot_modes(modes).axes
 
