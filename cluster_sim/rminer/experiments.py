@@ -1,5 +1,8 @@
 """The paper's experiments in miniature: Fig. 4 (measured vs theoretical shadow ratio), Figs. 10-14
-(NoRM / SafeRM / SmartRM over schedulers and load), and the stale-view timeline of Fig. 3.
+(NoRM / NoRM + 1 scheduler / SafeRM / SmartRM over schedulers and load: :func:`compare_modes`), the
+settings that reach the paper's effect size and where the gain comes from (:func:`reach_paper`),
+Figs. 15-16 (SmartRM, SmartRM-C, SmartRM-A over update delays: :func:`smart_variants`), and the
+stale-view timeline of Fig. 3.
 
 Each function returns a pandas DataFrame (one row per run) so notebooks can show and plot it.
 
