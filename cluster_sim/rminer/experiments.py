@@ -1,5 +1,8 @@
 """The paper's experiments in miniature: Fig. 4 (measured vs theoretical shadow ratio), Figs. 10-14
-(NoRM / SafeRM / SmartRM over schedulers and load), and the stale-view timeline of Fig. 3.
+(NoRM / NoRM + 1 scheduler / SafeRM / SmartRM over schedulers and load: :func:`compare_modes`), the
+settings that reach the paper's effect size and where the gain comes from (:func:`reach_paper`),
+Figs. 15-16 (SmartRM, SmartRM-C, SmartRM-A over update delays: :func:`smart_variants`), and the
+stale-view timeline of Fig. 3.
 
 Each function returns a pandas DataFrame (one row per run) so notebooks can show and plot it.
 
@@ -19,7 +22,7 @@ import pandas as pd
 
 from .config import RMinerConfig
 from .model import RMinerModel
-from .simulation import run
+from .simulation import RMinerResult, run
 
 # Figs. 10, 12, 13, 14 of the paper, as read from the text (§4.2-4.5): the ranges it reports.
 PAPER_REPORTS = {
@@ -36,9 +39,10 @@ PAPER_REPORTS = {
 
 
 def shadow_sweep(base: RMinerConfig, update_delays=(0.25, 0.5, 1.0), durations=(2.0, 5.0, 10.0, 20.0),
-                 seeds=(0,)) -> pd.DataFrame:
+                 seeds=None) -> pd.DataFrame:
     """Fig. 4: measured shadow ratio vs ``d_u / 2l`` over update delays and mean durations (NoRM)."""
     rows = []
+    seeds = _check_seeds(seeds, base)
     for d_u in update_delays:
         for l in durations:
             for seed in seeds:
@@ -52,27 +56,187 @@ def shadow_sweep(base: RMinerConfig, update_delays=(0.25, 0.5, 1.0), durations=(
     return df
 
 
-def compare_modes(base: RMinerConfig, schedulers=(8, 16), loads=(1.0, 1.5, 2.0),
-                  modes=("none", "safe", "smart")) -> pd.DataFrame:
-    """Figs. 10-14: one run per (schedulers, load, mode); gains relative to NoRM of the same cell."""
+METRICS = ("cpu_utilization", "throughput", "mean_job_wait", "conflict_rate", "rm_conflict_rate", "shadow_ratio",
+           "shadow_used_share", "rm_killed_share", "util_shadow", "util_rm_normal_path", "util_normal")
+COUNTS = ("rm_placed", "rm_killed", "rm_normal_path", "diverted")
+
+
+def _row(r) -> dict:
+    row = {m: getattr(r, m) for m in METRICS}
+    row.update({c: r.counts.get(c, 0) for c in COUNTS})
+    row["normal_tasks"] = r.scheduled_by.get("normal", 0)  # tasks the normal schedulers started
+    row["tasks_submitted"] = r.tasks_submitted
+    return row
+
+
+def _gains(df: pd.DataFrame, keys: list, ref_mode: str, suffix: str) -> None:
+    """Add gain columns of every row against the ``ref_mode`` row of the same ``keys`` cell."""
+    ref = df[df["mode"] == ref_mode].set_index(keys)
+    if ref.empty:
+        return
+    key = list(zip(*(df[k] for k in keys))) if len(keys) > 1 else list(df[keys[0]])
+    r = ref.loc[key]
+    df["util_gain" + suffix] = df["cpu_utilization"].to_numpy() - r["cpu_utilization"].to_numpy()
+    df["throughput_gain" + suffix] = df["throughput"].to_numpy() / r["throughput"].to_numpy() - 1
+    if not suffix:
+        df["wait_reduction"] = 1 - df["mean_job_wait"].to_numpy() / r["mean_job_wait"].to_numpy()
+        df["conflict_increase"] = df["conflict_rate"].to_numpy() - r["conflict_rate"].to_numpy()
+        # where RMiner's utilisation gain over NoRM comes from (they add up to util_gain): RM tasks on
+        # shadow resources, RM tasks committed to the CSV (Algorithm 2's normal path), and the normal
+        # schedulers doing more or less with the tasks left to them (§4.7: longer ones)
+        df["gain_from_shadow"] = df["util_shadow"].to_numpy()
+        df["gain_from_rm_normal_path"] = df["util_rm_normal_path"].to_numpy()
+        df["gain_from_normal"] = df["util_normal"].to_numpy() - r["util_normal"].to_numpy()
+
+
+def _check_seeds(seeds, base: RMinerConfig) -> tuple:
+    seeds = (base.seed,) if seeds is None else tuple(seeds)
+    if not seeds:
+        raise ValueError("seeds=() is not allowed: give at least one seed")
+    return seeds
+
+
+_ROWS: dict = {}  # config -> metrics row: a run is a function of its config (all randomness is seeded)
+_ROWS_MAX = 512
+
+
+def canonical(config: RMinerConfig) -> RMinerConfig:
+    """``config`` with the settings its mode ignores at their defaults (NoRM has no RM scheduler and
+    no filter; NoRM + 1 scheduler has no filter), so equal runs are recognised as equal."""
+    d = RMinerConfig.__dataclass_fields__
+    ignored = {"none": ("rm_speedup", "filter_ratio", "filter_threshold", "adaptive_filter", "rm_max_priority"),
+               "plus1": ("filter_ratio", "filter_threshold", "adaptive_filter", "rm_max_priority")}.get(config.mode, ())
+    return config.replace(**{f: d[f].default for f in ignored})
+
+
+def metrics_row(config: RMinerConfig) -> dict:
+    """The headline metrics of ``run(config)``, remembered: the notebooks ask for some cells twice
+    (NoRM at 8 schedulers, 2x load is in Figs. 10-14 and in the effect-size table)."""
+    config = canonical(config)
+    row = _ROWS.get(config)
+    if row is None:
+        row = _row(run(config, record_series=False))
+        if len(_ROWS) >= _ROWS_MAX:
+            _ROWS.pop(next(iter(_ROWS)))
+        _ROWS[config] = row
+    return dict(row)
+
+
+def run_remembered(config: RMinerConfig) -> "RMinerResult":
+    """``run(config)`` with its series (for figures), its metrics remembered for the sweeps: a notebook
+    that shows a run and then sweeps over the same cell runs it once."""
+    result = run(config)
+    key = canonical(config)
+    if key not in _ROWS:
+        if len(_ROWS) >= _ROWS_MAX:
+            _ROWS.pop(next(iter(_ROWS)))
+        _ROWS[key] = _row(result)
+    return result
+
+
+def run_cells(base: RMinerConfig, cells: list[dict], seeds=None) -> pd.DataFrame:
+    """One row per cell (a dict of config fields), its metrics averaged over ``seeds`` (default: ``base.seed``; paired:
+    every cell runs the same seeded workloads, so differences between cells are not workload noise)."""
+    seeds = _check_seeds(seeds, base)
     rows = []
-    for k in schedulers:
-        for load in loads:
-            for mode in modes:
-                r = run(base.replace(schedulers=k, load=load, mode=mode), record_series=False)
-                rows.append(dict(schedulers=k, load=load, mode=mode, cpu_utilization=r.cpu_utilization,
-                                 throughput=r.throughput, mean_job_wait=r.mean_job_wait,
-                                 conflict_rate=r.conflict_rate, rm_conflict_rate=r.rm_conflict_rate,
-                                 shadow_ratio=r.shadow_ratio, shadow_used_share=r.shadow_used_share,
-                                 rm_killed_share=r.rm_killed_share, rm_tasks=r.counts.get("rm_placed", 0)))
-    df = pd.DataFrame(rows)
-    ref = df[df["mode"] == "none"].set_index(["schedulers", "load"])
-    key = list(zip(df["schedulers"], df["load"]))
-    df["util_gain"] = df["cpu_utilization"].to_numpy() - ref.loc[key, "cpu_utilization"].to_numpy()
-    df["throughput_gain"] = df["throughput"].to_numpy() / ref.loc[key, "throughput"].to_numpy() - 1
-    df["wait_reduction"] = 1 - df["mean_job_wait"].to_numpy() / ref.loc[key, "mean_job_wait"].to_numpy()
-    df["conflict_increase"] = df["conflict_rate"].to_numpy() - ref.loc[key, "conflict_rate"].to_numpy()
+    for cell in cells:
+        per_seed = [metrics_row(base.replace(**cell, seed=s)) for s in seeds]
+        rows.append({**cell, **pd.DataFrame(per_seed).mean().to_dict(), "seeds": len(seeds)})
+    return pd.DataFrame(rows)
+
+
+def compare_modes(base: RMinerConfig, schedulers=(8, 16), loads=(1.0, 1.5, 2.0),
+                  modes=("none", "plus1", "safe", "smart"), seeds=None, cells=None) -> pd.DataFrame:
+    """Figs. 10-14: one row per (schedulers, load, mode), averaged over ``seeds``; gains relative to
+    NoRM of the same cell (``util_gain``, ``throughput_gain``, ...) and, when ``"plus1"`` is among the
+    modes, relative to NoRM + 1 scheduler (``util_gain_vs_plus1``, ``throughput_gain_vs_plus1``):
+    what shadow mining buys beyond one more scheduler. ``cells`` (a list of (schedulers, load))
+    replaces the full grid."""
+    grid = cells if cells is not None else [(k, load) for k in schedulers for load in loads]
+    df = run_cells(base, [dict(schedulers=k, load=load, mode=m) for k, load in grid for m in modes], seeds)
+    _gains(df, ["schedulers", "load"], "none", "")
+    _gains(df, ["schedulers", "load"], "plus1", "_vs_plus1")
     return df
+
+
+#: RMiner settings beyond the paper's defaults, for "which settings reach the paper's effect size":
+#: (label, rm_speedup, filter_ratio, filter_threshold)
+REACH_SETTINGS = (
+    ("paper defaults (RM at 1x, ratio 0.5, threshold d_u)", 1.0, 0.5, 1.0),
+    ("RM at 4x, ratio 1, threshold d_u", 4.0, 1.0, 1.0),
+    ("RM at 4x, ratio 1, threshold 2 d_u (SmartRM-C)", 4.0, 1.0, 2.0),
+    ("RM at 4x, ratio 1, threshold 4 d_u (SmartRM-A)", 4.0, 1.0, 4.0),
+)
+#: the setting the notebook uses to reach the paper's effect size (§4.7's SmartRM-A, diverting every
+#: eligible task to an RM scheduler four times as fast as a normal one)
+REACH = dict(rm_speedup=4.0, filter_ratio=1.0)
+
+
+def reach_paper(base: RMinerConfig, settings=REACH_SETTINGS, schedulers: int = 8, load: float = 2.0,
+                seeds=None) -> pd.DataFrame:
+    """SmartRM under each setting, beside NoRM and NoRM + 1 scheduler at the same RM scheduler rate,
+    in one (schedulers, load) cell: gains over NoRM and over NoRM + 1."""
+    settings = tuple(settings)
+    if not settings or any(len(s) != 4 for s in settings):
+        raise ValueError(f"settings={settings!r} is not allowed: give at least one (label, rm_speedup, filter_ratio, "
+                         "filter_threshold)")
+    cells = [dict(mode="none", rm_speedup=1.0, filter_ratio=0.5, filter_threshold=1.0)]
+    for speed in sorted({s[1] for s in settings}):
+        cells.append(dict(mode="plus1", rm_speedup=speed, filter_ratio=0.5, filter_threshold=1.0))
+    for _, speed, ratio, th in settings:
+        cells.append(dict(mode="smart", rm_speedup=speed, filter_ratio=ratio, filter_threshold=th))
+    df = run_cells(base.replace(schedulers=schedulers, load=load), cells, seeds)
+    labels = {(s[1], s[2], s[3]): s[0] for s in settings}
+    df["setting"] = [labels[(r.rm_speedup, r.filter_ratio, r.filter_threshold)] if r.mode == "smart"
+                     else ("NoRM" if r.mode == "none" else f"NoRM + 1 scheduler ({r.rm_speedup:g}x rate)")
+                     for r in df.itertuples()]
+    none = df[df["mode"] == "none"].iloc[0]
+    df["util_gain"] = df["cpu_utilization"] - none.cpu_utilization
+    df["throughput_gain"] = df["throughput"] / none.throughput - 1
+    df["wait_reduction"] = 1 - df["mean_job_wait"] / none.mean_job_wait
+    df["conflict_increase"] = df["conflict_rate"] - none.conflict_rate
+    df["gain_from_shadow"] = df["util_shadow"]
+    df["gain_from_rm_normal_path"] = df["util_rm_normal_path"]
+    df["gain_from_normal"] = df["util_normal"] - none.util_normal
+    # against NoRM + 1 at the same rate (NoRM's row: against NoRM + 1 at a normal scheduler's rate)
+    plus = df[df["mode"] == "plus1"].set_index("rm_speedup").reindex(df["rm_speedup"])
+    df["util_gain_vs_plus1"] = df["cpu_utilization"] - plus["cpu_utilization"].to_numpy()
+    df["throughput_gain_vs_plus1"] = df["throughput"] / plus["throughput"].to_numpy() - 1
+    return df
+
+
+#: §4.7's SmartRM variants: the filter threshold in update delays
+SMART_VARIANTS = {"SmartRM": 1.0, "SmartRM-C": 2.0, "SmartRM-A": 4.0}
+
+
+def smart_variants(base: RMinerConfig, update_delays=(0.5, 1.0), variants=SMART_VARIANTS, seeds=None,
+                   plus1: bool = False) -> pd.DataFrame:
+    """Figs. 15-16: NoRM and SmartRM, SmartRM-C, SmartRM-A (``variants``: threshold in update delays)
+    at each update delay, with ``base``'s RM scheduler rate and filter ratio (and NoRM + 1 scheduler at
+    that rate, if ``plus1``): throughput, utilisation and the share of RM tasks killed by conflicts."""
+    update_delays, variants = tuple(update_delays), dict(variants)
+    if not update_delays or not variants:
+        raise ValueError(f"update_delays={update_delays!r}, variants={variants!r} are not allowed: give at least one "
+                         "update delay and one variant")
+    cells = []
+    for d_u in update_delays:
+        cells.append(dict(update_delay=d_u, mode="none"))
+        if plus1:
+            cells.append(dict(update_delay=d_u, mode="plus1"))
+        cells += [dict(update_delay=d_u, mode="smart", filter_threshold=th) for th in variants.values()]
+    df = run_cells(base, cells, seeds)
+    names = {v: k for k, v in variants.items()}
+    df["variant"] = [names[r.filter_threshold] if r.mode == "smart" else
+                     ("NoRM" if r.mode == "none" else "NoRM + 1 scheduler") for r in df.itertuples()]
+    _gains(df, ["update_delay"], "none", "")
+    if plus1:
+        _gains(df, ["update_delay"], "plus1", "_vs_plus1")
+    return df
+
+
+def node_utilisation(base: RMinerConfig, modes=("none", "safe", "smart")) -> dict:
+    """Fig. 11: per mode, (times, mean, standard deviation) of per-node CPU utilisation over the run."""
+    return {m: run(base.replace(mode=m)).series["node_util"] for m in modes}
 
 
 @dataclass

@@ -32,6 +32,12 @@ from .shadow_view import ShadowResourceManager
 from .theory import expected_shadow
 
 
+#: how a task first started (0: never): by a normal scheduler, on shadow by the RM scheduler, or
+#: committed to the CSV by the RM scheduler (Algorithm 2's normal path)
+STARTED_BY = {None: 1, "rm": 2, "rm-normal": 3}
+STARTED_NAMES = {1: "normal", 2: "rm_shadow", 3: "rm_normal_path"}
+
+
 class RMAwareScheduler(Scheduler):
     """A normal parallel scheduler whose incoming tasks first meet the RM filter (§3.3).
 
@@ -69,25 +75,31 @@ class RMRun:
 
 
 class ShadowProbe:
-    """Feeds the CSV's releases, commits and view updates into :class:`ShadowMeter` (s)."""
+    """Feeds the CSV's releases, commits and view updates into one :class:`ShadowMeter`.
+
+    **What counts as shadow** is what no scheduler can see: a released resource stays shadow until
+    the next refresh of *any* local view (with synchronous refreshes, all views at once). The RM
+    scheduler's shadow state view (Algorithm 1) uses the same definition, so the meter measures what
+    RMiner can mine and "shadow used" compares like with like. With staggered refreshes the views
+    are refreshed one after another, ``update_delay / views`` apart: each view is still ``d_u``
+    stale, but a release is invisible to *every* view only until the next refresh of any of them,
+    so the shadow is ``views`` times smaller (see ``RMinerConfig.shadow_period``).
+    """
 
     def __init__(self, model: "RMinerModel", record_series: bool = True):
         cfg = model.config
         self.csv = model.csv
         self.active = cfg.update_delay > 0  # fresh views: nothing is ever invisible
         n, r = self.csv.ledger.capacity.shape
-        k = len(self.csv.views) if cfg.view_refresh == "staggered" else 1
-        span = max(cfg.update_delay, 1e-9)
-        self.meters = [ShadowMeter(n, r, survival_span=span) for _ in range(k)]
-        self.view_index = {id(v): i for i, v in enumerate(self.csv.views)}
-        self.staggered = k > 1
+        self.meter = ShadowMeter(n, r, survival_span=max(cfg.shadow_period(), 1e-9))
+        self.staggered = cfg.view_refresh == "staggered"
         self.event_log: list | None = None  # (t, kind, machine, amount) when a lab records a trace
-        # the shadow of the first view as a step function, for figures (not at paper scale)
+        # the shadow as a step function, for figures (not at paper scale)
         self.series = StepIntegral(record=True) if (record_series and self.active) else None
 
     def _record(self, t: float) -> None:
         if self.series is not None:
-            self.series.set(t, self.meters[0].shadow_of(0))
+            self.series.set(t, self.meter.shadow_of(0))
 
     def _free(self, m: int) -> list:
         led = self.csv.ledger
@@ -97,9 +109,7 @@ class ShadowProbe:
         if self.event_log is not None:
             self.event_log.append((t, "release", task.machine, tuple(task.demand)))
         if self.active:
-            free, d = self._free(task.machine), task.demand
-            for meter in self.meters:
-                meter.release(t, task.machine, d, free)
+            self.meter.release(t, task.machine, task.demand, self._free(task.machine))
             self._record(t)
 
     def on_commit(self, task, t: float) -> None:
@@ -107,29 +117,25 @@ class ShadowProbe:
             self.event_log.append((t, "alloc", task.machine, tuple(task.demand)))
         if self.active:
             m = task.machine
-            for meter in self.meters:
-                if meter.has_released(m):  # otherwise the allocation cannot touch the shadow
-                    meter.allocate(t, m, self._free(m))
-                else:
-                    meter.advance(t)
+            if self.meter.has_released(m):  # otherwise the allocation cannot touch the shadow
+                self.meter.allocate(t, m, self._free(m))
+            else:
+                self.meter.advance(t)
             self._record(t)
 
     def on_sync(self, view, t: float) -> None:
-        if not self.active:
+        # a synchronous refresh calls this once per view at the same time: the first one counts
+        if not self.active or not (self.staggered or view is self.csv.views[0]):
             return
-        if self.event_log is not None and view is self.csv.views[0]:
+        if self.event_log is not None:
             self.event_log.append((t, "sync", -1, ()))
-        if self.staggered:
-            self.meters[self.view_index[id(view)]].sync(t)
-        elif view is self.csv.views[0]:
-            self.meters[0].sync(t)
+        self.meter.sync(t)
         self._record(t)
 
     def integral(self, t: float) -> np.ndarray:
-        """Time integral of the shadow per resource (averaged over views when staggered)."""
-        for m in self.meters:
-            m.advance(t)
-        return np.mean([m.integral for m in self.meters], axis=0)
+        """Time integral of the shadow per resource up to ``t``."""
+        self.meter.advance(t)
+        return self.meter.integral
 
 
 class RMScheduler(Scheduler):
@@ -149,24 +155,25 @@ class RMScheduler(Scheduler):
             mode=cfg.mode, multiplier=cfg.filter_threshold, ratio=cfg.filter_ratio,
             max_demand=(cfg.cpu_per_machine // 4, cfg.mem_per_machine // 4),
             max_priority=cfg.rm_max_priority, adaptive=cfg.adaptive_filter,
-            waiting_allowance=cfg.waiting_allowance,
-            queue_scale=max(cfg.scheduling_rate * max(cfg.update_delay, 1e-3), 1.0),
+            # the RM queue length at which the threshold halves: what it decides in one update delay
+            queue_scale=max(max(cfg.update_delay, 1e-3) / cfg.rm_think_time, 1.0),
         )
         # it decides on the true state: a fresh view of its own, not one the CSV refreshes
         view = LocalStateView(model.csv, fresh=True)
-        super().__init__(model, len(model.schedulers), model.csv, view, policy=None,
-                         think_time=1.0 / cfg.scheduling_rate)
+        super().__init__(model, len(model.schedulers), model.csv, view, policy=None, think_time=cfg.rm_think_time)
         n, r = self.csv.ledger.capacity.shape
         self.srm = ShadowResourceManager(n, r)
-        self.srm.next_update = cfg.update_delay
+        self.srm.next_update = cfg.shadow_period()
         self.frng = np.random.default_rng([cfg.seed, 0xF117E])  # the filter's draws only
         self.running: dict[int, RMRun] = {}  # task id -> live run on shadow resources
         self.on_machine: list[dict[int, RMRun]] = [dict() for _ in range(n)]
         # filter factors (3) and (4): exponentially weighted estimates
         self._rate_t, self._rate = 0.0, 0.0
         self._success = 1.0
-        self.nominal_rate = cfg.job_arrival_rate() * cfg.tasks_per_job
+        self.nominal_rate = cfg.arrival_rate() * cfg.tasks_per_job
         self.decision_log: list | None = None  # Algorithm 2's inputs and choice, when recorded
+        # CPU of the tasks the RM scheduler committed to the CSV (normal path, SafeRM's migrations)
+        self.normal_path_usage = StepIntegral(record=False)
         self.counts = dict(diverted=0, rm_placed=0, rm_normal_path=0, rm_completed=0, rm_collisions=0,
                            rm_killed=0, rm_migrated=0, rm_converted=0, rm_restarted=0, rm_blocked=0)
 
@@ -183,7 +190,7 @@ class RMScheduler(Scheduler):
     def factors(self, now: float) -> tuple[FilterFactors, FilterFactors]:
         cfg = self.cfg
         allocated = float(self.csv.usage[0].value)
-        shadow0 = expected_shadow(cfg.update_delay, allocated, cfg.mean_task_duration)
+        shadow0 = expected_shadow(cfg.shadow_period(), allocated, cfg.mean_task_duration)
         rate = self._rate * math.exp(-(now - self._rate_t))  # decay to now (tau = 1 s)
         now_f = FilterFactors(len(self.queue), float(self.srm.available[:, 0].sum()), rate,
                               self._success, cfg.update_delay)
@@ -238,7 +245,8 @@ class RMScheduler(Scheduler):
         now = self.model.time
         task.tag = "rm"
         self.srm.allocate_rm(machine, demand)
-        if not self.csv.commit(task, machine, duration=duration, visible=False):
+        manager = self.model.job_managers[task.job.id]
+        if not self.csv.commit(task, machine, duration=duration, visible=False, watched=manager.watched(task)):
             raise AssertionError(f"RM task {task.id} does not fit machine {machine}'s truly free resources")
         run = RMRun(task, machine, demand, self.srm.epoch, now, now + duration / self.model.speed[machine])
         self.running[task.id] = run
@@ -248,7 +256,10 @@ class RMScheduler(Scheduler):
         """Commit to the CSV (normal path or migration) with ``duration`` left to run."""
         manager = self.model.job_managers[task.job.id]
         task.tag = "rm-normal"
-        return self.csv.commit(task, machine, watched=manager.watched(task), duration=duration)
+        if not self.csv.commit(task, machine, watched=manager.watched(task), duration=duration):
+            return False
+        self.normal_path_usage.add(self.model.time, task.demand[0])
+        return True
 
     # ---- RM tasks ending ----------------------------------------------------------------------------
     def on_completed(self, task, t: float) -> None:
@@ -266,6 +277,8 @@ class RMScheduler(Scheduler):
 
     # ---- listeners on the CSV ---------------------------------------------------------------------
     def on_release(self, task, t: float) -> None:
+        if task.tag == "rm-normal":
+            self.normal_path_usage.add(t, -task.demand[0])
         self.srm.echo_release(t, task.machine, task.demand)  # a task the CSV knew: new shadow
         self.unblock()
 
@@ -285,11 +298,9 @@ class RMScheduler(Scheduler):
                 self._evict(run, t, at_update=True)
 
     def on_sync(self, view, t: float) -> None:
-        cfg = self.cfg
-        if cfg.view_refresh == "staggered":
-            self.srm.view_update(t, t + cfg.update_delay / len(self.csv.views))
-        elif view is self.csv.views[0]:
-            self.srm.view_update(t, t + cfg.update_delay)
+        # the same definition of shadow as the meter's (ShadowProbe): invisible to every view
+        if self.cfg.view_refresh == "staggered" or view is self.csv.views[0]:
+            self.srm.view_update(t, t + self.cfg.shadow_period())
         self.unblock()
 
     # ---- eviction (§3.5) ----------------------------------------------------------------------------
@@ -354,14 +365,11 @@ class RMinerModel(ClusterModel):
 
     def __init__(self, config: RMinerConfig, *, check_every_event: bool = False, record_series: bool = True):
         self.rm = None  # the filter is consulted from the first enqueue on
-        self._lab = config  # make_jobs needs it while the engine is still being built
-        ccfg = config.cluster_config()
-        super().__init__(ccfg, check_every_event=check_every_event, record_series=record_series)
+        self._rr_credit: list[float] = []  # NoRM + 1's weighted round robin (see route)
+        super().__init__(config, check_every_event=check_every_event, record_series=record_series)
         self.uniforms = UniformBuffer(self.rng)
-        self.config = config  # the engine keeps ccfg in the schedulers' think time etc.
-        self.cluster_config = ccfg
         self.n_tasks_total = sum(j.n_tasks for j in self.jobs)
-        self._started_tasks = bytearray(self.n_tasks_total + 1)  # task id -> started at least once
+        self.started_by = bytearray(self.n_tasks_total + 1)  # task id -> how it first started (STARTED_BY)
         self._unstarted = {}  # job id -> tasks not yet started
         self.job_scheduled_at = {}  # job id -> time its last task first started
         self.probe = ShadowProbe(self, record_series)
@@ -369,7 +377,11 @@ class RMinerModel(ClusterModel):
         csv.release_listeners.append(self.probe.on_release)
         csv.commit_listeners.append(self.probe.on_commit)
         csv.sync_listeners.append(self.probe.on_sync)
-        if config.mode != "none":
+        # Fig. 11: every node's CPU utilisation (CSV + RM tasks), sampled 40 times over the run
+        self.node_samples: list[tuple[float, np.ndarray]] = []
+        if record_series and config.horizon > 0:
+            self.schedule_every(self._sample_nodes, config.horizon / 40, start=0.0)
+        if config.has_rm:
             self.rm = RMScheduler(self, record_series=record_series)
             csv.release_listeners.append(self.rm.on_release)
             csv.hidden_release_listeners.append(self.rm.on_completed)
@@ -377,19 +389,56 @@ class RMinerModel(ClusterModel):
             csv.pre_sync_listeners.append(self.rm.before_sync)
             csv.sync_listeners.append(self.rm.on_sync)
 
+    def make_schedulers(self, policy):
+        """The engine's parallel schedulers; NoRM + 1 adds one more, deciding at the RM scheduler's rate."""
+        cfg = self.config
+        if cfg.mode != "plus1":
+            return super().make_schedulers(policy)
+        fresh = cfg.update_delay == 0
+        think = [cfg.think_time] * cfg.schedulers + [cfg.rm_think_time]
+        schedulers = [self.scheduler_class(self, i, self.csv, self.csv.new_view(fresh), policy, t)
+                      for i, t in enumerate(think)]
+        self.csv.start_view_updates(cfg.update_delay, cfg.view_refresh == "staggered")
+        return schedulers
+
+    def route(self, job):
+        """The engine's routing; NoRM + 1 with a faster extra scheduler sends it jobs in proportion to its
+        rate (a smooth weighted round robin, or weighted random draws), so its capacity is not left idle."""
+        cfg = self.config
+        if cfg.mode != "plus1" or cfg.rm_speedup == 1.0:
+            return super().route(job)
+        weights = [1.0] * cfg.schedulers + [cfg.rm_speedup]
+        total = sum(weights)
+        if cfg.assignment == "random":
+            u = self.rng.random() * total
+            return self.schedulers[min(int(u), cfg.schedulers) if u < cfg.schedulers else cfg.schedulers]
+        if not self._rr_credit:
+            self._rr_credit = [0.0] * len(weights)
+        credit = self._rr_credit
+        for i, w in enumerate(weights):
+            credit[i] += w
+        best = max(range(len(credit)), key=lambda i: (credit[i], -i))
+        credit[best] -= total
+        return self.schedulers[best]
+
     def make_jobs(self, rng: np.random.Generator):
         """The engine's workload, with job priorities 0 .. levels-1 from a stream of their own."""
         jobs = super().make_jobs(rng)
-        prng = np.random.default_rng([self._lab.seed, 0x9A1])
-        for job, p in zip(jobs, prng.integers(0, self._lab.priority_levels, len(jobs))):
+        prng = np.random.default_rng([self.config.seed, 0x9A1])
+        for job, p in zip(jobs, prng.integers(0, self.config.priority_levels, len(jobs))):
             job.priority = int(p)
         return jobs
+
+    def _sample_nodes(self) -> None:
+        led = self.csv.ledger
+        cap = led.capacity[:, 0]
+        self.node_samples.append((self.time, (cap - led.truly_free[:, 0]) / cap))
 
     # ---- bookkeeping ---------------------------------------------------------------------------
     def task_started(self, task) -> None:
         """First start of ``task`` (normal or RM): the job is fully scheduled when all have started."""
         super().task_started(task)
-        self._started_tasks[task.id] = 1
+        self.started_by[task.id] = STARTED_BY[task.tag]
         job = task.job
         left = self._unstarted.get(job.id, job.n_tasks) - 1
         self._unstarted[job.id] = left

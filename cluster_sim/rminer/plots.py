@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import numpy as np
-from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
+from matplotlib.patches import FancyArrowPatch, FancyBboxPatch, Patch
 
 from ..ui import binned_means, new_figure, step_curve
 
-MODE_COLOURS = {"none": "tab:gray", "safe": "tab:blue", "smart": "tab:orange"}
-MODE_NAMES = {"none": "NoRM", "safe": "SafeRM", "smart": "SmartRM"}
+MODE_COLOURS = {"none": "tab:gray", "plus1": "tab:purple", "safe": "tab:blue", "smart": "tab:orange"}
+MODE_NAMES = {"none": "NoRM", "plus1": "NoRM + 1 scheduler", "safe": "SafeRM", "smart": "SmartRM"}
 
 
 def _box(ax, x, y, w, h, text, colour):
@@ -79,6 +79,15 @@ def plot_shadow_run(result, window: float | None = None):
     fig, axes = new_figure(1, 2, size=(11.0, 3.4))
     ax = axes[0]
     cfg = result.config
+    if cfg.update_delay == 0:
+        for a in axes:
+            a.text(0.5, 0.5, "update_delay = 0: every view is always fresh,\nso nothing is ever invisible: no shadow "
+                             "to measure.\nMove update_delay above 0.", ha="center", va="center", fontsize=9,
+                   transform=a.transAxes)
+            a.set_xticks([]), a.set_yticks([])
+        axes[0].set_title("Shadow resources: none (d_u = 0)")
+        axes[1].set_title("Survival times: none (d_u = 0)")
+        return fig
     if "shadow" in result.series:
         times, values = result.series["shadow"]
         # the last ten update periods: the cluster has filled up by then (it starts empty)
@@ -142,31 +151,137 @@ def plot_fig4(df):
     return fig
 
 
-def plot_modes(df):
-    """Figs. 10, 12, 13, 14 in miniature: utilisation, throughput, job wait and conflicts per mode."""
-    fig, axes = new_figure(1, 4, size=(13.0, 3.4))
-    cells = [(k, l) for k, l in df[["schedulers", "load"]].drop_duplicates().itertuples(index=False)]
+def _cell_bars(ax, df, cells, modes, col, scale):
     x = np.arange(len(cells))
-    modes = [m for m in ("none", "safe", "smart") if m in set(df["mode"])]
     w = 0.8 / len(modes)
-    panels = [("cpu_utilization", "CPU utilisation", 100, "%"), ("throughput", "throughput (tasks/s)", 1, ""),
-              ("mean_job_wait", "mean job wait (s)", 1, ""), ("conflict_rate", "conflict rate", 100, "%")]
-    for ax, (col, title, scale, unit) in zip(axes, panels):
-        for i, m in enumerate(modes):
-            sub = df[df["mode"] == m].set_index(["schedulers", "load"]).loc[cells]
-            ax.bar(x + (i - (len(modes) - 1) / 2) * w, scale * sub[col].to_numpy(), w, color=MODE_COLOURS[m],
-                   label=MODE_NAMES[m])
-        ax.set_xticks(x, [f"{k}s/{l:g}x" for k, l in cells], rotation=45, fontsize=7)
-        ax.set_title(title + (f" ({unit})" if unit else ""), fontsize=9)
-    if "shadow_used_share" in df:
-        ax2 = axes[0].twinx()
-        for m in modes:
-            if m == "none":
-                continue
-            sub = df[df["mode"] == m].set_index(["schedulers", "load"]).loc[cells]
-            ax2.plot(x, 100 * sub["shadow_used_share"].to_numpy(), "o-", color=MODE_COLOURS[m], ms=3)
-        ax2.set_ylabel("shadow used (%) — lines", fontsize=7)
-    axes[0].legend(fontsize=7, loc="center left")
+    for i, m in enumerate(modes):
+        sub = df[df["mode"] == m].set_index(["schedulers", "load"]).loc[cells]
+        ax.bar(x + (i - (len(modes) - 1) / 2) * w, scale * sub[col].to_numpy(), w, color=MODE_COLOURS[m],
+               label=MODE_NAMES[m])
+    ax.set_xticks(x, [f"{k} sched.\n{l:g}x load" for k, l in cells], fontsize=7)
+    return x
+
+
+def plot_modes(df):
+    """Figs. 10, 12, 13, 14 in miniature. Top: utilisation, throughput, job wait and conflicts per
+    mode. Bottom: the gains over NoRM (points, %), what RMiner adds beyond NoRM + 1 scheduler, and the
+    share of shadow RMiner used (lines, labelled)."""
+    fig, axes = new_figure(2, 4, size=(13.0, 6.6))
+    cells = [(k, l) for k, l in df[["schedulers", "load"]].drop_duplicates().itertuples(index=False)]
+    modes = [m for m in ("none", "plus1", "safe", "smart") if m in set(df["mode"])]
+    top = [("cpu_utilization", "CPU utilisation (%)", 100), ("throughput", "throughput (tasks/s)", 1),
+           ("mean_job_wait", "mean job wait (s)", 1), ("conflict_rate", "conflict rate (%)", 100)]
+    for ax, (col, title, scale) in zip(axes[0], top):
+        _cell_bars(ax, df, cells, modes, col, scale)
+        ax.set_title(title, fontsize=9)
+    others = [m for m in modes if m != "none"]
+    rm_modes = [m for m in modes if m in ("safe", "smart")]
+    bottom = [("util_gain", "utilisation gain over NoRM (points)", 100, others),
+              ("throughput_gain", "throughput gain over NoRM (%)", 100, others),
+              ("util_gain_vs_plus1", "utilisation gain over NoRM + 1 (points)", 100, rm_modes)]
+    for ax, (col, title, scale, ms) in zip(axes[1], bottom):
+        if col in df and ms:
+            _cell_bars(ax, df, cells, ms, col, scale)
+            ax.axhline(0, color="k", lw=0.6)
+        ax.set_title(title, fontsize=9)
+    ax = axes[1][3]
+    x = np.arange(len(cells))
+    for m in rm_modes:
+        sub = df[df["mode"] == m].set_index(["schedulers", "load"]).loc[cells]
+        ax.plot(x, 100 * sub["shadow_used_share"].to_numpy(), "o-", color=MODE_COLOURS[m],
+                label=f"{MODE_NAMES[m]}: shadow used")
+    ax.set_xticks(x, [f"{k} sched.\n{l:g}x load" for k, l in cells], fontsize=7)
+    ax.set_ylim(bottom=0)
+    ax.set_title("share of the shadow used by RM tasks (%)", fontsize=9)
+    ax.legend(fontsize=7, loc="upper left")
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside upper center", ncol=len(modes), fontsize=8, frameon=False)
+    return fig
+
+
+def plot_reach(df, paper_util: float = 5.8, paper_throughput: float = 28.0):
+    """Gains over NoRM of each RMiner setting and of NoRM + 1 scheduler, against the paper's headline
+    (lines); SmartRM's bars split into shadow use, RM normal path and the normal schedulers."""
+    fig, axes = new_figure(1, 2, size=(12.0, 0.5 * len(df) + 1.6))
+    sub = df[df["mode"] != "none"].reset_index(drop=True)
+    y = np.arange(len(sub))[::-1]
+    ax = axes[0]
+    left = np.zeros(len(sub))
+    parts = [("gain_from_shadow", "RM tasks on shadow", "tab:orange"),
+             ("gain_from_rm_normal_path", "RM scheduler, normal path", "tab:red"),
+             ("gain_from_normal", "normal schedulers", "tab:gray")]
+    plus = (sub["mode"] == "plus1").to_numpy()
+    for col, label, colour in parts:
+        v = 100 * sub[col].to_numpy()
+        colours = [MODE_COLOURS["plus1"] if p and col == "gain_from_normal" else colour for p in plus]
+        ax.barh(y, v, left=left, color=colours)
+        left = left + v
+    line = ax.axvline(paper_util, color="k", ls="--")
+    ax.axvline(0, color="k", lw=0.6)
+    ax.set_yticks(y, sub["setting"], fontsize=7)
+    ax.set_xlabel("utilisation gain over NoRM (points)")
+    handles = [Patch(color=c, label=f"SmartRM: {label}") for _, label, c in parts]
+    handles += [Patch(color=MODE_COLOURS["plus1"], label="NoRM + 1 scheduler"), line]
+    fig.legend(handles, [h.get_label() for h in handles[:-1]] + [f"paper: +{paper_util:g} points"], fontsize=7,
+               loc="outside lower center", ncol=len(handles), frameon=False)
+    ax = axes[1]
+    ax.barh(y, 100 * sub["throughput_gain"].to_numpy(), color=[MODE_COLOURS[m] for m in sub["mode"]])
+    ax.axvline(paper_throughput, color="k", ls="--")
+    ax.set_yticks(y, [""] * len(y))
+    ax.set_xlabel(f"throughput gain over NoRM (%)  (dashed: paper, +{paper_throughput:g}%)")
+    return fig
+
+
+def plot_node_utilisation(series: dict, title: str = ""):
+    """Fig. 11: mean per-node CPU utilisation over time (line) and its spread over nodes (one standard
+    deviation, shaded), per mode."""
+    fig, ax = new_figure(size=(9.0, 3.4))
+    for mode, (t, mean, std) in series.items():
+        c = MODE_COLOURS[mode]
+        ax.plot(t, 100 * mean, color=c, label=f"{MODE_NAMES[mode]} (mean {100 * mean[len(mean) // 2:].mean():.1f}% "
+                                               f"in the second half)")
+        ax.fill_between(t, 100 * (mean - std), 100 * (mean + std), color=c, alpha=0.15)
+    ax.set_xlabel("time (s)")
+    ax.set_ylabel("per-node CPU utilisation (%)")
+    ax.set_ylim(bottom=0)
+    ax.set_title(title or "Fig. 11 in miniature: node utilisation (line: mean over nodes; band: ± 1 s.d.)", fontsize=9)
+    ax.legend(fontsize=7, loc="lower right")
+    return fig
+
+
+def plot_variants(df):
+    """Figs. 15-16: throughput and utilisation of NoRM and the SmartRM variants per update delay, and
+    the share of RM tasks killed by conflicts (with the counts)."""
+    fig, axes = new_figure(1, 3, size=(13.0, 3.6))
+    delays = sorted(df["update_delay"].unique())
+    variants = list(dict.fromkeys(df["variant"]))
+    colours = {"NoRM": "tab:gray", "NoRM + 1 scheduler": "tab:purple", "SmartRM": "tab:orange",
+               "SmartRM-C": "tab:brown", "SmartRM-A": "tab:red"}
+    x = np.arange(len(delays))
+    w = 0.8 / len(variants)
+    for ax, (col, title, scale) in zip(axes, [("throughput", "throughput (tasks/s)", 1),
+                                              ("cpu_utilization", "CPU utilisation (%)", 100),
+                                              ("rm_killed_share", "RM tasks killed by conflicts (%)", 100)]):
+        for i, v in enumerate(variants):
+            sub = df[df["variant"] == v].set_index("update_delay").reindex(delays)
+            xs = x + (i - (len(variants) - 1) / 2) * w
+            ax.bar(xs, scale * sub[col].to_numpy(), w, color=colours.get(v, "tab:blue"), label=v)
+            if col == "rm_killed_share" and v.startswith("Smart"):
+                for xi, k in zip(xs, sub["rm_killed"].to_numpy()):
+                    ax.text(xi, 0, f"{k:.0f}", ha="center", va="bottom", fontsize=6)
+        ax.set_xticks(x, [f"d_u = {d:g} s" for d in delays])
+        ax.set_title(title, fontsize=9)
+    lo = df["cpu_utilization"].min() * 100
+    axes[1].set_ylim(max(0.0, lo - 5), None)
+    lo = df["throughput"].min()
+    axes[0].set_ylim(max(0.0, lo * 0.9), None)
+    axes[2].set_xlabel("numbers: RM tasks killed")
+    if not (df["rm_killed"] > 0).any():
+        axes[2].set_ylim(0, 1)
+        axes[2].text(0.5, 0.6, "no RM task was killed:\nno normal commit collided with one", ha="center",
+                     va="center", fontsize=8, transform=axes[2].transAxes)
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside upper center", ncol=len(variants), fontsize=8, frameon=False)
     return fig
 
 

@@ -11,10 +11,11 @@ this function qualitative; ours is the simplest one with those directions, each 
 relative to its nominal value so that the threshold is exactly ``multiplier * d_u`` at the nominal
 state, clipped to ``[lo, hi]`` times that.
 
-Shadow resource time (Table 2): SafeRM counts on the survival time ``T_s`` only; SmartRM also on
-the resource waiting delay ``W_d`` (``T_s + W_d``). The paper gives no value for ``W_d``; we budget
-``waiting_allowance`` update delays for it (1 by default), so SmartRM's cut-off is
-``(1 + waiting_allowance)`` times SafeRM's - our reconstruction of "more aggressive".
+Thresholds of §4.7: SafeRM and SmartRM both start from the update delay (``multiplier=1``);
+SmartRM-C and SmartRM-A are SmartRM with 2x and 4x the update delay. SmartRM's longer *shadow
+resource time* (Table 2: ``T_s + W_d`` against SafeRM's ``T_s``) is not in the threshold: it is
+how long its RM tasks may keep running, through the resource waiting delay ``W_d`` after a view
+update until a conflict (SafeRM evicts them at the update, :mod:`.eviction`).
 
 Queue order (Table 2): SafeRM is *shortest job first*; SmartRM is *lowest priority first* (then the
 hungrier task first: SmartRM "gives priority to hungry tasks with lower priority").
@@ -62,7 +63,6 @@ class RMFilter:
     max_demand: tuple = (16, 4)
     max_priority: int = 1
     adaptive: bool = True
-    waiting_allowance: float = 1.0  # W_d budget of SmartRM, in update delays
     queue_scale: float = 500.0  # the RM queue length at which the threshold halves
     lo: float = 0.25
     hi: float = 4.0
@@ -76,16 +76,12 @@ class RMFilter:
             raise ValueError(f"multiplier={self.multiplier!r} is out of range: need multiplier > 0")
         if not 0 < self.lo <= 1 <= self.hi:
             raise ValueError(f"lo={self.lo!r}, hi={self.hi!r} are not allowed: need 0 < lo <= 1 <= hi")
-        if not self.waiting_allowance >= 0:
-            raise ValueError(f"waiting_allowance={self.waiting_allowance!r} is out of range: need >= 0")
         if not self.queue_scale > 0:
             raise ValueError(f"queue_scale={self.queue_scale!r} is out of range: need queue_scale > 0")
 
     def threshold(self, now: FilterFactors, nominal: FilterFactors) -> float:
         """Execution-time cut-off in seconds (see the module docstring)."""
-        base = self.multiplier * now.update_delay  # factor (5)
-        if self.mode == "smart":
-            base *= 1.0 + self.waiting_allowance  # shadow resource time T_s + W_d
+        base = self.multiplier * now.update_delay  # factor (5); the same for SafeRM and SmartRM (§4.7)
         if not self.adaptive:
             return base
 

@@ -13,13 +13,14 @@ True
 from __future__ import annotations
 
 import math
+from collections import Counter
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from ..engine.workload import COMPLETED, KILLED, RUNNING
 from .config import RMinerConfig
-from .model import RMinerModel
+from .model import STARTED_NAMES, RMinerModel
 from .theory import theory_shadow_ratio
 
 
@@ -29,7 +30,7 @@ class RMinerResult:
 
     config: RMinerConfig
     shadow_ratio: float  # time-average shadow / time-average CSV-allocated (CPU)
-    theory_shadow_ratio: float  # d_u / (2 l)
+    theory_shadow_ratio: float  # d_u / (2 l), with d_u the shadow period (d_u / views when staggered)
     cpu_utilization: float  # time-average (CSV + RM) CPU / CPU capacity
     throughput: float  # tasks scheduled (started and not killed) per second of horizon
     tasks_scheduled: int
@@ -49,6 +50,14 @@ class RMinerResult:
     series: dict = field(default_factory=dict)  # name -> (times, values) step functions
     capacity_cpu: int = 0
     events: int = 0
+    # where the utilisation comes from (they add up to cpu_utilization): RM tasks on shadow resources,
+    # tasks the RM scheduler committed to the CSV (Algorithm 2's normal path, SafeRM's migrations),
+    # and the normal schedulers' tasks
+    util_shadow: float = 0.0
+    util_rm_normal_path: float = 0.0
+    util_normal: float = 0.0
+    # tasks scheduled (started, not killed) by how they first started: "normal", "rm_shadow", "rm_normal_path"
+    scheduled_by: dict = field(default_factory=dict)
 
     def summary(self) -> dict:
         """The headline numbers as a flat dict (for tables)."""
@@ -75,15 +84,18 @@ def collect(model: RMinerModel) -> RMinerResult:
     rm_int = csv.hidden_usage[0].total(h)
     shadow_int = float(model.probe.integral(h)[0]) if model.probe.active else 0.0
     tasks = [t for j in model.arrived for t in j.tasks]
-    started = model._started_tasks
+    started = model.started_by
     killed = sum(t.state == KILLED for t in tasks)
-    scheduled = int(sum(started[t.id] and t.state != KILLED for t in tasks))
+    by = Counter(started[t.id] for t in tasks if t.state != KILLED)
+    scheduled_by = {name: by.get(code, 0) for code, name in STARTED_NAMES.items()}
+    scheduled = sum(scheduled_by.values())
+    path_int = rm.normal_path_usage.total(h) if rm is not None else 0.0
     completed = sum(t.state == COMPLETED for t in tasks)
     waits = [model.job_scheduled_at.get(j.id, h) - j.arrival for j in model.arrived]
     counts = dict(rm.counts) if rm is not None else {}
     collisions = counts.get("rm_collisions", 0)
     attempts = csv.commits + csv.conflicts
-    meter = model.probe.meters[0]
+    meter = model.probe.meter
     series = {}
     if csv.usage[0].recording:
         series["cpu"] = csv.usage[0].steps()
@@ -91,12 +103,17 @@ def collect(model: RMinerModel) -> RMinerResult:
             series["rm_cpu"] = rm.usage.steps()
         if model.probe.series is not None:
             series["shadow"] = model.probe.series.steps()
+    if model.node_samples:
+        # Fig. 11: (times, mean over nodes, standard deviation over nodes) of per-node CPU utilisation
+        t = np.array([s[0] for s in model.node_samples])
+        u = np.array([s[1] for s in model.node_samples])
+        series["node_util"] = (t, u.mean(axis=1), u.std(axis=1))
     counts.update(csv_commits=csv.commits, csv_conflicts=csv.conflicts, killed=killed,
                   running_at_horizon=sum(t.state == RUNNING for t in tasks))
     return RMinerResult(
         config=cfg,
         shadow_ratio=shadow_int / alloc_int if alloc_int > 0 else 0.0,
-        theory_shadow_ratio=theory_shadow_ratio(cfg.update_delay, cfg.mean_task_duration),
+        theory_shadow_ratio=theory_shadow_ratio(cfg.shadow_period(), cfg.mean_task_duration),
         cpu_utilization=(alloc_int + rm_int) / (cap_cpu * h),
         throughput=scheduled / h,
         tasks_scheduled=scheduled,
@@ -115,4 +132,8 @@ def collect(model: RMinerModel) -> RMinerResult:
         counts=counts,
         series=series,
         capacity_cpu=cap_cpu,
+        util_shadow=rm_int / (cap_cpu * h),
+        util_rm_normal_path=path_int / (cap_cpu * h),
+        util_normal=(alloc_int - path_int) / (cap_cpu * h),
+        scheduled_by=scheduled_by,
     )

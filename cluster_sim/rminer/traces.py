@@ -10,7 +10,7 @@
 
 Example
 -------
->>> tr = shadow_trace(RMinerConfig.ci().replace(machines=4, horizon=3.0, scheduling_rate=20.0))
+>>> tr = shadow_trace(RMinerConfig.ci().replace(machines=4, horizon=3.0, think_time=0.05))
 >>> len(tr.events) > 0 and tr.capacity.shape == (4, 2)
 True
 >>> s = replay_shadow(tr.events, tr.capacity)
@@ -67,6 +67,64 @@ def replay_shadow(events: Sequence, capacity: np.ndarray) -> list[int]:
     return out
 
 
+#: Hand cases for the shadow measurement (Lab 08's exercise): (events, capacity). The second one is
+#: crowded: machine 0 fills up, a task ends there and another scheduler, whose view was refreshed
+#: earlier, takes the released slots again (R_0 = 2 released, F_0 = 0 free: no shadow), while
+#: machine 1 has free slots nobody released (R_1 = 0, F_1 = 4). "Everything released since the
+#: update" says 2 (no min with F), "min of the cluster totals" says min(2, 4) = 2; the shadow is 0.
+SHADOW_HAND_CASES = [
+    ([(0.0, "alloc", 0, (2, 1)), (0.2, "release", 0, (1, 0)), (0.5, "sync", -1, ()), (0.6, "release", 0, (1, 1))],
+     np.array([[4, 4]])),
+    ([(0.0, "alloc", 0, (4, 4)), (0.1, "release", 0, (2, 2)), (0.2, "alloc", 0, (2, 2)), (0.5, "sync", -1, ()),
+      (0.6, "release", 0, (1, 1))],
+     np.array([[4, 4], [4, 4]])),
+]
+
+
+def shadow_state(events: Sequence, capacity: np.ndarray, i: int) -> dict:
+    """Per machine, after event ``i``: R_m (CPU released since the last view update) and F_m (CPU free
+    in the CSV); the shadow on m is min(R_m, F_m). For messages that name the machine that differs."""
+    if not 0 <= i < len(events):
+        raise ValueError(f"i={i!r} is out of range: allowed 0 <= i < {len(events)} (the number of events)")
+    free = np.array(capacity, dtype=np.int64)[:, 0].copy()
+    released = np.zeros_like(free)
+    for t, kind, m, amount in events[: i + 1]:
+        if kind == "alloc":
+            free[m] -= amount[0]
+        elif kind == "release":
+            free[m] += amount[0]
+            released[m] += amount[0]
+        elif kind == "sync":
+            released[:] = 0
+    return {int(m): (int(released[m]), int(free[m])) for m in range(len(free))}
+
+
+def describe_shadow_event(events: Sequence, capacity: np.ndarray, i: int) -> str:
+    """Event ``i`` with every machine's R_m and F_m after it (CPU), and the shadow min(R_m, F_m)."""
+    t, kind, m, amount = events[i]
+    state = shadow_state(events, capacity, i)
+    busy = {k: v for k, v in state.items() if v[0] > 0 or k == m} or state
+    per = "; ".join(f"machine {k}: R_m={r}, F_m={f}, min={min(r, f)}" for k, (r, f) in list(busy.items())[:8])
+    return (f"event {i}: t={t:.4f} {kind} on machine {m} amount={amount}. After it, CPU per machine: {per} "
+            f"(cluster: sum R={sum(r for r, _ in state.values())}, sum F={sum(f for _, f in state.values())}, "
+            f"shadow = sum of min(R_m, F_m) = {sum(min(r, f) for r, f in state.values())})")
+
+
+#: Hand cases for Algorithm 2 (Lab 09's exercise): (shadow, truly free, demand, mode). In the last two no
+#: shadow fits and the normal path must use the *truly free* resources (shadow included): machine 0's
+#: free - shadow is too small in the first, machine 0's free + shadow would wrongly fit in the second.
+CHOICE_HAND_CASES = [
+    (np.array([[2, 20], [6, 20], [4, 40], [0, 0]]), np.array([[10, 200], [7, 100], [30, 800], [64, 1024]]), dem, mode)
+    for dem in ([3, 16], [5, 16], [8, 16], [80, 16], [4, 30]) for mode in ("safe", "smart")
+] + [
+    (np.array([[2, 20], [0, 0], [0, 0]]), np.array([[4, 100], [1, 100], [64, 1024]]), [3, 16], mode)
+    for mode in ("safe", "smart")
+] + [
+    (np.array([[2, 20], [0, 0], [0, 0]]), np.array([[2, 100], [5, 100], [64, 1024]]), [3, 16], mode)
+    for mode in ("safe", "smart")
+]
+
+
 def time_average(events: Sequence, shadows: Sequence[int], t_end: float) -> float:
     """Time-average of the step function that takes value ``shadows[i]`` from ``events[i]``'s time."""
     if len(events) != len(shadows):
@@ -89,8 +147,8 @@ class Decision:
 
 def decision_trace(config: RMinerConfig) -> list[Decision]:
     """Run ``config`` (SafeRM or SmartRM) and record every RM scheduler decision."""
-    if config.mode == "none":
-        raise ValueError("config.mode='none' has no RM scheduler: choose 'safe' or 'smart'")
+    if not config.has_rm:
+        raise ValueError(f"config.mode={config.mode!r} has no RM scheduler: choose 'safe' or 'smart'")
     model = RMinerModel(config, record_series=False)
     model.rm.decision_log = []
     model.run_until(config.horizon)

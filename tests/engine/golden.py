@@ -13,6 +13,17 @@ Intended changes, each explained:
   it lazily, only when certain listeners fired, so the RM filter at a job's arrival could read shadow
   that a due RM completion should already have returned. Every event now settles the one ledger
   first. The old code with its filter settling first gives exactly the new numbers (checked).
+- ``rminer_smart_synchronous`` (issue 13): SmartRM's filter threshold is the update delay, as §4.7
+  says (SmartRM-C 2x, SmartRM-A 4x); it was twice that (SmartRM's shadow resource time T_s + W_d was
+  counted again in the threshold), so fewer, shorter tasks are diverted now.
+- ``rminer_*_staggered`` (issue 13): with staggered view refreshes, shadow is what *no* view can see,
+  for the meter as for the RM scheduler: a release stays shadow until the next refresh of any view
+  (``RMinerConfig.shadow_period`` = d_u / views). The meter used to keep each view's own shadow
+  (d_u long) and average them, while the RM side cleared its shadow at every view's refresh. For
+  ``none`` only ``shadow_ratio`` and ``theory_shadow_ratio`` change (d_u/2l becomes d_u/(2 k l));
+  for ``safe`` and ``smart`` the RM filter's nominal shadow (factor 2 of §3.3) now uses the same
+  period, so its threshold is no longer pinned at its lower clip and more tasks are diverted.
+  ``rminer_none_synchronous`` and ``rminer_safe_synchronous`` are unchanged.
 """
 
 from __future__ import annotations

@@ -100,10 +100,7 @@ def figures_not_shown(nb) -> list[str]:
 # exercises run in test_nbgrader.py, graded by nbgrader itself)
 RUNS = [(p, preset) for p in NOTEBOOKS if p.parent.name == "notebooks" for preset in ("ci", "default")]
 # Known, tracked failures: strict, so the test fails the moment one is fixed and the mark must go.
-KNOWN = {
-    ("09_rminer_resource_miner.ipynb", "default"):
-        "issue 13: 09's Fig. 16 claim (SmartRM-A kills more than SmartRM) does not hold at preset default",
-}
+KNOWN: dict = {}
 
 
 def _runs():

@@ -14,7 +14,7 @@ from cluster_sim.rminer.plots import plot_architectures, plot_fig4, plot_modes, 
 from cluster_sim.rminer.traces import decision_trace, first_difference, replay_shadow, shadow_trace, time_average
 from cluster_sim.ui import ConfigPanel
 
-TINY = RMinerConfig.ci().replace(machines=10, scheduling_rate=10 * 1000 / 1500, horizon=5.0)
+TINY = RMinerConfig.ci().replace(machines=10, think_time=1500 / (10 * 1000), horizon=5.0)
 
 
 def test_panel_reruns_on_a_slider_change():
@@ -33,7 +33,7 @@ def test_lab08_panel_and_figures():
     panel.set(view_refresh="staggered")
     assert panel.result.shadow_ratio > 0
     assert plot_architectures().axes
-    tl = stale_view_timeline(TINY.replace(machines=4, schedulers=2, scheduling_rate=12.0, update_delay=1.0, horizon=4.0))
+    tl = stale_view_timeline(TINY.replace(machines=4, schedulers=2, think_time=1 / 12.0, update_delay=1.0, horizon=4.0))
     # the CSV never shows less free than scheduler 0's view right after a sync
     at_sync = np.isin(tl.times, tl.syncs)
     assert np.array_equal(tl.csv_free[at_sync], tl.view_free[at_sync])
@@ -44,7 +44,7 @@ def test_experiment_tables_and_figures():
     df = shadow_sweep(TINY, update_delays=(0.5,), durations=(2.0, 5.0))
     assert set(df["theory"]) == {0.125, 0.05} and plot_fig4(df).axes
     modes = compare_modes(TINY, schedulers=(8,), loads=(1.0,))
-    assert list(modes["mode"]) == ["none", "safe", "smart"]
+    assert list(modes["mode"]) == ["none", "plus1", "safe", "smart"]  # every comparison has NoRM + 1 scheduler
     assert modes.loc[modes["mode"] == "none", "throughput_gain"].item() == 0.0
     assert plot_modes(modes).axes
 

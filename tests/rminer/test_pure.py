@@ -198,9 +198,16 @@ NOMINAL = FilterFactors(0, 10.0, 100.0, 1.0, 0.5)
 def test_filter_threshold_is_update_delay_at_nominal_state():
     assert RMFilter(multiplier=1.0).threshold(NOMINAL, NOMINAL) == 0.5
     assert RMFilter(multiplier=4.0).threshold(NOMINAL, NOMINAL) == 2.0
-    # SmartRM counts on T_s + W_d: one more update delay by default
-    assert RMFilter(mode="smart", multiplier=1.0).threshold(NOMINAL, NOMINAL) == 1.0
-    assert RMFilter(mode="smart", multiplier=1.0, waiting_allowance=0).threshold(NOMINAL, NOMINAL) == 0.5
+
+
+
+@pytest.mark.parametrize("name, multiplier, expected", [("SmartRM", 1.0, 0.5), ("SmartRM-C", 2.0, 1.0),
+                                                        ("SmartRM-A", 4.0, 2.0)])
+def test_smartrm_thresholds_are_the_papers(name, multiplier, expected):
+    """§4.7: SmartRM's default threshold is d_u, SmartRM-C 2x, SmartRM-A 4x (issue 13: they were doubled,
+    because SmartRM's shadow resource time T_s + W_d was counted again in the threshold)."""
+    assert RMFilter(mode="smart", multiplier=multiplier).threshold(NOMINAL, NOMINAL) == expected, name
+    assert RMFilter(mode="safe", multiplier=1.0).threshold(NOMINAL, NOMINAL) == 0.5
 
 
 @settings(max_examples=100, deadline=None)
