@@ -226,3 +226,39 @@ def test_paper_table_verdicts_follow_the_numbers():
     assert "30% smaller" in t.loc["smallest cluster at the users' attainment (60%)", "ours"]
     assert t.loc["Fig. 10a breakdown: model_only (static)", "verdict"].startswith("does not hold")
     assert t.loc["Fig. 10a breakdown: morpheus (static)", "verdict"] == "fewer violations than users"
+
+
+def test_the_inference_service_fits_what_fit_skyline_fits_on_the_recorded_runs():
+    """Issue 9: the Mesa service's contract equals fit_skyline on the same recorded runs. The service
+    refits from what the collector recorded by then; the reference refits from the finished log cut at
+    each refit's time, with fit_skyline called directly on that template's last history_runs skylines."""
+    from cluster_sim.morpheus import SLOConfig, fit_skyline
+    from cluster_sim.morpheus.checks import align_skylines
+    from cluster_sim.morpheus.experiments import refit
+
+    slo = SLOConfig.ci()
+    c = SMALL.replace(arm="user", cycle_minutes=720, hourly_share=1.0)  # 12 runs of each hourly job
+
+    def factory(model):
+        # the consumer reads each output at a fixed time of the hour (55 min in), so every run has a
+        # deadline with slack to infer (§4's actionable jobs)
+        collector = TelemetryCollector(model, read_time=lambda run, t_end: run.period_start + 3300.0)
+        model.inference = InferenceService(model, collector, lambda log: refit(log, slo), interval=1800.0,
+                                           start=1800.0)
+        return collector
+
+    model, *_, end = build_model(c, collector=factory)
+    model.run_until(end)
+    fitted = [(t, contracts) for t, contracts in model.inference.history if contracts]
+    assert len(fitted) >= 3, "too few refits produced a contract: the recorded runs were too few"
+    n_runs = [max(c.fit.n_runs for c in contracts.values()) for _, contracts in fitted]
+    assert n_runs == sorted(n_runs) and n_runs[-1] > n_runs[0], f"history should grow between refits: {n_runs}"
+    log = model.collector.log
+    for t, contracts in fitted:
+        skylines = log.until(t).skylines()
+        for name, contract in contracts.items():
+            runs = skylines[name][-slo.history_runs:]
+            assert contract.fit.n_runs == len(runs)
+            expected = fit_skyline(align_skylines(runs), slo.alpha, beta_fraction=slo.beta_fraction)
+            np.testing.assert_allclose(contract.skyline, expected.skyline, atol=1e-6,
+                                       err_msg=f"{name} at t = {t:g} s")
