@@ -17,7 +17,9 @@ fails if a lab reaches into a private member of the engine):
   once if a task fits no machine).
 - **Who schedules.** ``model.make_schedulers(policy)`` builds the schedulers and
   ``model.route(job)`` picks the one a job goes to; ``scheduler_class`` and ``job_manager_class``
-  name the agents. A :class:`Scheduler` is a template: ``queue_key()`` orders its queue,
+  name the agents. A :class:`JobManager` hands a stage's tasks to its scheduler through
+  ``release_stage(s)`` when the stage is ready (all at once; a framework that caps its parallelism
+  overrides it). A :class:`Scheduler` is a template: ``queue_key()`` orders its queue,
   ``decide(task)`` does something with the head task (returns ``PLACED``, ``RETRY`` or
   ``BLOCKED``), ``choose(task)`` picks a machine, ``on_blocked()`` says what to wait for.
 - **The one ledger.** ``model.csv.ledger`` (a :class:`ResourceLedger`) holds every running task as

@@ -446,9 +446,14 @@ class JobManager(mesa.Agent):
             task, reason = unplaceable
             self.fail(f"task {task.id} can fit on no machine: {reason}")
             return
-        for stage in self.job.stages:
+        for s, stage in enumerate(self.job.stages):
             if not stage.parents:
-                self.scheduler.enqueue(stage.tasks)
+                self.release_stage(s)
+
+    def release_stage(self, s: int) -> None:
+        """Stage ``s`` is ready (its parents are complete): hand its tasks to the scheduler. All at once
+        here; a framework that caps its parallelism overrides this and releases more as tasks end."""
+        self.scheduler.enqueue(self.job.stages[s].tasks)
 
     def on_task_started(self, task: Task) -> None:
         """The first start of one of our tasks (called once per task, by the model)."""
@@ -462,7 +467,7 @@ class JobManager(mesa.Agent):
         for c in self.job.stages[s].children:
             self.parents_left[c] -= 1
             if self.parents_left[c] == 0:
-                self.scheduler.enqueue(self.job.stages[c].tasks)
+                self.release_stage(c)
         if self.stages_left == 0:
             self.job.finish = task.finish
             self.model.job_finished(self)

@@ -170,18 +170,10 @@ class CappedJobManager(JobManager):
     def watched(self, task: Task) -> bool:
         return self.widths is not None or super().watched(task)
 
-    def start(self) -> None:
+    def release_stage(self, s: int) -> None:
         if self.widths is None:
-            super().start()
+            super().release_stage(s)
             return
-        if self.model.unplaceable(self.job) is not None:
-            super().start()  # the engine's refusal, with its reason
-            return
-        for stage in self.job.stages:
-            if not stage.parents:
-                self._release(stage.index)
-
-    def _release(self, s: int) -> None:
         tasks = self.job.stages[s].tasks
         n = min(self.widths[s] - self.outstanding[s], len(tasks) - self.released[s])
         if n > 0:
@@ -190,23 +182,10 @@ class CappedJobManager(JobManager):
             self.outstanding[s] += n
 
     def on_task_finished(self, task: Task) -> None:
-        if self.widths is None:
-            super().on_task_finished(task)
-            return
-        s = task.stage
-        self.tasks_left[s] -= 1
-        self.outstanding[s] -= 1
-        self._release(s)
-        if self.tasks_left[s]:
-            return
-        self.stages_left -= 1
-        for c in self.job.stages[s].children:
-            self.parents_left[c] -= 1
-            if self.parents_left[c] == 0:
-                self._release(c)
-        if self.stages_left == 0:
-            self.job.finish = task.finish
-            self.model.job_finished(self)
+        if self.widths is not None:
+            self.outstanding[task.stage] -= 1
+            self.release_stage(task.stage)  # one more of this stage, if it has any left
+        super().on_task_finished(task)
 
 
 def build_jobs(runs: list[Run], adhoc, first_task: int = 0) -> list[Job]:
