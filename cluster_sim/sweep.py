@@ -89,16 +89,19 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .progress import PROGRESS_AFTER_SECONDS as _PROGRESS_AFTER_SECONDS
+from .progress import STYLES, LazyBar, quiet
+from .progress import style as progress_style
+
 __all__ = ["run_grid", "SweepError", "grid_points", "result_metrics", "cache_dir", "cache_key",
            "AUTO_PARALLEL_SECONDS", "PROGRESS_AFTER_SECONDS"]
 
 #: ``client="auto"`` starts a LocalCluster when the remaining points are estimated above this
 AUTO_PARALLEL_SECONDS = 60.0
 #: ``progress=None`` shows a bar when the sweep is estimated above this
-PROGRESS_AFTER_SECONDS = 5.0
+PROGRESS_AFTER_SECONDS = _PROGRESS_AFTER_SECONDS
 CLIENTS = ("auto", "inprocess", "local")
-#: ``$CLUSTER_SIM_PROGRESS``: a notebook-aware bar, a plain text bar (headless runs: no widget), none
-PROGRESS_STYLES = ("auto", "text", "off")
+PROGRESS_STYLES = STYLES
 ON_ERROR = ("raise", "record")
 
 
@@ -261,8 +264,10 @@ def result_metrics(result) -> dict:
 
 
 def _evaluate(config, run: Callable, metrics: Callable | None) -> dict:
-    """What each task runs, wherever it runs: the metrics of ``run(config)`` (a small dict)."""
-    result = run(config)
+    """What each task runs, wherever it runs: the metrics of ``run(config)`` (a small dict). A point
+    draws no bar of its own (:func:`cluster_sim.progress.quiet`): the sweep's bar counts points."""
+    with quiet():
+        result = run(config)
     values = metrics(result) if metrics is not None else result_metrics(result)
     if not isinstance(values, Mapping):
         raise TypeError(f"metrics(result) returned a {type(values).__name__}, not a dict")
@@ -365,45 +370,15 @@ def _machine_workers() -> int:
 
 
 def _progress_style() -> str:
-    style = os.environ.get("CLUSTER_SIM_PROGRESS", "auto")
-    if style not in PROGRESS_STYLES:
-        raise ValueError(f"CLUSTER_SIM_PROGRESS={style!r} is not allowed: choose one of "
-                         f"{', '.join(map(repr, PROGRESS_STYLES))}")
-    return style
+    return progress_style()  # a bad $CLUSTER_SIM_PROGRESS is a ValueError naming it
 
 
-class _Progress:
-    """A tqdm.auto bar; with ``progress=None`` opened only once the pace so far says the sweep is long."""
+class _Progress(LazyBar):
+    """The sweep's bar, in points: with ``progress=None`` opened only once the pace so far says the
+    sweep is long (``PROGRESS_AFTER_SECONDS``, read when the sweep starts)."""
 
     def __init__(self, progress, total: int, done: int):
-        self.progress, self.total, self.done, self.bar = progress, total, done, None
-        self.start, self.computed = time.perf_counter(), 0
-        if progress is True:
-            self.open()
-
-    def open(self) -> None:
-        style = _progress_style()
-        if self.bar is None and self.total and style != "off":
-            if style == "text":
-                from tqdm import tqdm
-            else:
-                from tqdm.auto import tqdm
-            self.bar = tqdm(total=self.total, initial=self.done, desc="sweep", unit="point")
-
-    def step(self) -> None:
-        self.done += 1
-        self.computed += 1
-        if self.bar is None and self.progress is None:
-            pace = (time.perf_counter() - self.start) / self.computed
-            if pace * (self.total - self.done) > PROGRESS_AFTER_SECONDS:
-                self.open()  # starts at self.done: this step is counted
-                return
-        if self.bar is not None:
-            self.bar.update(1)
-
-    def close(self) -> None:
-        if self.bar is not None:
-            self.bar.close()
+        super().__init__(total, desc="sweep", unit="point", done=done, show=progress, after=PROGRESS_AFTER_SECONDS)
 
 
 def _run_here(todo, configs, run, metrics, record, progress):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections import Counter
 from dataclasses import dataclass, field
@@ -11,6 +12,7 @@ import mesa
 import numpy as np
 from mesa.time import Priority, Schedule
 
+from ..progress import advance, announce
 from .agents import CentralStateView, JobManager, Machine, Scheduler
 from .cluster_config import ClusterConfig
 from .metrics import StepIntegral
@@ -208,8 +210,31 @@ class ClusterModel(mesa.Model):
             self.check_invariants()
 
     def run_until(self, end_time: float) -> None:
-        super().run_until(end_time)
+        """Run to ``end_time``. A long run says first how long it will roughly take and shows a
+        progress bar in simulated seconds (:mod:`cluster_sim.progress`; neither changes a result)."""
+        if end_time > self.time:
+            announce(self.estimated_seconds(end_time),
+                     f"{type(self).__name__}: {self.tasks_due(end_time):,} tasks over {end_time - self.time:g} "
+                     "simulated seconds")
+            advance(super().run_until, self.time, end_time, desc=type(self).__name__)
+        else:
+            super().run_until(end_time)
         self.settle()  # completions due by the horizon are part of the run
+
+    def tasks_due(self, end_time: float) -> int:
+        """Tasks of the jobs still to arrive by ``end_time``."""
+        return sum(j.n_tasks for j in itertools.takewhile(lambda j: j.arrival <= end_time,
+                                                          itertools.islice(self.jobs, self._next_job, None)))
+
+    def estimated_seconds(self, end_time: float) -> float:
+        """Rough wall time to run to ``end_time``: the engine's cost per task and per view refresh
+        (``ClusterConfig.SECONDS_PER_*``, measured by bench/engine.py) times what is due by then."""
+        c = self.config
+        seconds = self.tasks_due(end_time) * c.SECONDS_PER_TASK
+        if self.csv.views and c.update_delay > 0:
+            refreshes = (end_time - self.time) / c.update_delay * len(self.csv.views)
+            seconds += refreshes * (c.SECONDS_PER_REFRESH + len(self.machines) * c.SECONDS_PER_REFRESHED_MACHINE)
+        return seconds
 
     # ---- arrivals and job bookkeeping ----------------------------------------------------------
     def _arrive(self) -> None:

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from ..progress import track
 from ._check import real_number, whole_number
 from .baselines import StageProblem, nsga2, ws_sample
 from .clustering import density_clusters_1d, machine_groups
@@ -104,7 +105,7 @@ def run_placement(config: PlacementConfig) -> PlacementResult:
     so = StageOptimizer(model, theta0=(config.cores0, config.memory0), alpha=config.alpha)
     rng = np.random.default_rng([config.seed, 6])
     rows, example, counts = [], {}, []
-    for s in range(config.stages):
+    for s in track(range(config.stages), desc="IPA placement", unit="stage"):
         stage, mach = _stage_machines(config, rng)
         try:
             plans = [so.fuxi(stage, mach), so.ipa(stage, mach, clustered=False), so.ipa(stage, mach, clustered=True)]
@@ -175,7 +176,7 @@ def optimality_study(seed: int = 0, cases: int = 200, m: int = 6, n: int = 4, pe
     perturb = real_number(perturb, "perturb", lo=0.0)
     rng = np.random.default_rng([seed, 51])
     out = []
-    for c in range(cases):
+    for c in track(range(cases), desc="optimality cases", unit="case"):
         rows = np.sort(rng.lognormal(0, 1, size=m))[rng.permutation(m)]
         speed = rng.uniform(0.5, 2.0, size=n)
         L = np.round(10 * rows[:, None] / speed[None, :] * rng.lognormal(0, perturb, size=(m, n)), 6)
@@ -221,7 +222,7 @@ def run_resource_plans(config: ResourcePlanConfig) -> ResourcePlanResult:
     rng = np.random.default_rng([config.seed, 9])
     noise_rng = np.random.default_rng([config.seed, 99])
     rows, example = [], {}
-    for s in range(config.stages):
+    for s in track(range(config.stages), desc="resource plans", unit="stage"):
         stage, mach = _stage_machines(config, rng)
         try:
             fuxi = so.fuxi(stage, mach)
@@ -269,7 +270,7 @@ def run_raa_choices(config: ResourcePlanConfig) -> pd.DataFrame:
     so = optimizer_for(config)
     rng = np.random.default_rng([config.seed, 9])    # the same stages as run_resource_plans
     rows = []
-    for s in range(config.study_stages):
+    for s in track(range(config.study_stages), desc="RAA choices", unit="stage"):
         stage, mach = _stage_machines(config, rng)
         try:
             fuxi = so.fuxi(stage, mach)
@@ -305,7 +306,7 @@ def run_baselines(config: ResourcePlanConfig) -> pd.DataFrame:
     so = optimizer_for(config)
     rng = np.random.default_rng([config.seed, 8])
     rows = []
-    for s in range(config.moo_stages):
+    for s in track(range(config.moo_stages), desc="MOO baselines", unit="stage"):
         stage = make_stage(rng, config.moo_instances, skew=config.skew)
         mach = make_machines(rng, config.moo_machines, busy_fraction=config.busy_fraction, levels=config.levels)
         problem = StageProblem(so, stage, mach)
@@ -366,7 +367,7 @@ def run_model_accuracy(config: ResourcePlanConfig) -> pd.DataFrame:
     sos = {name: optimizer_for(config, model) for name, (model, _) in models.items()}
     first = next(iter(sos.values()))
     rows = []
-    for s in range(config.study_stages):
+    for s in track(range(config.study_stages), desc="model accuracy", unit="stage"):
         stage, mach = _stage_machines(config, rng)
         try:
             fuxi = first.fuxi(stage, mach)

@@ -48,6 +48,8 @@ import ipywidgets as widgets
 from IPython import get_ipython
 from IPython.display import Image, display
 
+from ..progress import quiet
+
 #: a change estimated to take longer than this many seconds is refused by a panel (the slider
 #: ranges aim at about one second; the estimate is rough, so the budget leaves room)
 PANEL_BUDGET_SECONDS = 5.0
@@ -321,7 +323,8 @@ class ConfigPanel:
         self._set_busy(True, moved)
         t0 = time.perf_counter()
         try:
-            result = self._run(config)
+            with quiet():  # the panel shows its own busy state; a bar would land in the output area
+                result = self._run(config)
             figure = self._plot(result)
             image = render_png(figure)
         except ValueError as e:
