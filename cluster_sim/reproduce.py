@@ -4,7 +4,8 @@ Each notebook in ``notebooks/`` is executed headless with papermill at the prese
 no panels), and the report gathers, per lab, the section that puts our numbers beside the paper's
 (the "What the paper reports vs what we see" section; the tour's "What theory says vs what we see"):
 its prose, tables and figures as the notebook computed them, then the notebook's closing cell (its
-claims, checked, and its headline metrics). Each lab's entry says the preset, the wall time and
+claims, checked, and its headline metrics), then every figure the notebook drew outside its panel, each
+under the heading of the section that drew it (the headings cite the paper's figures). Each lab's entry says the preset, the wall time and
 whether every claim held; the top of the report records the environment (Python, packages, cores,
 git commit). The executed notebooks are kept next to the report, each also as HTML, so every number
 can be traced to the cell that computed it.
@@ -52,6 +53,7 @@ class LabRun:
     error: str | None = None
     executed: Path | None = None
     cells: list = field(default_factory=list)
+    figures: list = field(default_factory=list)
 
     @property
     def lab(self) -> str:
@@ -100,6 +102,31 @@ def report_cells(nb) -> list:
     return cells
 
 
+def figure_cells(nb) -> list:
+    """Every figure the executed notebook drew outside its panel section ("Try it"), each group under
+    a caption naming the notebook section that drew it (its heading, which cites the paper's figure)."""
+    import nbformat
+
+    cells, heading, captioned = [], "", None
+    for c in nb.cells:
+        if c.cell_type == "markdown":
+            found = re.findall(r"^## +(.+)$", c.source, flags=re.M)
+            heading = found[-1].strip() if found else heading
+            continue
+        if c.cell_type != "code" or re.search(r"\bTry it\b", heading):
+            continue
+        images = [o for o in c.get("outputs", []) if "image/png" in o.get("data", {})]
+        if not images:
+            continue
+        if captioned != heading:
+            cells.append(nbformat.v4.new_markdown_cell(f"#### {heading}" if heading else "#### Before the first section"))
+            captioned = heading
+        figure = copy.deepcopy(c)
+        figure.outputs = copy.deepcopy(images)
+        cells.append(figure)
+    return cells
+
+
 def execute(path: Path, scale: str, out_dir: Path, timeout: int) -> LabRun:
     import nbformat
     import papermill as pm
@@ -121,6 +148,7 @@ def execute(path: Path, scale: str, out_dir: Path, timeout: int) -> LabRun:
             run.cells = report_cells(nb)
         except ValueError as err:
             run.error = run.error or str(err)
+        run.figures = figure_cells(nb)
     return run
 
 
@@ -173,6 +201,11 @@ def build_report(runs: list[LabRun], scale: str, out_dir: Path, total_seconds: f
             f'<a id="{r.lab}"></a>\n\n## {_title(r.notebook)}\n\n`{r.notebook.name}` at preset `{scale}`: '
             f"{r.seconds:.1f} s wall time; {status}."))
         cells.extend(r.cells)
+        if r.figures:
+            cells.append(nbformat.v4.new_markdown_cell(
+                f"### Figures\n\nEvery figure `{r.notebook.name}` drew at preset `{scale}` (its panel aside), under "
+                "the heading of the section that drew it."))
+            cells.extend(r.figures)
     report = nbformat.v4.new_notebook(cells=cells)
     report.metadata["kernelspec"] = {"name": KERNEL, "display_name": "Python (cluster_sim)", "language": "python"}
     exporter = HTMLExporter(exclude_input=True, exclude_input_prompt=True, exclude_output_prompt=True)

@@ -10,7 +10,7 @@ import re
 import nbformat
 import pytest
 
-from cluster_sim.reproduce import LabRun, build_report, main, notebooks, report_cells
+from cluster_sim.reproduce import LabRun, build_report, figure_cells, main, notebooks, report_cells
 
 
 def test_every_lab_has_a_paper_vs_ours_section_and_closing_claims():
@@ -48,3 +48,25 @@ def test_make_reproduce_runs_a_lab_and_reports_its_table(tmp_path):
     # the claims table the tour computed, with its verdict column, is in the report
     assert "holds" in report and "<table" in report
     assert (tmp_path / "00_cluster_sim_tour.html").exists()
+    assert report.count("<img") >= 3, "the tour's figures (outside its panel) are missing from the report"
+
+
+def test_the_report_shows_every_figure_a_lab_drew_outside_its_panel(tmp_path):
+    nb = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_markdown_cell("## 1 · The worked example (Fig. 5)"),
+        nbformat.v4.new_code_cell("plot()", outputs=[
+            nbformat.v4.new_output("stream", name="stdout", text="a log line\n"),
+            nbformat.v4.new_output("display_data", data={"image/png": "iVBORw0KGgo=", "text/plain": "<Figure>"})]),
+        nbformat.v4.new_code_cell("x = 1"),
+        nbformat.v4.new_markdown_cell("## 2 · Try it: the panel"),
+        nbformat.v4.new_code_cell("panel()", outputs=[
+            nbformat.v4.new_output("display_data", data={"image/png": "cGFuZWw=", "text/plain": "<Figure>"})]),
+    ])
+    figures = figure_cells(nb)
+    assert [c.cell_type for c in figures] == ["markdown", "code"]
+    assert figures[0].source == "#### 1 · The worked example (Fig. 5)"
+    assert [list(o.data) for o in figures[1].outputs] == [["image/png", "text/plain"]]  # the log line is dropped
+    path = notebooks(["00"])[0]
+    run = LabRun(path, "ci", seconds=1.0, cells=report_cells(nbformat.read(path, as_version=4)), figures=figures)
+    html = build_report([run], "ci", tmp_path, 1.0).read_text()
+    assert html.count("<img") == 1 and "iVBORw0KGgo=" in html and "cGFuZWw=" not in html
