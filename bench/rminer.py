@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import gc
 import heapq
+import os
 import resource
 import sys
 import time
@@ -125,7 +126,7 @@ def bench_sweep(quick: bool) -> None:
     same = here.equals(there)
     print(f"  in-process {t_here:7.1f}s ({t_here / runs:.1f}s per run)   LocalCluster of {workers} workers "
           f"{t_there:7.1f}s (cluster start included)   RATIO in-process / LocalCluster = {t_here / t_there:4.2f}x "
-          f"(ideal {workers})   same frame: {same}", flush=True)
+          f"(ideal {workers})   same frame: {same}   load average {os.getloadavg()[0]:.1f}", flush=True)
     if not same:
         print(pd.concat({"in-process": here, "LocalCluster": there}, axis=1).to_string())
 
