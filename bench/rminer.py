@@ -14,7 +14,8 @@ decision event (Mesa schedule_event + weakref, ~20%), Scheduler._decide / CSV.co
 The sweep section runs notebook 08's Fig. 4 sweep at the paper preset (15 NoRM runs of 200 machines,
 300 s) through ``run_grid`` in this process and then on a Dask LocalCluster of every usable core (what
 ``client="auto"`` chooses for it), and prints the RATIO of the wall times (ideal: the number of workers;
-the cluster's start is included, as a notebook pays it) and whether both give the same frame.
+the cluster's start is included, as a notebook pays it) and whether both give the same frame. Measured
+(2026-11-23, --quick, load average 7-10 from other sessions): 369 s in-process, 220 s on 2 workers, 1.68x.
 
     .venv/bin/python bench/rminer.py --quick      # CI + default presets, a 20 s slice of the paper scale
     .venv/bin/python bench/rminer.py              # ... and the paper's full 300 s (NoRM and SmartRM)
