@@ -11,8 +11,15 @@ SmartRM 283 s wall (under contention, load average 2-4), peak RSS 1.2 GB; a quie
 decision event (Mesa schedule_event + weakref, ~20%), Scheduler._decide / CSV.commit / ledger
 (~27%), RMiner's listeners (~13%), the probing placement (~6%), RM decisions (~9%, 4% of tasks).
 
+The sweep section runs notebook 08's Fig. 4 sweep at the paper preset (15 NoRM runs of 200 machines,
+300 s) through ``run_grid`` in this process and then on a Dask LocalCluster of every usable core (what
+``client="auto"`` chooses for it), and prints the RATIO of the wall times (ideal: the number of workers;
+the cluster's start is included, as a notebook pays it) and whether both give the same frame. Measured
+(2026-11-23, --quick, load average 7-10 from other sessions): 369 s in-process, 220 s on 2 workers, 1.68x.
+
     .venv/bin/python bench/rminer.py --quick      # CI + default presets, a 20 s slice of the paper scale
     .venv/bin/python bench/rminer.py              # ... and the paper's full 300 s (NoRM and SmartRM)
+    .venv/bin/python bench/rminer.py --part sweep # the Fig. 4 sweep in-process vs LocalCluster (--quick: 60 s runs)
 """
 
 from __future__ import annotations
@@ -20,13 +27,17 @@ from __future__ import annotations
 import argparse
 import gc
 import heapq
+import os
 import resource
 import sys
 import time
 
 import numpy as np
+import pandas as pd
 
 from cluster_sim.rminer import RMinerConfig
+from cluster_sim.rminer.config import scaled_think_time
+from cluster_sim.rminer.experiments import shadow_sweep
 from cluster_sim.rminer.model import RMinerModel
 from cluster_sim.rminer.simulation import collect
 
@@ -92,21 +103,60 @@ def bench(label: str, cfg: RMinerConfig) -> dict:
     return row
 
 
-def main(argv=None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--quick", action="store_true", help="CI + default presets and a 20 s paper-scale slice")
-    ap.add_argument("--modes", default="none,smart", help="modes for the full paper-scale runs")
-    args = ap.parse_args(argv)
+#: notebook 08's Fig. 4 grid
+FIG4 = dict(update_delays=(0.3, 0.5, 1.0), durations=(2.0, 4.0, 5.0, 10.0, 20.0))
+
+
+def bench_sweep(quick: bool) -> None:
+    """Notebook 08's Fig. 4 sweep at the paper preset, in this process and on a LocalCluster."""
+    from cluster_sim.sweep import _machine_workers
+
+    base = RMinerConfig.paper().replace(machines=200, think_time=scaled_think_time(200))  # notebook 08's sweep_base
+    if quick:
+        base = base.replace(horizon=60.0)
+    runs = len(FIG4["update_delays"]) * len(FIG4["durations"])
+    workers = _machine_workers()
+    print(f"Fig. 4 sweep at the paper preset: {runs} NoRM runs of {base.machines} machines, {base.horizon:g} s", flush=True)
+    gc.collect()
+    t0 = time.perf_counter()
+    here = shadow_sweep(base, **FIG4, client="inprocess", cache=False)
+    t_here = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    there = shadow_sweep(base, **FIG4, client="local", cache=False)
+    t_there = time.perf_counter() - t0
+    same = here.equals(there)
+    print(f"  in-process {t_here:7.1f}s ({t_here / runs:.1f}s per run)   LocalCluster of {workers} workers "
+          f"{t_there:7.1f}s (cluster start included)   RATIO in-process / LocalCluster = {t_here / t_there:4.2f}x "
+          f"(ideal {workers})   same frame: {same}   load average {os.getloadavg()[0]:.1f}", flush=True)
+    if not same:
+        print(pd.concat({"in-process": here, "LocalCluster": there}, axis=1).to_string())
+
+
+def bench_runs(quick: bool, modes: str) -> None:
     print(f"plain-loop baseline: {plain_loop(200_000) * 1e6:.2f} us per task (2 heap events)")
     for mode in ("none", "safe", "smart"):
         bench("ci preset", RMinerConfig.ci().replace(mode=mode))
     for mode in ("none", "safe", "smart"):
         bench("default preset", RMinerConfig.default().replace(mode=mode))
     bench("paper scale, 20 s slice", RMinerConfig.paper().replace(mode="smart", horizon=20.0))
-    if args.quick:
+    if quick:
         return
-    for mode in args.modes.split(","):
+    for mode in modes.split(","):
         bench("paper scale, 300 s", RMinerConfig.paper().replace(mode=mode))
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--quick", action="store_true",
+                    help="CI + default presets and a 20 s paper-scale slice; the sweep's runs 60 s long")
+    ap.add_argument("--modes", default="none,smart", help="modes for the full paper-scale runs")
+    ap.add_argument("--part", choices=("runs", "sweep", "all"), default="all",
+                    help="single runs, the paper-scale Fig. 4 sweep in-process vs LocalCluster, or both")
+    args = ap.parse_args(argv)
+    if args.part in ("runs", "all"):
+        bench_runs(args.quick, args.modes)
+    if args.part in ("sweep", "all"):
+        bench_sweep(args.quick)
 
 
 if __name__ == "__main__":

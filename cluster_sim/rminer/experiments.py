@@ -4,7 +4,10 @@ settings that reach the paper's effect size and where the gain comes from (:func
 Figs. 15-16 (SmartRM, SmartRM-C, SmartRM-A over update delays: :func:`smart_variants`), and the
 stale-view timeline of Fig. 3.
 
-Each function returns a pandas DataFrame (one row per run) so notebooks can show and plot it.
+Each function returns a pandas DataFrame (one row per run) so notebooks can show and plot it. Every
+sweep over configs and seeds goes through :func:`cluster_sim.sweep.run_grid`: each sweeping function
+takes ``client=None, cache=None`` and passes them on (in this process while a sweep is short, on a Dask
+cluster when it is long; each point cached on disk).
 
 Example
 -------
@@ -15,14 +18,16 @@ Example
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
+from ..sweep import run_grid
 from .config import RMinerConfig
 from .model import RMinerModel
-from .simulation import RMinerResult, run
+from .simulation import SUMMARY_COLUMNS, RMinerResult, run
 
 # Figs. 10, 12, 13, 14 of the paper, as read from the text (§4.2-4.5): the ranges it reports.
 PAPER_REPORTS = {
@@ -38,20 +43,25 @@ PAPER_REPORTS = {
 }
 
 
+def _shadow_point(config: RMinerConfig) -> dict:
+    """shadow_sweep's point: the measured and theoretical shadow ratio of one NoRM run."""
+    r = run(config, record_series=False)
+    return dict(measured=r.shadow_ratio, theory=r.theory_shadow_ratio, survival_mean=r.survival_mean,
+                utilisation=r.cpu_utilization)
+
+
+SHADOW_COLUMNS = ["update_delay", "mean_task_duration", "seed", "measured", "theory", "survival_mean", "utilisation"]
+
+
 def shadow_sweep(base: RMinerConfig, update_delays=(0.25, 0.5, 1.0), durations=(2.0, 5.0, 10.0, 20.0),
-                 seeds=None) -> pd.DataFrame:
-    """Fig. 4: measured shadow ratio vs ``d_u / 2l`` over update delays and mean durations (NoRM)."""
-    rows = []
+                 seeds=None, *, client=None, cache=None) -> pd.DataFrame:
+    """Fig. 4: measured shadow ratio vs ``d_u / 2l`` over update delays and mean durations (NoRM), one
+    row per (update delay, duration, seed) in that order. ``client`` and ``cache`` go to
+    :func:`cluster_sim.sweep.run_grid`."""
     seeds = _check_seeds(seeds, base)
-    for d_u in update_delays:
-        for l in durations:
-            for seed in seeds:
-                r = run(base.replace(mode="none", update_delay=d_u, mean_task_duration=l, seed=seed),
-                        record_series=False)
-                rows.append(dict(update_delay=d_u, mean_task_duration=l, seed=seed, measured=r.shadow_ratio,
-                                 theory=r.theory_shadow_ratio, survival_mean=r.survival_mean,
-                                 utilisation=r.cpu_utilization))
-    df = pd.DataFrame(rows)
+    grid = {"update_delay": list(update_delays), "mean_task_duration": list(durations)}
+    df = run_grid(_shadow_point, canonical(base.replace(mode="none")), grid, seeds=list(seeds), client=client,
+                  cache=cache)[SHADOW_COLUMNS].copy()
     df["deviation"] = df["measured"] / df["theory"] - 1.0
     return df
 
@@ -59,6 +69,9 @@ def shadow_sweep(base: RMinerConfig, update_delays=(0.25, 0.5, 1.0), durations=(
 METRICS = ("cpu_utilization", "throughput", "mean_job_wait", "conflict_rate", "rm_conflict_rate", "shadow_ratio",
            "shadow_used_share", "rm_killed_share", "util_shadow", "util_rm_normal_path", "util_normal")
 COUNTS = ("rm_placed", "rm_killed", "rm_normal_path", "diverted")
+
+
+ROW_COLUMNS = [*METRICS, *COUNTS, "normal_tasks", "tasks_submitted"]  # _row's keys, in its order
 
 
 def _row(r) -> dict:
@@ -96,7 +109,17 @@ def _check_seeds(seeds, base: RMinerConfig) -> tuple:
     return seeds
 
 
-_ROWS: dict = {}  # config -> metrics row: a run is a function of its config (all randomness is seeded)
+# ---- the cells' sweeps: every loop over configs and seeds goes through cluster_sim.sweep.run_grid ------
+# Two caches with two jobs, both keyed by the canonical config (equal runs are recognised as equal):
+# * _ROWS, in memory (config -> metrics row): a run is a function of its config (all randomness is
+#   seeded), so a process runs each cell once. A notebook shows a run (run_remembered) and then sweeps
+#   over the same cell, and asks for some cells in two sweeps (NoRM at 8 schedulers, 2x load is in
+#   Figs. 10-14 and in reach_paper). run_cells looks here first, in this process, and gives run_grid only
+#   the runs it lacks: a remembered run is not repeated, whether the sweep runs here or on Dask workers
+#   (which have memos of their own, empty). Whatever run_grid returns is remembered.
+# * run_grid's disk cache: a rerun of the notebook, or an interrupted sweep, resumes without running
+#   anything it already ran; editing the package's source starts afresh.
+_ROWS: dict = {}
 _ROWS_MAX = 512
 
 
@@ -109,16 +132,26 @@ def canonical(config: RMinerConfig) -> RMinerConfig:
     return config.replace(**{f: d[f].default for f in ignored})
 
 
+def _remember(config: RMinerConfig, row: dict) -> None:
+    if config not in _ROWS:
+        if len(_ROWS) >= _ROWS_MAX:
+            _ROWS.pop(next(iter(_ROWS)))
+        _ROWS[config] = row
+
+
+def _cell_point(config: RMinerConfig) -> dict:
+    """run_cells' point: the metrics row of one run (of a canonical config)."""
+    return _row(run(config, record_series=False))
+
+
 def metrics_row(config: RMinerConfig) -> dict:
     """The headline metrics of ``run(config)``, remembered: the notebooks ask for some cells twice
     (NoRM at 8 schedulers, 2x load is in Figs. 10-14 and in the effect-size table)."""
     config = canonical(config)
     row = _ROWS.get(config)
     if row is None:
-        row = _row(run(config, record_series=False))
-        if len(_ROWS) >= _ROWS_MAX:
-            _ROWS.pop(next(iter(_ROWS)))
-        _ROWS[config] = row
+        row = _cell_point(config)
+        _remember(config, row)
     return dict(row)
 
 
@@ -126,34 +159,55 @@ def run_remembered(config: RMinerConfig) -> "RMinerResult":
     """``run(config)`` with its series (for figures), its metrics remembered for the sweeps: a notebook
     that shows a run and then sweeps over the same cell runs it once."""
     result = run(config)
-    key = canonical(config)
-    if key not in _ROWS:
-        if len(_ROWS) >= _ROWS_MAX:
-            _ROWS.pop(next(iter(_ROWS)))
-        _ROWS[key] = _row(result)
+    _remember(canonical(config), _row(result))
     return result
 
 
-def run_cells(base: RMinerConfig, cells: list[dict], seeds=None) -> pd.DataFrame:
+def _changes(base: RMinerConfig, config: RMinerConfig) -> dict:
+    """The fields where ``config`` differs from ``base`` (and its seed): a grid point of run_grid."""
+    out = {f.name: getattr(config, f.name) for f in dataclasses.fields(config)
+           if getattr(config, f.name) != getattr(base, f.name)}
+    return {**out, "seed": config.seed}
+
+
+def _metrics_rows(base: RMinerConfig, configs: list, client, cache) -> dict:
+    """Canonical config -> metrics row for every one of ``configs``: from the memo, the rest in one sweep."""
+    rows = {c: _ROWS[c] for c in configs if c in _ROWS}
+    todo = list(dict.fromkeys(c for c in configs if c not in rows))  # each run once, in the cells' order
+    if todo:
+        df = run_grid(_cell_point, base, [_changes(base, c) for c in todo], client=client, cache=cache)
+        for config, row in zip(todo, df[ROW_COLUMNS].to_dict("records")):
+            rows[config] = row
+            _remember(config, row)
+    return rows
+
+
+def run_cells(base: RMinerConfig, cells: list[dict], seeds=None, *, client=None, cache=None) -> pd.DataFrame:
     """One row per cell (a dict of config fields), its metrics averaged over ``seeds`` (default: ``base.seed``; paired:
-    every cell runs the same seeded workloads, so differences between cells are not workload noise)."""
+    every cell runs the same seeded workloads, so differences between cells are not workload noise).
+    ``client`` and ``cache`` go to :func:`cluster_sim.sweep.run_grid`."""
     seeds = _check_seeds(seeds, base)
-    rows = []
-    for cell in cells:
-        per_seed = [metrics_row(base.replace(**cell, seed=s)) for s in seeds]
-        rows.append({**cell, **pd.DataFrame(per_seed).mean().to_dict(), "seeds": len(seeds)})
-    return pd.DataFrame(rows)
+    configs = [[canonical(base.replace(**cell, seed=s)) for s in seeds] for cell in cells]
+    rows = _metrics_rows(base, [c for per_cell in configs for c in per_cell], client, cache)
+    out = []
+    for cell, per_cell in zip(cells, configs):
+        # the mean over seeds in seed order, as a frame of the rows: the old loop's last bit exactly
+        per_seed = [rows[c] for c in per_cell]
+        out.append({**cell, **pd.DataFrame(per_seed).mean().to_dict(), "seeds": len(seeds)})
+    return pd.DataFrame(out)
 
 
 def compare_modes(base: RMinerConfig, schedulers=(8, 16), loads=(1.0, 1.5, 2.0),
-                  modes=("none", "plus1", "safe", "smart"), seeds=None, cells=None) -> pd.DataFrame:
+                  modes=("none", "plus1", "safe", "smart"), seeds=None, cells=None, *, client=None,
+                  cache=None) -> pd.DataFrame:
     """Figs. 10-14: one row per (schedulers, load, mode), averaged over ``seeds``; gains relative to
     NoRM of the same cell (``util_gain``, ``throughput_gain``, ...) and, when ``"plus1"`` is among the
     modes, relative to NoRM + 1 scheduler (``util_gain_vs_plus1``, ``throughput_gain_vs_plus1``):
     what shadow mining buys beyond one more scheduler. ``cells`` (a list of (schedulers, load))
-    replaces the full grid."""
+    replaces the full grid. ``client`` and ``cache`` go to :func:`cluster_sim.sweep.run_grid`."""
     grid = cells if cells is not None else [(k, load) for k in schedulers for load in loads]
-    df = run_cells(base, [dict(schedulers=k, load=load, mode=m) for k, load in grid for m in modes], seeds)
+    df = run_cells(base, [dict(schedulers=k, load=load, mode=m) for k, load in grid for m in modes], seeds,
+                   client=client, cache=cache)
     _gains(df, ["schedulers", "load"], "none", "")
     _gains(df, ["schedulers", "load"], "plus1", "_vs_plus1")
     return df
@@ -173,9 +227,10 @@ REACH = dict(rm_speedup=4.0, filter_ratio=1.0)
 
 
 def reach_paper(base: RMinerConfig, settings=REACH_SETTINGS, schedulers: int = 8, load: float = 2.0,
-                seeds=None) -> pd.DataFrame:
+                seeds=None, *, client=None, cache=None) -> pd.DataFrame:
     """SmartRM under each setting, beside NoRM and NoRM + 1 scheduler at the same RM scheduler rate,
-    in one (schedulers, load) cell: gains over NoRM and over NoRM + 1."""
+    in one (schedulers, load) cell: gains over NoRM and over NoRM + 1. ``client`` and ``cache`` go to
+    :func:`cluster_sim.sweep.run_grid`."""
     settings = tuple(settings)
     if not settings or any(len(s) != 4 for s in settings):
         raise ValueError(f"settings={settings!r} is not allowed: give at least one (label, rm_speedup, filter_ratio, "
@@ -185,7 +240,7 @@ def reach_paper(base: RMinerConfig, settings=REACH_SETTINGS, schedulers: int = 8
         cells.append(dict(mode="plus1", rm_speedup=speed, filter_ratio=0.5, filter_threshold=1.0))
     for _, speed, ratio, th in settings:
         cells.append(dict(mode="smart", rm_speedup=speed, filter_ratio=ratio, filter_threshold=th))
-    df = run_cells(base.replace(schedulers=schedulers, load=load), cells, seeds)
+    df = run_cells(base.replace(schedulers=schedulers, load=load), cells, seeds, client=client, cache=cache)
     labels = {(s[1], s[2], s[3]): s[0] for s in settings}
     df["setting"] = [labels[(r.rm_speedup, r.filter_ratio, r.filter_threshold)] if r.mode == "smart"
                      else ("NoRM" if r.mode == "none" else f"NoRM + 1 scheduler ({r.rm_speedup:g}x rate)")
@@ -210,10 +265,11 @@ SMART_VARIANTS = {"SmartRM": 1.0, "SmartRM-C": 2.0, "SmartRM-A": 4.0}
 
 
 def smart_variants(base: RMinerConfig, update_delays=(0.5, 1.0), variants=SMART_VARIANTS, seeds=None,
-                   plus1: bool = False) -> pd.DataFrame:
+                   plus1: bool = False, *, client=None, cache=None) -> pd.DataFrame:
     """Figs. 15-16: NoRM and SmartRM, SmartRM-C, SmartRM-A (``variants``: threshold in update delays)
     at each update delay, with ``base``'s RM scheduler rate and filter ratio (and NoRM + 1 scheduler at
-    that rate, if ``plus1``): throughput, utilisation and the share of RM tasks killed by conflicts."""
+    that rate, if ``plus1``): throughput, utilisation and the share of RM tasks killed by conflicts.
+    ``client`` and ``cache`` go to :func:`cluster_sim.sweep.run_grid`."""
     update_delays, variants = tuple(update_delays), dict(variants)
     if not update_delays or not variants:
         raise ValueError(f"update_delays={update_delays!r}, variants={variants!r} are not allowed: give at least one "
@@ -224,7 +280,7 @@ def smart_variants(base: RMinerConfig, update_delays=(0.5, 1.0), variants=SMART_
         if plus1:
             cells.append(dict(update_delay=d_u, mode="plus1"))
         cells += [dict(update_delay=d_u, mode="smart", filter_threshold=th) for th in variants.values()]
-    df = run_cells(base, cells, seeds)
+    df = run_cells(base, cells, seeds, client=client, cache=cache)
     names = {v: k for k, v in variants.items()}
     df["variant"] = [names[r.filter_threshold] if r.mode == "smart" else
                      ("NoRM" if r.mode == "none" else "NoRM + 1 scheduler") for r in df.itertuples()]
@@ -234,8 +290,22 @@ def smart_variants(base: RMinerConfig, update_delays=(0.5, 1.0), variants=SMART_
     return df
 
 
+def _summary_point(config: RMinerConfig) -> dict:
+    """mode_summaries' point: the headline numbers of one run."""
+    return run(config, record_series=False).summary()
+
+
+def mode_summaries(base: RMinerConfig, modes=("none", "safe", "smart"), *, client=None,
+                   cache=None) -> pd.DataFrame:
+    """One row per mode (the index) on ``base``: :meth:`RMinerResult.summary`'s headline numbers.
+    ``client`` and ``cache`` go to :func:`cluster_sim.sweep.run_grid`."""
+    df = run_grid(_summary_point, base, {"mode": list(modes)}, client=client, cache=cache)
+    return df.set_index("mode")[list(SUMMARY_COLUMNS)].rename_axis(None)
+
+
 def node_utilisation(base: RMinerConfig, modes=("none", "safe", "smart")) -> dict:
     """Fig. 11: per mode, (times, mean, standard deviation) of per-node CPU utilisation over the run."""
+    # a loop, not run_grid: it collects each run's series (arrays for a figure), not scalar metrics
     return {m: run(base.replace(mode=m)).series["node_util"] for m in modes}
 
 

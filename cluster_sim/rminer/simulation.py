@@ -24,6 +24,11 @@ from .model import STARTED_NAMES, RMinerModel
 from .theory import theory_shadow_ratio
 
 
+#: the headline numbers of :meth:`RMinerResult.summary`, in its order
+SUMMARY_COLUMNS = ("shadow_ratio", "theory_shadow_ratio", "cpu_utilization", "throughput", "mean_job_wait",
+                   "conflict_rate", "shadow_used_share", "rm_killed_share")
+
+
 @dataclass
 class RMinerResult:
     """Headline metrics of one run, plus the series and counts the figures need."""
@@ -61,9 +66,7 @@ class RMinerResult:
 
     def summary(self) -> dict:
         """The headline numbers as a flat dict (for tables)."""
-        keys = ("shadow_ratio", "theory_shadow_ratio", "cpu_utilization", "throughput", "mean_job_wait",
-                "conflict_rate", "shadow_used_share", "rm_killed_share")
-        return {k: getattr(self, k) for k in keys}
+        return {k: getattr(self, k) for k in SUMMARY_COLUMNS}
 
 
 def run(config: RMinerConfig, *, check_every_event: bool = False, record_series: bool = True) -> RMinerResult:
