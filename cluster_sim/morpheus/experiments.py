@@ -321,7 +321,7 @@ def pooled_fleet(config: SLOConfig, seeds: Sequence[int] | None = None,
     alphas = tuple(sorted(set(FLEET_ALPHAS) | {config.alpha})) if alphas is None else tuple(alphas)
     if not seeds or not alphas:
         raise ValueError(f"seeds={seeds!r} and alphas={alphas!r} must not be empty: give at least one of each")
-    # seed by seed, every alpha for each (a worker then reuses the seed's history)
+    # seed by seed, every alpha for each: in this process a seed's history is drawn once (run_history remembers it)
     grid = [{"seed": s, "alpha": a} for s in seeds for a in alphas]
     df = run_grid(_fleet_point, config, grid, metrics=_fleet_tables, client=client, cache=cache)
     points = df[["per_run", "slo", "fits"]].to_dict("records")
