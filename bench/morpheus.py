@@ -19,7 +19,13 @@ Measured on the 2-core machine while other engineers' jobs ran (load average 2-6
 The sweep: ``compare`` over arms x seeds through ``run_grid`` (no cache), first on a LocalCluster of 2
 worker processes started for it (its start and the workers' imports counted), then in this process
 (fresh: nothing simulated yet); the two tables must be equal to the last bit, and the RATIO is
-in-process time / cluster time (ideal: 2 on the 2-core machine).
+in-process time / cluster time (ideal: 2 on the 2-core machine). Measured once at the paper preset
+(2 arms x 2 seeds, 37,584 tasks a cycle): cluster 1,050 s, in-process 925 s (231 s a cycle), RATIO
+0.88x, the same table. The machine's load average was 5-7 from other sessions while the cluster ran
+(each worker got about 60% of a core) and fell to 1-2 during the in-process half, so that run says
+more about the shared machine than about Dask; at the default preset (15 cycles of ~1.5 s) the
+cluster's start and its workers' imports dominate (RATIO 0.48x), which is why run_grid's "auto" keeps
+short sweeps in-process.
 
     .venv/bin/python bench/morpheus.py               # 30 x 1440; compare at MorpheusConfig.paper()
     .venv/bin/python bench/morpheus.py --quick       # 30 x 360; compare at MorpheusConfig.default()
