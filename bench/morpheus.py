@@ -1,4 +1,5 @@
-"""Benchmark: Morpheus's job resource model (§5) on a month of minute-level history for one job.
+"""Benchmark: Morpheus's job resource model (§5) on a month of minute-level history for one job, and
+Lab 03's ``compare`` sweep in this process against a 2-worker Dask LocalCluster.
 
 30 daily runs of a stage-shaped job, zero-padded or cropped to 1440 one-minute steps, go through
 ``fit_skyline`` (both solves: V, then the regularised LP with beta = 0.1 V). We print the LP's size
@@ -15,20 +16,33 @@ Measured on the 2-core machine while other engineers' jobs ran (load average 2-6
   86,401 rows, inside the paper's "less than 100K"): 127 s at alpha = 0.01 and 54 s at alpha = 0.5,
   with the same over-allocation and final debt as the compact one.
 
-    .venv/bin/python bench/morpheus.py               # 30 x 1440
-    .venv/bin/python bench/morpheus.py --quick       # 30 x 360
+The sweep: ``compare`` over arms x seeds through ``run_grid`` (no cache), first on a LocalCluster of 2
+worker processes started for it (its start and the workers' imports counted), then in this process
+(fresh: nothing simulated yet); the two tables must be equal to the last bit, and the RATIO is
+in-process time / cluster time (ideal: 2 on the 2-core machine). Measured once at the paper preset
+(2 arms x 2 seeds, 37,584 tasks a cycle): cluster 1,050 s, in-process 925 s (231 s a cycle), RATIO
+0.88x, the same table. The machine's load average was 5-7 from other sessions while the cluster ran
+(each worker got about 60% of a core) and fell to 1-2 during the in-process half, so that run says
+more about the shared machine than about Dask; at the default preset (15 cycles of ~1.5 s) the
+cluster's start and its workers' imports dominate (RATIO 0.48x), which is why run_grid's "auto" keeps
+short sweeps in-process.
+
+    .venv/bin/python bench/morpheus.py               # 30 x 1440; compare at MorpheusConfig.paper()
+    .venv/bin/python bench/morpheus.py --quick       # 30 x 360; compare at MorpheusConfig.default()
     .venv/bin/python bench/morpheus.py --recursion   # also time the textbook casting (slow)
 """
 
 from __future__ import annotations
 
 import argparse
+import logging
 import time
 
 import numpy as np
 
 from cluster_sim.morpheus import (
-    HistoryParams, build_compact_lp, build_lp, fit_skyline, generate_history, max_envelope, penalty,
+    ARMS, HistoryParams, MorpheusConfig, build_compact_lp, build_lp, compare, fit_skyline, generate_history,
+    max_envelope, penalty,
 )
 
 
@@ -81,6 +95,27 @@ def skyline_section(runs: np.ndarray, alphas=(0.01, 0.5), recursion: bool = Fals
                   f"final debt {fit.under:,.1f}")
 
 
+def sweep_section(config: MorpheusConfig, arms, seeds) -> None:
+    """compare() on a 2-worker LocalCluster, then in this process: the same table, and the speed-up."""
+    from distributed import Client, LocalCluster
+
+    points = len(arms) * len(seeds)
+    print(f"sweep: compare over {len(arms)} arms x {len(seeds)} seeds = {points} cycles of {config.jobs} jobs, "
+          f"{config.machines} machines, {config.cycle_minutes} min ({config.work().describe()})")
+    t0 = time.perf_counter()
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
+                      silence_logs=logging.ERROR) as cluster, Client(cluster) as client:
+        there = compare(config, arms, seeds, client=client, cache=False)
+    t_there = time.perf_counter() - t0
+    t0 = time.perf_counter()  # this process has simulated nothing yet: every point runs afresh
+    here = compare(config, arms, seeds, client="inprocess", cache=False)
+    t_here = time.perf_counter() - t0
+    if not here.equals(there):
+        raise SystemExit(f"the cluster's table differs from this process's:\n{here}\n{there}")
+    print(f"in-process {t_here:7.1f} s ({t_here / points:.1f} s per cycle); LocalCluster of 2 workers "
+          f"{t_there:7.1f} s (its start included); RATIO {t_here / t_there:.2f}x (ideal 2); the same table")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="30 runs x 360 steps")
@@ -88,6 +123,10 @@ def main() -> None:
     args = ap.parse_args()
     steps = 360 if args.quick else 1440
     skyline_section(month_of_runs(30, steps), recursion=args.recursion)
+    if args.quick:
+        sweep_section(MorpheusConfig.default(), ARMS, (0, 1, 2))
+    else:
+        sweep_section(MorpheusConfig.paper(), ("user", "morpheus_dra"), (0, 1))
 
 
 if __name__ == "__main__":

@@ -39,7 +39,7 @@ True
 """
 
 from .checks import MIN_RUNS, align_skylines
-from .config import ARMS, MorpheusConfig, SLOConfig
+from .config import ARMS, MorpheusConfig, SLOConfig, TinyInstanceConfig
 from .contract import Contract, infer_contracts
 from .exact import ExactResult, compare_with_optimum, exact_min_peak, theorem_6_1_bound
 from .fleet import (
@@ -88,7 +88,7 @@ def run(config):
 
 
 __all__ = [
-    "ARMS", "MorpheusConfig", "MorpheusResult", "compare", "footprint", "simulate", "adhoc_in_residual",
+    "ARMS", "MorpheusConfig", "MorpheusResult", "TinyInstanceConfig", "compare", "footprint", "simulate", "adhoc_in_residual",
     "competitive_table", "fig7_example", "footprints", "lcm_example", "pack_many", "packing_paper_table",
     "plot_comparison", "plot_cycle", "plot_fig7", "plot_lcm", "plot_packing", "plot_residual",
     "SLOConfig", "SLOResult", "Pooled", "DriftResult", "LazyExample", "TelemetryLog", "run", "alpha_sweep",

@@ -294,3 +294,24 @@ class MorpheusConfig(Config):
                     f"({(1 + self.containers_per_machine) / 2:g} containers x {self.adhoc_task_minutes:g} min)",
                     up=("jobs", "cycle_minutes", "machines", "adhoc_load", "median_width"),
                     down=("task_minutes", "adhoc_task_minutes"), seconds=seconds)
+
+
+# ---- Lab 03: LowCost against the exact optimum on tiny instances (Theorem 6.1) -------------------------------
+@dataclass(frozen=True)
+class TinyInstanceConfig(Config):
+    """One seeded tiny packing instance (:func:`~cluster_sim.morpheus.exact.tiny_instance`): small enough
+    for the exact min-peak MILP, so LowCost's peak can be set beside the optimum.
+
+    Example
+    -------
+    >>> TinyInstanceConfig().horizon, TinyInstanceConfig(seed=3).n_jobs
+    (12, 4)
+    """
+
+    horizon: int = param(12, lo=2, hi=120, widget=False, doc="steps of the plan; every period divides it")
+    n_jobs: int = param(4, lo=1, hi=20, widget=False, doc="periodic jobs, arriving one by one")
+    capacity: int = param(6, lo=1, hi=1000, widget=False, doc="containers of the cluster")
+    same_skyline: bool = param(True, widget=False,
+                               doc="every job has one skyline (Theorem 6.1's assumption: jobs differ only in "
+                                   "period and window)")
+    seed: int = param(0, lo=0, hi=2**31 - 1, widget=False, doc="random seed of the instance")

@@ -37,6 +37,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
+from ..sweep import run_grid
 from .checks import align_skylines
 from .config import SLOConfig
 from .contract import Contract
@@ -206,20 +207,27 @@ def alpha_sweep(result: SLOResult, alphas: Sequence[float] = FLEET_ALPHAS) -> Fl
                           beta_fraction=c.beta_fraction, max_history=c.history_runs, slo_options=c.slo_options())
 
 
-def history_sweep(result: SLOResult, sizes: Sequence[int] = HISTORY_SIZES) -> pd.DataFrame:
+# Sweeps over configs and seeds go through cluster_sim.sweep.run_grid (in this process while short, on a
+# Dask cluster when long); a point draws its history again from its config (run_history remembers the last few).
+def _history_point(config: SLOConfig) -> dict:
+    """history_sweep's point: R* fitted on at most ``config.history_runs`` training runs, against the users."""
+    ev = evaluate_fleet(run_history(config), (config.alpha,), train_fraction=config.train_fraction,
+                        beta_fraction=config.beta_fraction, max_history=config.history_runs,
+                        slo_options=config.slo_options())
+    s = ev.summary()
+    return {"mean runs used": float(np.mean([f.n_runs for f in ev.fits.values()])),
+            "miss_rate": s.miss_rate[policy(config.alpha)], "median_area_ratio": s.median_area_ratio[policy(config.alpha)],
+            "user_miss_rate": s.miss_rate["user"], "user_median_area_ratio": s.median_area_ratio["user"]}
+
+
+def history_sweep(result: SLOResult, sizes: Sequence[int] = HISTORY_SIZES, *, client=None, cache=None) -> pd.DataFrame:
     """R* against the runs: for each number of runs of history, R*'s worst-case miss rate and median
-    provisioned/used on the held-out runs (``config.alpha``), beside the users' (which do not depend on it)."""
-    c = result.config
-    rows = []
-    for n in sizes:
-        ev = evaluate_fleet(result.history, (c.alpha,), train_fraction=c.train_fraction,
-                            beta_fraction=c.beta_fraction, max_history=int(n), slo_options=c.slo_options())
-        s = ev.summary()
-        fits = [f for f in ev.fits.values()]
-        rows.append({"history_runs": int(n), "mean runs used": float(np.mean([f.n_runs for f in fits])),
-                     "miss_rate": s.miss_rate[policy(c.alpha)], "median_area_ratio": s.median_area_ratio[policy(c.alpha)],
-                     "user_miss_rate": s.miss_rate["user"], "user_median_area_ratio": s.median_area_ratio["user"]})
-    return pd.DataFrame(rows).set_index("history_runs")
+    provisioned/used on the held-out runs (``config.alpha``), beside the users' (which do not depend on it).
+    ``client`` and ``cache`` go to :func:`cluster_sim.sweep.run_grid`."""
+    df = run_grid(_history_point, result.config, {"history_runs": [int(n) for n in sizes]}, client=client,
+                  cache=cache)
+    return df[["history_runs", "mean runs used", "miss_rate", "median_area_ratio", "user_miss_rate",
+               "user_median_area_ratio"]].set_index("history_runs")
 
 
 @dataclass(frozen=True, eq=False)
@@ -279,19 +287,49 @@ class Pooled:
         return bad
 
 
+def _fleet_point(config: SLOConfig) -> FleetEvaluation:
+    """pooled_fleet's point: the fleet of ``config.seed``'s history with R* at ``config.alpha``."""
+    return evaluate_fleet(run_history(config), (config.alpha,), train_fraction=config.train_fraction,
+                          beta_fraction=config.beta_fraction, max_history=config.history_runs,
+                          slo_options=config.slo_options())
+
+
+def _fleet_tables(ev: FleetEvaluation) -> dict:
+    """What a pooled_fleet point sends back: the tables, not the history (the caller draws it again)."""
+    return {"per_run": ev.per_run, "slo": ev.slo, "fits": ev.fits}
+
+
+def _merge_alphas(points: list[dict], alphas: tuple) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
+    """``evaluate_fleet(history, alphas)`` put together from one evaluation per alpha of the same history:
+    they hold the same held-out runs in the same order, each a user row then its alpha's row; the whole
+    has each run's user row then one row per alpha, and the fits template by template."""
+    pairs = len(points[0]["per_run"]) // 2
+    parts = [points[0]["per_run"].iloc[0::2]] + [p["per_run"].iloc[1::2] for p in points]
+    order = (np.arange(len(parts)) * pairs + np.arange(pairs)[:, None]).ravel()  # run by run, user first
+    per_run = pd.concat(parts).iloc[order].reset_index(drop=True)
+    names = dict.fromkeys(name for name, _ in points[0]["fits"])
+    fits = {(name, a): p["fits"][(name, a)] for name in names for a, p in zip(alphas, points)}
+    return per_run, points[0]["slo"], fits
+
+
 def pooled_fleet(config: SLOConfig, seeds: Sequence[int] | None = None,
-                 alphas: Sequence[float] | None = None) -> Pooled:
+                 alphas: Sequence[float] | None = None, *, client=None, cache=None) -> Pooled:
     """:func:`alpha_sweep` over several seeds (default: ``config.seed`` and the next two), with
-    ``alphas`` (default :data:`FLEET_ALPHAS` and ``config.alpha``)."""
+    ``alphas`` (default :data:`FLEET_ALPHAS` and ``config.alpha``). Each (seed, alpha) is a point of one
+    :func:`cluster_sim.sweep.run_grid` sweep (``client`` and ``cache`` go to it)."""
     seeds = tuple(int(s) for s in (seeds if seeds is not None else (config.seed, config.seed + 1, config.seed + 2)))
     alphas = tuple(sorted(set(FLEET_ALPHAS) | {config.alpha})) if alphas is None else tuple(alphas)
+    if not seeds or not alphas:
+        raise ValueError(f"seeds={seeds!r} and alphas={alphas!r} must not be empty: give at least one of each")
+    # seed by seed, every alpha for each: in this process a seed's history is drawn once (run_history remembers it)
+    grid = [{"seed": s, "alpha": a} for s in seeds for a in alphas]
+    df = run_grid(_fleet_point, config, grid, metrics=_fleet_tables, client=client, cache=cache)
+    points = df[["per_run", "slo", "fits"]].to_dict("records")
     rows, histories, slos, fits = [], [], [], []
-    for s in seeds:
-        h = run_history(config.replace(seed=s))
-        ev = evaluate_fleet(h, alphas, train_fraction=config.train_fraction, beta_fraction=config.beta_fraction,
-                            max_history=config.history_runs, slo_options=config.slo_options())
-        rows.append(ev.per_run.assign(seed=s))
-        histories.append(h), slos.append(ev.slo), fits.append(ev.fits)
+    for k, s in enumerate(seeds):
+        per_run, slo, fit = _merge_alphas(points[k * len(alphas):(k + 1) * len(alphas)], alphas)
+        rows.append(per_run.assign(seed=s))
+        histories.append(run_history(config.replace(seed=s))), slos.append(slo), fits.append(fit)
     return Pooled(config, seeds, alphas, pd.concat(rows, ignore_index=True), tuple(histories), tuple(slos),
                   tuple(fits))
 

@@ -18,7 +18,8 @@ import math
 import numpy as np
 import pandas as pd
 
-from .config import MorpheusConfig
+from ..sweep import run_grid
+from .config import MorpheusConfig, TinyInstanceConfig
 from .exact import compare_with_optimum, tiny_instance
 from .lowcost import AdHocJob, PeriodicJob, lowcost_window
 from .plan import ReservationPlan
@@ -108,36 +109,47 @@ def adhoc_in_residual(plan: ReservationPlan, n_jobs: int, *, seed: int = 0):
     return out, before, late
 
 
-def competitive_table(seeds=range(12), **tiny) -> pd.DataFrame:
+def _competitive_point(config: TinyInstanceConfig) -> dict:
+    """competitive_table's point: one tiny instance, its peaks and the optimum (``placed`` False when an
+    online placer refuses one of its jobs)."""
+    c = compare_with_optimum(*tiny_instance(config.seed, horizon=config.horizon, n_jobs=config.n_jobs,
+                                            capacity=config.capacity, same_skyline=config.same_skyline))
+    if c is None:
+        return dict(placed=False)
+    return dict(placed=True, optimum=c.optimum, lowcost=c.lowcost, greedy=c.greedy, ratio=c.ratio,
+                greedy_ratio=c.greedy_ratio, log_pmax_pmin=c.log_period_ratio)
+
+
+def competitive_table(seeds=range(12), *, client=None, cache=None, **tiny) -> pd.DataFrame:
     """LowCost and earliest-first against the exact MILP optimum on seeded tiny instances (jobs arriving
     one by one; instances an online placer refuses are skipped and counted), with Theorem 6.1's
-    log(Pmax/Pmin)."""
-    rows = []
-    for s in seeds:
-        jobs, cap, H = tiny_instance(int(s), **tiny)
-        c = compare_with_optimum(jobs, cap, H)
-        if c is None:
-            rows.append(dict(seed=int(s), placed=False))
-            continue
-        rows.append(dict(seed=int(s), placed=True, optimum=c.optimum, lowcost=c.lowcost, greedy=c.greedy,
-                         ratio=c.ratio, greedy_ratio=c.greedy_ratio, log_pmax_pmin=c.log_period_ratio))
+    log(Pmax/Pmin). ``tiny`` sets :class:`~.config.TinyInstanceConfig`'s fields; each seed is a point of
+    a :func:`cluster_sim.sweep.run_grid` sweep (``client`` and ``cache`` go to it)."""
+    df = run_grid(_competitive_point, TinyInstanceConfig().replace(**tiny), {}, seeds=[int(s) for s in seeds],
+                  client=client, cache=cache)
+    values = ["optimum", "lowcost", "greedy", "ratio", "greedy_ratio", "log_pmax_pmin"]
+    rows = [dict(seed=int(r["seed"]), placed=True, **{k: r[k] for k in values}) if r["placed"]
+            else dict(seed=int(r["seed"]), placed=False) for r in df.to_dict("records")]
     return pd.DataFrame(rows)
 
 
 def footprints(config: MorpheusConfig, arms=("user", "morpheus_dra"), seeds=(0, 1, 2), target: float | None = None,
-               shares=(1.0, 0.75, 0.5)):
+               shares=(1.0, 0.75, 0.5), *, client=None, cache=None):
     """Fig. 10's measure: the smallest cluster among ``shares`` of the config's machines on which each arm
     reaches ``target`` attainment pooled over ``seeds`` (a coarse search, from the largest down); the
     default target is what the users' own provisioning attains on the config's cluster ("match the
     current SLO attainment"). Returns ``{"target": ...,
-    "arms": {arm: (machines or None, {machines: attainment})}}``."""
+    "arms": {arm: (machines or None, {machines: attainment})}}``. Each size tried is a sweep over the seeds
+    (``client`` and ``cache`` go to :func:`cluster_sim.sweep.run_grid`); the arms' searches run one after
+    the other, each stopping where its own attainment falls short."""
     if target is None:
-        table = compare(config, arms=("user",), seeds=seeds)
+        table = compare(config, arms=("user",), seeds=seeds, client=client, cache=cache)
         target = 1.0 - float(table.loc["user", "slo_violation_rate"])
     out = {}
     for arm in arms:
         sizes = {max(1, round(f * config.machines)) for f in shares}
-        out[arm] = footprint(config.replace(arm=arm), target, seeds=seeds, max_machines=config.machines, sizes=sizes)
+        out[arm] = footprint(config.replace(arm=arm), target, seeds=seeds, max_machines=config.machines, sizes=sizes,
+                             client=client, cache=cache)
     return {"target": target, "arms": out}
 
 

@@ -41,6 +41,7 @@ import numpy as np
 import pandas as pd
 
 from ..engine import ClusterConfig
+from ..sweep import run_grid
 from .config import ARMS, MorpheusConfig
 from .lowcost import PeriodicJob, alignment_weight
 from .model import ADHOC, MorpheusModel, Provisioning
@@ -165,12 +166,21 @@ class MorpheusResult:
     def attainment(self) -> float:
         return 1.0 - self.slo_violation_rate
 
+    @property
+    def violations(self) -> int:
+        """Runs that finished after their deadline (or never)."""
+        return int(self.runs.violated.sum())
+
+    @property
+    def grants(self) -> int:
+        """DRA's evaluations that granted extra containers."""
+        return int((self.decisions.granted > 0).sum()) if len(self.decisions) else 0
+
     def summary(self) -> dict:
         return dict(arm=self.arm, machines=self.config.machines, seed=self.seed, runs=len(self.runs),
-                    violations=int(self.runs.violated.sum()), slo_violation_rate=self.slo_violation_rate,
+                    violations=self.violations, slo_violation_rate=self.slo_violation_rate,
                     utilisation=self.utilisation, periodic_utilisation=self.periodic_utilisation,
-                    reserved_share=self.reserved_share, refused=len(self.refused),
-                    grants=int((self.decisions.granted > 0).sum()) if len(self.decisions) else 0)
+                    reserved_share=self.reserved_share, refused=len(self.refused), grants=self.grants)
 
 
 def plan_job(w: Workload, name: str, config: MorpheusConfig, demands: np.ndarray) -> PeriodicJob | None:
@@ -331,23 +341,33 @@ def collect(model: MorpheusModel, config, w: Workload, plan, refused, end: float
 
 
 # ---- footprint (Fig. 10) ---------------------------------------------------------------------------------------
-def attainment(config: MorpheusConfig, machines: int, seeds) -> float:
-    """SLO attainment on ``machines`` machines, pooled over the runs of ``seeds``."""
-    runs = violated = 0
-    for s in seeds:
-        r = run(config.replace(machines=int(machines), seed=int(s)))
-        runs += len(r.runs)
-        violated += int(r.runs.violated.sum())
+# Sweeps go through cluster_sim.sweep.run_grid: a point is one seeded cycle, and only pooled_counts travel
+# back (a MorpheusResult holds the runs' frames and the model's series). Counts are summed over seeds and the
+# rates averaged in seed order, as the loops these replace did, so the tables keep their last bits.
+def pooled_counts(result: MorpheusResult) -> dict:
+    """A sweep point's row: what :func:`attainment` and :func:`compare` pool over seeds."""
+    return dict(runs=len(result.runs), violations=result.violations, utilisation=result.utilisation,
+                reserved_share=result.reserved_share, periodic_utilisation=result.periodic_utilisation,
+                refused=len(result.refused), grants=result.grants)
+
+
+def attainment(config: MorpheusConfig, machines: int, seeds, *, client=None, cache=None) -> float:
+    """SLO attainment on ``machines`` machines, pooled over the runs of ``seeds``. ``client`` and ``cache``
+    go to :func:`cluster_sim.sweep.run_grid`."""
+    df = run_grid(run, config.replace(machines=int(machines)), {}, seeds=[int(s) for s in seeds],
+                  metrics=pooled_counts, client=client, cache=cache)
+    runs, violated = int(df.runs.sum()), int(df.violations.sum())
     return 1.0 - violated / runs if runs else 0.0
 
 
 def footprint(config: MorpheusConfig, target: float | None = None, *, seeds=None, max_machines: int | None = None,
-              sizes=None):
+              sizes=None, client=None, cache=None):
     """The smallest cluster (machines) whose attainment, pooled over ``seeds`` (default: the config's
     seed), reaches ``target`` (default ``config.target_attainment``); None if even ``max_machines``
     (default 8x the config's) does not. Attainment is taken to grow with the cluster: by bisection, or,
     given ``sizes``, trying them from the largest down and stopping at the first that falls short (a
-    coarse, cheaper search).
+    coarse, cheaper search). Each size tried is one sweep over the seeds (:func:`attainment`; ``client``
+    and ``cache`` go to :func:`cluster_sim.sweep.run_grid`).
 
     Returns ``(machines or None, {machines: attainment})`` with every size tried.
     """
@@ -362,7 +382,7 @@ def footprint(config: MorpheusConfig, target: float | None = None, *, seeds=None
 
     def ok(m: int) -> bool:
         if m not in tried:
-            tried[m] = attainment(config, m, seeds)
+            tried[m] = attainment(config, m, seeds, client=client, cache=cache)
         return tried[m] >= target
 
     if sizes is not None:
@@ -404,25 +424,26 @@ def run(config: MorpheusConfig) -> MorpheusResult:
     return _cached(config)
 
 
-def compare(config: MorpheusConfig, arms=ARMS, seeds=(0, 1, 2)) -> pd.DataFrame:
+def compare(config: MorpheusConfig, arms=ARMS, seeds=(0, 1, 2), *, client=None, cache=None) -> pd.DataFrame:
     """Every arm on the same seeded workloads, pooled over ``seeds``: runs, worst-case violations and
-    their rate (pooled: violations / runs), mean utilisation and reserved share, DRA grants."""
+    their rate (pooled: violations / runs), mean utilisation and reserved share, DRA grants. ``client``
+    and ``cache`` go to :func:`cluster_sim.sweep.run_grid`."""
     for arm in arms:
         if arm not in ARMS:
             raise ValueError(f"arms contains {arm!r}, which is not allowed: choose from {', '.join(map(repr, ARMS))}")
     seeds = tuple(int(s) for s in seeds)
     if not seeds:
         raise ValueError("seeds=() is not allowed: need at least one seed")
+    df = run_grid(run, config, {"arm": list(arms)}, seeds=list(seeds), metrics=pooled_counts, client=client,
+                  cache=cache)
     rows = []
-    for arm in arms:
-        rs = [run(config.replace(arm=arm, seed=s)) for s in seeds]
-        runs = sum(len(r.runs) for r in rs)
-        violations = sum(int(r.runs.violated.sum()) for r in rs)
+    for k, arm in enumerate(arms):
+        rs = df.iloc[k * len(seeds):(k + 1) * len(seeds)]  # the arm's seeds, in order (the seed varies fastest)
+        runs, violations = int(rs.runs.sum()), int(rs.violations.sum())
         rows.append(dict(arm=arm, runs=runs, violations=violations,
                          slo_violation_rate=violations / runs if runs else 0.0,
-                         utilisation=float(np.mean([r.utilisation for r in rs])),
-                         reserved_share=float(np.mean([r.reserved_share for r in rs])),
-                         periodic_utilisation=float(np.mean([r.periodic_utilisation for r in rs])),
-                         refused=sum(len(r.refused) for r in rs),
-                         grants=sum(int((r.decisions.granted > 0).sum()) if len(r.decisions) else 0 for r in rs)))
+                         utilisation=float(np.mean(rs.utilisation.to_numpy())),
+                         reserved_share=float(np.mean(rs.reserved_share.to_numpy())),
+                         periodic_utilisation=float(np.mean(rs.periodic_utilisation.to_numpy())),
+                         refused=int(rs.refused.sum()), grants=int(rs.grants.sum())))
     return pd.DataFrame(rows).set_index("arm")
