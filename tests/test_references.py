@@ -24,7 +24,8 @@ PATH = re.compile(rf"(?<![\w/.:-])((?:\.\.?/)*(?:[\w.-]+/)*[\w-]+\.(?:{EXTENSION
 LAB = re.compile(r"\b[Ll]abs?\s+(\d\d)(?:\s*(?:–|-|and|&)\s*(\d\d))?\b")
 # names that are not files of this project (libraries' modules, examples in prose)
 NOT_OURS = {"setup.py", "conftest.py", "__init__.py", "kernel.json", "overrides.json", "report.md",
-            "simpy/core.py", "simpy/events.py", "agents.py", "model.py", "app.py", "ipynb.py"}
+            "simpy/core.py", "simpy/events.py", "agents.py", "model.py", "app.py", "ipynb.py",
+            "nbgrader_config.py"}  # the instructor's guide has the reader write it, in a course folder
 
 
 def _sources() -> list[tuple[str, Path, str]]:
@@ -59,7 +60,8 @@ def _exists(ref: str, base: Path) -> bool:
     ref = ref.rstrip(".")
     candidates = [base / ref, ROOT / ref]
     if "/" not in ref:  # a bare file name: anywhere in the project
-        return any(ROOT.rglob(ref)) or ref in NOT_OURS
+        # the project's own files: not the virtualenv's (a library's file of that name proves nothing)
+        return ref in NOT_OURS or any(".venv" not in p.relative_to(ROOT).parts for p in ROOT.rglob(ref))
     return ref in NOT_OURS or any(c.exists() for c in candidates)
 
 
