@@ -148,9 +148,8 @@ def efficiency(config: WingConfig, w: ValueWorkload, priority: Callable | None =
     jobs = w.jobs
     if p in ("wing_agg", "wing_mil"):
         if priority is not None:
-            v, c = w.hist_agg["value"], w.hist_agg["compute"]
-            col = min(config.iterations, v.columns[-1])
-            history = w._history(agg_value=v[col], agg_compute=c[col])
+            a = w.hist_aggregates(config.iterations)
+            history = w._history(agg_value=a["value"], agg_compute=a["compute"])
             e = priority(history.copy(), jobs[["job", "template", "kind", "user", "submit"]].copy())
             e = _check_priority(e, jobs)
         else:
