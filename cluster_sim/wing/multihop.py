@@ -481,11 +481,12 @@ def _aggregate(values: dict[str, pd.Series], labels: pd.Index, up, down, wt) -> 
 
 
 class _Pairs:
-    """The closure's pairs as they are built, in arrays that grow by doubling (appending stays linear)."""
+    """The closure's pairs as they are built, in arrays that grow by doubling (appending stays linear);
+    codes and lengths in 32 bits (a lake's closure can hold tens of millions of pairs)."""
 
     def __init__(self):
         self.size = 0
-        self._a = [np.zeros(1024, np.int64), np.zeros(1024, np.int64), np.zeros(1024), np.zeros(1024, np.int64)]
+        self._a = [np.zeros(1024, np.int32), np.zeros(1024, np.int32), np.zeros(1024), np.zeros(1024, np.int32)]
 
     def append(self, *columns) -> None:
         new = self.size + len(columns[0])
