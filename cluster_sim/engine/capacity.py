@@ -184,6 +184,7 @@ class CapacityScheduler(mesa.Agent):
         self._pending: dict[int, list[Task]] = {}  # job id -> its released tasks not yet started
         self._waiting = 0
         self._pass_scheduled = False
+        self._used_now: dict | None = None  # queue -> used, while one admission decision reads a fixed state
         self._pass_call = model.callback(self._pass)
         self.admissions: list[tuple[float, int, int, int]] = []  # (time, job, tasks, gang size expected)
         self.preempted = 0
@@ -238,10 +239,17 @@ class CapacityScheduler(mesa.Agent):
 
     def used(self, node: Queue) -> np.ndarray:
         """What ``node`` (a leaf, or a parent summing its leaves) holds now, from the ledger."""
+        memo = self._used_now
+        if memo is not None and node.name in memo:
+            return memo[node.name]
         if node.leaf:
             used = self.csv.ledger.queue_used.get(node.name)
-            return self._nothing if used is None else used
-        return sum((self.used(c) for c in node.children), self._nothing)
+            used = self._nothing if used is None else used
+        else:
+            used = sum((self.used(c) for c in node.children), self._nothing)
+        if memo is not None:
+            memo[node.name] = used
+        return used
 
     def _ratio(self, node: Queue) -> float:
         """How served a queue is: its dominant share of its guarantee (YARN sorts by used/capacity)."""
@@ -347,29 +355,39 @@ class CapacityScheduler(mesa.Agent):
         """The total demand of the job's next gang."""
         return _total_demand(self._gang(job))
 
-    def _candidates(self, q: Queue, limits: dict, free: np.ndarray) -> np.ndarray:
+    def _candidates(self, q: Queue, limits: dict, free: np.ndarray, free_total: np.ndarray | None = None) -> np.ndarray:
         """Indices of ``q``'s jobs whose next gang fits the queue's room (at every level of the
         tree) and the cluster's free total, in the queue's order."""
         room = limits[q.name] - self.used(q)
         for n in q.path()[1:]:
             room = np.minimum(room, limits[n.name] - self.used(n))
-        fits = (q.needs <= room + 1e-9) & (q.needs <= free.sum(axis=0))
+        fits = (q.needs <= room + 1e-9) & (q.needs <= (free.sum(axis=0) if free_total is None else free_total))
         return np.flatnonzero(fits.all(axis=1))
 
     def _admit_one(self) -> bool:
-        """Admit the first gang that fits, serving queues in order; True if one was admitted."""
-        limits = self._limits()
-        free = self.csv.ledger.truly_free
-        for q in list(self._order(self.root)):
-            for i in self._candidates(q, limits, free):
-                job = q.jobs[i]
-                gang = self._gang(job)
-                machines = self._place(gang, free)
-                if machines is None:
-                    continue  # room in total, but fragmented over machines: try the next job
-                self._start(q, job, gang, machines)
-                return True
-        return False
+        """Admit the first gang that fits, serving queues in order; True if one was admitted.
+
+        Nothing changes the ledger until a gang starts, so the scan reads each queue's use once
+        (a parent's sums all its leaves: read per queue and per level, that grew with the queues
+        times the waiting jobs) and the cluster's free total once."""
+        self._used_now = {}
+        try:
+            limits = self._limits()
+            free = self.csv.ledger.truly_free
+            free_total = free.sum(axis=0)
+            for q in list(self._order(self.root)):
+                for i in self._candidates(q, limits, free, free_total):
+                    job = q.jobs[i]
+                    gang = self._gang(job)
+                    machines = self._place(gang, free)
+                    if machines is None:
+                        continue  # room in total, but fragmented over machines: try the next job
+                    self._used_now = None  # the ledger changes from here on
+                    self._start(q, job, gang, machines)
+                    return True
+            return False
+        finally:
+            self._used_now = None
 
     def _place(self, gang: list[Task], free: np.ndarray, policy=None, rng=None) -> list[int] | None:
         """A machine for every task of the gang on the true free resources, or None. A gang the

@@ -33,6 +33,7 @@ from .multihop import check_deps, depths, diameter, doubling, expected_iteration
 from .predict import PAPER_T1, PAPER_T2, best_threshold, predict, t2_errors, t2_summary
 from .provenance import DAY, DEFAULT_WINDOW, job_local_value, read_matches, single_hop
 from .value import check_values, valid_jobs, value_exploration
+from ..sweep import run_grid
 
 WEEK = 7 * DAY
 #: Algorithm 1's loop counter i covers paths of up to 2**i hops; "99% within four iterations" (§4.5.3)
@@ -249,11 +250,20 @@ def run(config: WingDepsConfig) -> WingDepsResult:
                    train_week=config.train_week, horizon=config.horizon, config=config, lake=lake)
 
 
-def run_seeds(config: WingDepsConfig, n: int = 3) -> list[WingDepsResult]:
-    """``config`` at seeds ``seed, seed + 1, ..., seed + n - 1``: claims are made over all of them."""
+def whole_result(result: WingDepsResult) -> dict:
+    """run_seeds' ``metrics=``: the whole result (the notebook's tables pool frames across seeds)."""
+    return {"result": result}
+
+
+def run_seeds(config: WingDepsConfig, n: int = 3, *, client=None, cache=None) -> list[WingDepsResult]:
+    """``config`` at seeds ``seed, seed + 1, ..., seed + n - 1``: claims are made over all of them.
+
+    The seeds go through :func:`cluster_sim.sweep.run_grid` (``client`` and ``cache`` are passed
+    on), which returns each seed's whole result (a few MB at the ``default`` preset)."""
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
         raise ValueError(f"n={show(n)} is not allowed: need an integer >= 1 (how many seeds)")
-    return [run(config.replace(seed=config.seed + i)) for i in range(n)]
+    df = run_grid(run, config, {}, seeds=int(n), metrics=whole_result, client=client, cache=cache)
+    return list(df["result"])
 
 
 # ---- the self-join's rules, one at a time (§4.2) ---------------------------------------------------

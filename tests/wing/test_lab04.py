@@ -366,3 +366,18 @@ def test_the_generator_and_the_pipeline_agree_on_a_second_preset():
     assert r.truth_recovered  # the truth within T = 3 days
     lake = generate_lake(cfg.lake_config())
     assert len(single_hop(lake.prov, window=None)) > len(r.deps)  # T bites on this lake
+
+
+def test_run_seeds_through_run_grid_gives_the_old_loops_results(seeds, tmp_path):
+    # the loop run_seeds ran before it went through run_grid, kept as the reference
+    config = WingDepsConfig.ci()
+    old = [run(config.replace(seed=config.seed + i)) for i in range(3)]
+    assert [r.config for r in seeds] == [r.config for r in old]
+    pd.testing.assert_frame_equal(paper_comparison(seeds), paper_comparison(old))
+    for new, ref in zip(seeds, old):
+        pd.testing.assert_frame_equal(new.deps, ref.deps)
+        pd.testing.assert_series_equal(new.agg, ref.agg)
+    # whole results come back from the cache too
+    first = run_seeds(config, 2, client="inprocess", cache=tmp_path)
+    again = run_seeds(config, 2, client="inprocess", cache=tmp_path)
+    pd.testing.assert_frame_equal(paper_comparison(first), paper_comparison(again))

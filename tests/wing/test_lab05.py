@@ -127,3 +127,38 @@ def test_the_notebooks_claims_hold_at_the_default_preset():
     m = pooled.mean()
     assert m["Wing-Agg"] >= m["Wing-Direct"] and m["Wing-Agg"] >= m["PRIO"], m
     assert pooled.loc[0.2, "Oracle Wing-Agg"] >= pooled.loc[0.2, "Wing-Agg"], pooled
+
+
+def test_sweep_through_run_grid_gives_the_old_loops_table():
+    # the loop sweep() ran before it went through run_grid, kept as the reference (wall times aside)
+    kw = dict(policies=("prio", "wing_agg"), capacities=(0.2, 0.4), seeds=(0, 1), misprediction=(1.0, 2.0))
+    new = sweep(CI, **kw, client="inprocess", cache=False)
+    rows = []
+    for seed in kw["seeds"]:
+        for cap in kw["capacities"]:
+            for p in kw["policies"]:
+                for s in kw["misprediction"]:
+                    r = run(CI.replace(seed=seed, capacity=cap, policy=p, misprediction=s))
+                    row = r.summary()
+                    row.update(misprediction=s, iterations=CI.iterations, wall_seconds=r.wall_seconds)
+                    rows.append(row)
+    old = pd.DataFrame(rows)
+    pd.testing.assert_frame_equal(new.drop(columns="wall_seconds"), old.drop(columns="wall_seconds"))
+
+
+def test_the_lake_table_through_run_grid_is_the_notebooks_old_table(tmp_path):
+    from cluster_sim.wing.scheduling import lake_table
+    new = lake_table(CI, (0, 1), client="inprocess", cache=tmp_path)
+    within = lambda pred, true: float((np.abs(pred / true - 1) <= 0.2)[true > 0].mean())  # noqa: E731
+    old = pd.DataFrame({s: {"history jobs": len(w.history), "run jobs": len(w.jobs), "run dependencies": len(w.deps),
+                            "hard / polling jobs": f"{(w.jobs['dep_mode'] == 'hard').sum()} / "
+                                                   f"{(w.jobs['dep_mode'] == 'polling').sum()}",
+                            "value achievable (downloads)": int(w.achievable),
+                            "queue peaks (containers)": ", ".join(map(str, w.peaks.tolist())),
+                            "aggregate predictions within ±20%": within(w.jobs["agg_pred"], w.jobs["agg_true"]),
+                            "job-local predictions within ±20%": within(w.jobs["direct_pred"], w.jobs["direct_true"])}
+                        for s, w in ((s, workload_for(CI.replace(seed=s))) for s in (0, 1))})
+    old.columns.name = "seed"
+    pd.testing.assert_frame_equal(new, old)
+    # read back from the cache: the same table
+    pd.testing.assert_frame_equal(lake_table(CI, (0, 1), client="inprocess", cache=tmp_path), old)

@@ -35,6 +35,7 @@ import numpy as np
 import pandas as pd
 
 from ...engine import ClusterConfig, Job, QueueSpec, Stage, Task
+from ...sweep import run_grid
 from ..multihop import show
 from ..provenance import DAY
 from .config import CONVERGED, POLICIES, POLICY_NAMES, WingConfig
@@ -148,9 +149,8 @@ def efficiency(config: WingConfig, w: ValueWorkload, priority: Callable | None =
     jobs = w.jobs
     if p in ("wing_agg", "wing_mil"):
         if priority is not None:
-            v, c = w.hist_agg["value"], w.hist_agg["compute"]
-            col = min(config.iterations, v.columns[-1])
-            history = w._history(agg_value=v[col], agg_compute=c[col])
+            a = w.hist_aggregates(config.iterations)
+            history = w._history(agg_value=a["value"], agg_compute=a["compute"])
             e = priority(history.copy(), jobs[["job", "template", "kind", "user", "submit"]].copy())
             e = _check_priority(e, jobs)
         else:
@@ -349,30 +349,61 @@ def _collect(config, w, model: WingModel, cap: pd.Series, eff, wall: float) -> W
                       rekeys=model.rekeys, prov=prov, seen=seen)
 
 
-# ---- the sweeps of §7 ------------------------------------------------------------------------------
+# ---- the sweeps of §7: every loop over configs and seeds goes through cluster_sim.sweep.run_grid ------
+SWEEP_METRICS = ("value_share", "failed_jobs", "completed_jobs", "pending_jobs", "too_big_jobs", "jobs", "wall_seconds")
+
+
+def sweep_metrics(result: WingResult) -> dict:
+    """sweep's row for one run: the summary's numbers and the run's wall time."""
+    row = result.summary()
+    return {k: row[k] if k in row else getattr(result, k) for k in SWEEP_METRICS}
+
+
 def sweep(config: WingConfig, *, policies=POLICIES, capacities=(1.0, 0.6, 0.4, 0.2), seeds=None,
-          queues=None, misprediction=None, iterations=None) -> pd.DataFrame:
+          queues=None, misprediction=None, iterations=None, client=None, cache=None) -> pd.DataFrame:
     """One row per run of ``config`` with each combination given (None: the config's own value).
 
-    Columns: policy (its name), capacity, queues, seed, misprediction, iterations, value_share,
-    failed_jobs, completed_jobs, pending_jobs, jobs, wall_seconds."""
+    Columns: policy (its name), capacity, queues, seed, value_share, failed_jobs, completed_jobs,
+    pending_jobs, too_big_jobs, jobs, misprediction, iterations, wall_seconds (of the run that
+    computed the row: a row read from run_grid's cache keeps its first run's time). Rows go seed by
+    seed, then queues, capacity, policy, misprediction, iterations. ``client`` and ``cache`` go to
+    :func:`cluster_sim.sweep.run_grid`."""
     seeds = (config.seed,) if seeds is None else tuple(seeds)
     queues = (config.queues,) if queues is None else tuple(queues)
     mis = (config.misprediction,) if misprediction is None else tuple(misprediction)
     its = (config.iterations,) if iterations is None else tuple(iterations)
-    rows = []
-    for seed in seeds:
-        for q in queues:
-            for cap in capacities:
-                for p in policies:
-                    for s in mis:
-                        for it in its:
-                            r = run(config.replace(seed=seed, queues=q, capacity=cap, policy=p, misprediction=s,
-                                                   iterations=it))
-                            row = r.summary()
-                            row.update(misprediction=s, iterations=it, wall_seconds=r.wall_seconds)
-                            rows.append(row)
-    return pd.DataFrame(rows)
+    grid = [{"seed": seed, "queues": q, "capacity": cap, "policy": p, "misprediction": s, "iterations": it}
+            for seed in seeds for q in queues for cap in capacities for p in policies for s in mis for it in its]
+    df = run_grid(run, config, grid, metrics=sweep_metrics, client=client, cache=cache)
+    df["policy"] = df["policy"].map(POLICY_NAMES)
+    head = ["policy", "capacity", "queues", "seed"]
+    return df[head + list(SWEEP_METRICS[:-1]) + ["misprediction", "iterations", "wall_seconds"]]
+
+
+LAKE_ROWS = ("history jobs", "run jobs", "run dependencies", "hard / polling jobs", "value achievable (downloads)",
+             "queue peaks (containers)", "aggregate predictions within ±20%", "job-local predictions within ±20%")
+
+
+def lake_summary(w: ValueWorkload) -> dict:
+    """What one prepared lake holds (:data:`LAKE_ROWS`), and how well Wing predicts its run jobs' efficiencies."""
+    def within(pred, true):
+        return float((np.abs(pred / true - 1) <= 0.2)[true > 0].mean())
+
+    j = w.jobs
+    values = (len(w.history), len(j), len(w.deps),
+              f"{(j['dep_mode'] == 'hard').sum()} / {(j['dep_mode'] == 'polling').sum()}", int(w.achievable),
+              ", ".join(map(str, w.peaks.tolist())), within(j["agg_pred"], j["agg_true"]),
+              within(j["direct_pred"], j["direct_true"]))
+    return dict(zip(LAKE_ROWS, values))
+
+
+def lake_table(config: WingConfig, seeds, *, client=None, cache=None) -> pd.DataFrame:
+    """:func:`lake_summary` of ``config``'s lake at each of ``seeds``: one column per seed.
+    ``client`` and ``cache`` go to :func:`cluster_sim.sweep.run_grid`."""
+    df = run_grid(workload_for, config, {}, seeds=list(seeds), metrics=lake_summary, client=client, cache=cache)
+    table = df.set_index("seed")[list(LAKE_ROWS)].T.astype(object)
+    table.columns.name = "seed"
+    return table
 
 
 # ---- the inversion, on a tiny example ---------------------------------------------------------------

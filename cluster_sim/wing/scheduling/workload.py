@@ -4,7 +4,7 @@ A :class:`ValueWorkload` is what one lake gives the scheduling experiments (Wing
 
 * **history** (the paper's first two weeks): the jobs that ended before the run, with what Wing's
   pipeline finds in the log as it stands when the run starts (single-hop dependencies, downloads,
-  Owl's aggregate value and aggregate compute within ω, per iteration of Algorithm 1);
+  Owl's aggregate value and aggregate compute within ω, converged and, on demand, after fewer iterations of Algorithm 1);
 * **the run** (the paper's third week): the jobs submitted in it, their dependencies on each other
   (``hard`` or ``polling``, and ``stale_ok`` when an older version of the input would do), their
   downloads (a job earns those after it completes), the true job-local and aggregate values (the
@@ -35,7 +35,7 @@ import numpy as np
 import pandas as pd
 
 from ..lake import Lake, generate_lake
-from ..multihop import check_deps, doubling, owl_weights, show
+from ..multihop import check_deps, doubling, owl_closure, owl_weights, owl_within_hops, show
 from ..provenance import DAY, HOUR, attribute_downloads, job_local_value, read_matches, single_hop
 from .config import CONVERGED, WingConfig
 
@@ -236,7 +236,8 @@ class ValueWorkload:
     lake: Lake = field(repr=False)
     history: pd.DataFrame  # jobs ended before the run: job, template, kind, user, submit, end, compute, k, valid
     hist_deps: pd.DataFrame  # single_hop on the log as it stands at the run's start
-    hist_agg: dict  # "value" / "compute" -> DataFrame (history jobs x iterations of Algorithm 1)
+    hist_agg: dict  # "value" / "compute" -> Series: Owl's aggregate within ω over every path (Algorithm 1 converged)
+    hist_iterations: int  # Algorithm 1's iterations on the history until it converges (its last loop counter)
     jobs: pd.DataFrame  # the run's jobs, in submission order, with their true and predicted efficiencies
     deps: pd.DataFrame  # the run's dependencies on run jobs: job, depOn, mode, stale_ok
     downloads: pd.DataFrame  # the run's jobs' downloads: job, time (a job earns those after it completes)
@@ -244,6 +245,7 @@ class ValueWorkload:
     phi: pd.DataFrame  # Wing-MIL's value functions per group (rows) on GRID (columns)
     groups: pd.Series  # each run job's value-function group
     predictions: dict = field(default_factory=dict, repr=False)  # iterations -> Wing-Agg's efficiency per run job
+    _within: dict = field(default_factory=dict, repr=False)  # iterations -> hist aggregates over paths of <= 2**i hops
 
     @property
     def achievable(self) -> float:
@@ -257,13 +259,26 @@ class ValueWorkload:
         return float(max(last, self.config.run_end, (self.jobs["submit"] + self.jobs["runtime"]).max())
                      - self.config.run_start + 1.0)
 
+    def hist_aggregates(self, iterations: int = CONVERGED) -> dict[str, pd.Series]:
+        """Owl's aggregate value and compute of every history job after ``iterations`` loops of Algorithm 1.
+
+        Loop ``i`` holds the paths of at most ``2**i`` hops; from :attr:`hist_iterations` on, every
+        path. The converged aggregates are computed with the lake; the shorter ones when first asked."""
+        i = min(int(iterations), self.hist_iterations)
+        if i == self.hist_iterations:
+            return self.hist_agg
+        if i not in self._within:
+            h = self.history.set_index("job")
+            self._within[i] = owl_within_hops(self.hist_deps, {"value": h["k"], "compute": h["compute"].astype(float)},
+                                              2**i, omega=self.config.omega, jobs=self.history)
+        return self._within[i]
+
     def agg_prediction(self, iterations: int = CONVERGED) -> pd.Series:
         """Wing-Agg's efficiency per run job from aggregates after ``iterations`` loops of Algorithm 1."""
         if iterations not in self.predictions:
-            v, c = self.hist_agg["value"], self.hist_agg["compute"]
-            col = min(iterations, v.columns[-1])
-            self.predictions[iterations] = value_efficiency(self._history(agg_value=v[col], agg_compute=c[col]),
-                                                            self.jobs)
+            a = self.hist_aggregates(iterations)
+            self.predictions[iterations] = value_efficiency(
+                self._history(agg_value=a["value"], agg_compute=a["compute"]), self.jobs)
         return self.predictions[iterations]
 
     def _history(self, **columns) -> pd.DataFrame:
@@ -298,7 +313,9 @@ def prepare(config: WingConfig, lake: Lake | None = None) -> ValueWorkload:
     deps_h = deps_h[deps_h["job"].isin(hist["job"])].reset_index(drop=True)  # readers still running at rs: not yet
     k_h = job_local_value(prov_h, hist["job"])
     comp_h = pd.Series(hist["compute"].to_numpy(float), index=hist["job"])
-    hist_agg = owl_by_iteration(deps_h, {"value": k_h, "compute": comp_h}, omega=omega, jobs=hist)
+    # Owl's aggregates within ω from the closure's pairs (owl_by_iteration's last column, without the
+    # doubling's joins, which outgrow memory on a lake of a few thousand jobs a day)
+    hist_agg, hist_iterations = owl_closure(deps_h, {"value": k_h, "compute": comp_h}, omega=omega, jobs=hist)
     hist = hist.assign(k=k_h.to_numpy(), valid=(hist["end"] <= rs - omega).to_numpy())
     # ---- the run and the truth after it (the Oracles)
     after = J[J["submit"] >= rs]
@@ -307,10 +324,10 @@ def prepare(config: WingConfig, lake: Lake | None = None) -> ValueWorkload:
     t_after = truth[truth["job"].isin(after["job"]) & truth["depOn"].isin(after["job"])]
     k_t = lake.downloads.groupby("job").size().astype(float).reindex(after["job"], fill_value=0.0)
     comp_t = pd.Series(after["compute"].to_numpy(float), index=after["job"])
-    true_agg = owl_by_iteration(t_after[["job", "depOn"]], {"value": k_t, "compute": comp_t}, omega=omega, jobs=after)
+    true_agg, _ = owl_closure(t_after[["job", "depOn"]], {"value": k_t, "compute": comp_t}, omega=omega, jobs=after)
     ids = run["job"]
-    run = run.assign(k_true=k_t.reindex(ids).to_numpy(), agg_value_true=true_agg["value"].iloc[:, -1].reindex(ids).to_numpy(),
-                     agg_compute_true=true_agg["compute"].iloc[:, -1].reindex(ids).to_numpy())
+    run = run.assign(k_true=k_t.reindex(ids).to_numpy(), agg_value_true=true_agg["value"].reindex(ids).to_numpy(),
+                     agg_compute_true=true_agg["compute"].reindex(ids).to_numpy())
     run["direct_true"] = run["k_true"] / run["compute"]
     run["agg_true"] = run["agg_value_true"] / run["agg_compute_true"]
     # ---- the run's dependencies among its own jobs (earlier inputs exist: they were written before the run)
@@ -332,11 +349,12 @@ def prepare(config: WingConfig, lake: Lake | None = None) -> ValueWorkload:
     run["direct_pred"] = direct.to_numpy()
     run["source"] = direct.attrs["source"].to_numpy()
     submit_h = pd.Series(hist["submit"].to_numpy(float), index=hist["job"])
-    phi = decay_profiles(valid, deps_h, attribute_downloads(prov_h), hist_agg["value"].iloc[:, -1], submit_h)
+    phi = decay_profiles(valid, deps_h, attribute_downloads(prov_h), hist_agg["value"], submit_h)
     groups = _groups(run)
     known = groups.isin(phi.index)
     groups[~known] = np.where(run["kind"].to_numpy()[~known.to_numpy()] == "adhoc", "adhoc", "recurring")
-    w = ValueWorkload(config=config, lake=lake, history=hist, hist_deps=deps_h, hist_agg=hist_agg, jobs=run,
+    w = ValueWorkload(config=config, lake=lake, history=hist, hist_deps=deps_h, hist_agg=hist_agg,
+                      hist_iterations=hist_iterations, jobs=run,
                       deps=deps, downloads=downloads, peaks=peaks, phi=phi, groups=groups)
     run["agg_pred"] = w.agg_prediction(CONVERGED).to_numpy()
     return w
