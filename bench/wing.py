@@ -46,7 +46,7 @@ another size. Two things kept it at 500 jobs a day before, both measured with cP
   closure itself: pairs within ω per history job, 70 at 1k, 650 at 5.8k a day (52M pairs, 19 s);
   that is the definition (every job reachable within a week), not the method;
 * the engine's capacity scheduler summed every leaf's use for the root at every queue it checked:
-  the plain engine at 20% capacity on these 30 queues took 73 s (engine/capacity.py now reads each
+  the plain engine at 20% capacity on these 30 queues took 73 s (cluster_sim/engine/capacity.py now reads each
   queue's use once per admission decision: 33 s, the same decisions).
 
 Measured (``bench/wing.py --part scheduling``, seed 0, machine shared, nothing else of ours running):
