@@ -6,9 +6,10 @@ says that what is left takes more than ``PROGRESS_AFTER_SECONDS``. A run that ca
 it starts (the engine knows every task it will simulate) prints that estimate first, when it is
 over ``ESTIMATE_AFTER_SECONDS``, so a student knows before waiting whether to wait.
 
-* :func:`advance` runs a simulation to an end time in slices of simulated time, with a lazy bar in
-  simulated seconds (what ``ClusterModel.run_until`` does; the slices change nothing: Mesa runs the
-  same events in the same order, see its docstring);
+* :func:`advance` runs a simulation to an end time in slices of simulated time, with a bar in
+  simulated seconds when the run's estimate or its elapsed time is over the threshold (what
+  ``ClusterModel.run_until`` does; the slices change nothing: Mesa runs the same events in the same
+  order, see its docstring);
 * :func:`track` wraps a loop (the stages of Labs 06-07's studies) with a lazy bar;
 * :func:`announce` prints a run's estimate before it starts;
 * :func:`quiet` turns all three off inside it: a sweep point (the sweep draws its own bar) or a
@@ -89,12 +90,16 @@ def announce(seconds: float, what: str) -> bool:
 
 class LazyBar:
     """A tqdm bar over ``total`` units that opens itself once the pace so far says the rest takes
-    more than ``after`` seconds (``show=True``: at once; ``show=False`` or :func:`quiet`: never)."""
+    more than ``after`` seconds, or once it has run that long (``show=True``: at once; ``show=False``
+    or :func:`quiet`: never). ``extrapolate=False`` waits for the elapsed time alone: for units whose
+    cost is uneven (a simulated second of a busy period costs far more than one of a quiet tail), a
+    slow first unit would otherwise open a bar over a run that ends a moment later."""
 
     def __init__(self, total: float, *, desc: str, unit: str, done: float = 0, show: bool | None = None,
-                 after: float | None = None):
+                 after: float | None = None, extrapolate: bool = True):
         self.total, self.desc, self.unit, self.done = total, desc, unit, done
         self.show = False if _silent() else show
+        self.extrapolate = extrapolate
         self.after = PROGRESS_AFTER_SECONDS if after is None else after
         self.start, self.computed, self.bar = time.perf_counter(), 0, None
         if self.show is True:
@@ -114,8 +119,9 @@ class LazyBar:
         self.done += amount
         self.computed += amount
         if self.bar is None and self.show is None and self.computed > 0:
-            pace = (time.perf_counter() - self.start) / self.computed
-            if pace * (self.total - self.done) > self.after:
+            elapsed = time.perf_counter() - self.start
+            left = elapsed / self.computed * (self.total - self.done) if self.extrapolate else 0.0
+            if elapsed > self.after or left > self.after:
                 self._open()  # opens at self.done: this step is counted
                 return
         if self.bar is not None:
@@ -127,8 +133,10 @@ class LazyBar:
             self.bar = None
 
 
-def advance(run_until: Callable[[float], None], start: float, end: float, *, desc: str) -> None:
-    """``run_until(end)``, in ``SLICES`` slices of simulated time with a lazy bar.
+def advance(run_until: Callable[[float], None], start: float, end: float, *, desc: str,
+            estimate: float | None = None) -> None:
+    """``run_until(end)``, in ``SLICES`` slices of simulated time with a bar: at once if the run's
+    ``estimate`` (seconds) is over ``PROGRESS_AFTER_SECONDS``, else once it has run that long.
 
     The slices change no result: Mesa's ``run_until(t)`` executes every event due by ``t`` in order
     and then sets the clock to ``t``; nothing runs between two slices, so the events, their order and
@@ -137,7 +145,8 @@ def advance(run_until: Callable[[float], None], start: float, end: float, *, des
     if span <= 0 or _silent():
         run_until(end)
         return
-    bar = LazyBar(span, desc=desc, unit="sim s")
+    long = estimate is not None and estimate > PROGRESS_AFTER_SECONDS
+    bar = LazyBar(span, desc=desc, unit="sim s", show=True if long else None, extrapolate=False)
     try:
         now = start
         for k in range(1, SLICES + 1):

@@ -213,10 +213,10 @@ class ClusterModel(mesa.Model):
         """Run to ``end_time``. A long run says first how long it will roughly take and shows a
         progress bar in simulated seconds (:mod:`cluster_sim.progress`; neither changes a result)."""
         if end_time > self.time:
-            announce(self.estimated_seconds(end_time),
-                     f"{type(self).__name__}: {self.tasks_due(end_time):,} tasks over {end_time - self.time:g} "
-                     "simulated seconds")
-            advance(super().run_until, self.time, end_time, desc=type(self).__name__)
+            estimate = self.estimated_seconds(end_time)
+            announce(estimate, f"{type(self).__name__}: {self.tasks_due(end_time):,} tasks over "
+                               f"{end_time - self.time:g} simulated seconds")
+            advance(super().run_until, self.time, end_time, desc=type(self).__name__, estimate=estimate)
         else:
             super().run_until(end_time)
         self.settle()  # completions due by the horizon are part of the run
