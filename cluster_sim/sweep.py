@@ -90,7 +90,7 @@ import numpy as np
 import pandas as pd
 
 from .progress import PROGRESS_AFTER_SECONDS as _PROGRESS_AFTER_SECONDS
-from .progress import STYLES, LazyBar, quiet
+from .progress import LazyBar, quiet
 from .progress import style as progress_style
 
 __all__ = ["run_grid", "SweepError", "grid_points", "result_metrics", "cache_dir", "cache_key",
@@ -101,7 +101,6 @@ AUTO_PARALLEL_SECONDS = 60.0
 #: ``progress=None`` shows a bar when the sweep is estimated above this
 PROGRESS_AFTER_SECONDS = _PROGRESS_AFTER_SECONDS
 CLIENTS = ("auto", "inprocess", "local")
-PROGRESS_STYLES = STYLES
 ON_ERROR = ("raise", "record")
 
 
@@ -369,10 +368,6 @@ def _machine_workers() -> int:
         return os.cpu_count() or 1
 
 
-def _progress_style() -> str:
-    return progress_style()  # a bad $CLUSTER_SIM_PROGRESS is a ValueError naming it
-
-
 class _Progress(LazyBar):
     """The sweep's bar, in points: with ``progress=None`` opened only once the pace so far says the
     sweep is long (``PROGRESS_AFTER_SECONDS``, read when the sweep starts)."""
@@ -479,7 +474,7 @@ def run_grid(run: Callable, base_config, grid, seeds=None, *, metrics: Callable 
         raise ValueError(f"on_error={on_error!r} is not allowed: choose one of {', '.join(map(repr, ON_ERROR))}")
     if progress not in (True, False, None):
         raise ValueError(f"progress={progress!r} is not allowed: choose True, False or None")
-    _progress_style()  # a bad $CLUSTER_SIM_PROGRESS is refused before anything runs
+    progress_style()  # a bad $CLUSTER_SIM_PROGRESS is refused before anything runs
     if workers is not None and (not isinstance(workers, numbers.Integral) or isinstance(workers, bool) or workers < 1):
         raise ValueError(f"workers={workers!r} is out of range: give a count >= 1")
     if client is None:

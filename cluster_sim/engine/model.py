@@ -213,8 +213,9 @@ class ClusterModel(mesa.Model):
         """Run to ``end_time``. A long run says first how long it will roughly take and shows a
         progress bar in simulated seconds (:mod:`cluster_sim.progress`; neither changes a result)."""
         if end_time > self.time:
-            estimate = self.estimated_seconds(end_time)
-            announce(estimate, f"{type(self).__name__}: {self.tasks_due(end_time):,} tasks over "
+            tasks = self.tasks_due(end_time)
+            estimate = self.estimated_seconds(end_time, tasks)
+            announce(estimate, f"{type(self).__name__}: {tasks:,} tasks over "
                                f"{end_time - self.time:g} simulated seconds")
             advance(super().run_until, self.time, end_time, desc=type(self).__name__, estimate=estimate)
         else:
@@ -226,11 +227,12 @@ class ClusterModel(mesa.Model):
         return sum(j.n_tasks for j in itertools.takewhile(lambda j: j.arrival <= end_time,
                                                           itertools.islice(self.jobs, self._next_job, None)))
 
-    def estimated_seconds(self, end_time: float) -> float:
+    def estimated_seconds(self, end_time: float, tasks: int | None = None) -> float:
         """Rough wall time to run to ``end_time``: the engine's cost per task and per view refresh
-        (``ClusterConfig.SECONDS_PER_*``, measured by bench/engine.py) times what is due by then."""
+        (``ClusterConfig.SECONDS_PER_*``, measured by bench/engine.py) times what is due by then
+        (``tasks``: :meth:`tasks_due`, if the caller has counted them already)."""
         c = self.config
-        seconds = self.tasks_due(end_time) * c.SECONDS_PER_TASK
+        seconds = (self.tasks_due(end_time) if tasks is None else tasks) * c.SECONDS_PER_TASK
         if self.csv.views and c.update_delay > 0:
             refreshes = (end_time - self.time) / c.update_delay * len(self.csv.views)
             seconds += refreshes * (c.SECONDS_PER_REFRESH + len(self.machines) * c.SECONDS_PER_REFRESHED_MACHINE)
