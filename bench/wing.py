@@ -166,7 +166,8 @@ def plain_engine(config: WingConfig, w) -> tuple[float, int]:
     t0 = time.perf_counter()
     machines, specs, _ = queue_plan(config, w.peaks, w.jobs.groupby("org")["containers"].max())
     jobs = build_jobs(w, specs is None)
-    specs = [QueueSpec(s.name, share=s.share, max_share=s.max_share, order="priority") for s in specs]
+    specs = [QueueSpec(s.name, share=s.share, max_share=s.max_share, order="priority", backfill=config.backfill)
+             for s in specs]
     model = CapacityClusterModel(engine_config(config, w, machines), specs, jobs=jobs, elastic=False,
                                  record_series=False)
     model.run_until(w.horizon)

@@ -15,7 +15,10 @@ queues, as Hadoop YARN's CapacityScheduler does **[YARN]**:
 - a job is admitted in **gangs**: ``job.gang`` tasks of each released stage start together, or none
   does (Wing's rigid jobs; ``gang=1`` is one task at a time);
 - within a leaf queue the jobs are **ordered** first come, first served, by priority, or by any key;
-  a job further down is tried when the ones before it do not fit (no head-of-line blocking).
+  a job further down is tried when the ones before it do not fit (``backfill=True``, the default),
+  or the queue holds its room for the gang at its head and admits nothing behind it until that
+  gang starts (``backfill=False``: YARN reserves room for the request at the head of a queue, so a
+  big gang is not starved by a stream of small ones behind it).
 
 Decisions take no time and happen at every change (an arrival, a release, a capacity change),
 where YARN decides at node heartbeats; a note in the tour says so. Queues are charged through the
@@ -61,7 +64,9 @@ class QueueSpec:
     ``share``: guaranteed share of the parent's guaranteed capacity; ``max_share``: elastic limit as
     a share of the parent's maximum (1 = may borrow everything idle, ``share`` = no borrowing);
     ``parent``: None for a child of the root; ``order``: ``"fifo"`` (arrival), ``"priority"``
-    (highest ``job.priority`` first, then arrival) or ``key(job)`` (smallest first, then arrival).
+    (highest ``job.priority`` first, then arrival) or ``key(job)`` (smallest first, then arrival);
+    ``backfill``: a job behind one whose gang does not fit may start first (False: the head of the
+    queue waits for its gang, and nothing behind it starts meanwhile).
     """
 
     name: str
@@ -69,6 +74,7 @@ class QueueSpec:
     max_share: float = 1.0
     parent: str | None = None
     order: str | Callable = "fifo"
+    backfill: bool = True
 
     def __post_init__(self) -> None:
         if not self.name or self.name == "root":
@@ -79,6 +85,8 @@ class QueueSpec:
         if self.max_share < self.share:
             raise ValueError(f"QueueSpec {self.name!r}: max_share={self.max_share!r} is below share={self.share!r}: "
                              "the elastic limit cannot be below the guarantee")
+        if not isinstance(self.backfill, bool):
+            raise ValueError(f"QueueSpec {self.name!r}: backfill={self.backfill!r} is not allowed: True or False")
         if not (callable(self.order) or self.order in ORDERS):
             raise ValueError(f"QueueSpec {self.name!r}: order={self.order!r} is not allowed: choose "
                              f"{' or '.join(map(repr, ORDERS))}, or give a key(job) function")
@@ -87,8 +95,9 @@ class QueueSpec:
 class Queue:
     """A queue of the tree at run time: capacities (absolute resource vectors) and pending jobs."""
 
-    def __init__(self, name: str, parent: "Queue | None", order, n_resources: int):
+    def __init__(self, name: str, parent: "Queue | None", order, n_resources: int, backfill: bool = True):
         self.name, self.parent = name, parent
+        self.backfill = backfill
         self.children: list[Queue] = []
         self.guaranteed = np.zeros(n_resources, dtype=float)
         self.maximum = np.zeros(n_resources, dtype=float)
@@ -170,7 +179,7 @@ class CapacityScheduler(mesa.Agent):
                 parent = self.root if s.parent is None else self.queues[s.parent]
                 if parent is not self.root and parent.jobs:
                     raise ValueError(f"queue {parent.name!r} holds jobs: it cannot have children")
-                q = Queue(s.name, parent, s.order, n_res)
+                q = Queue(s.name, parent, s.order, n_res, s.backfill)
                 parent.children.append(q)
                 self.queues[s.name] = q
             pending = [s for s in pending if s not in placed]
@@ -293,6 +302,18 @@ class CapacityScheduler(mesa.Agent):
     def waiting(self) -> int:
         return self._waiting
 
+    def reorder(self, job: Job) -> bool:
+        """``job``'s ordering key changed: put it back in its queue at its new place (False if it
+        no longer waits). A new head may fit where the old one did not, so look for work."""
+        q = self.queues[job.queue]
+        if job not in q.jobs:
+            return False
+        need = q.needs[q.jobs.index(job)].copy()
+        q.drop(job)
+        q.add(job, need)
+        self._request_pass()
+        return True
+
     def unblock(self) -> None:
         """Resources came back (the central state's wake-up): look for work that fits now."""
         self._request_pass()
@@ -330,9 +351,11 @@ class CapacityScheduler(mesa.Agent):
         return {q.name: q.maximum for q in self.queues.values()}
 
     def _starved(self) -> set[str]:
-        """Leaf queues with a waiting gang that fits within their guarantee (work they are owed)."""
+        """Leaf queues with a waiting gang that fits within their guarantee (work they are owed; without
+        backfill, only the gang at the head counts)."""
         return {q.name for q in self.leaves
-                if q.jobs and ((self.used(q) + q.needs) <= q.guaranteed + 1e-9).all(axis=1).any()}
+                if q.jobs and ((self.used(q) + q.needs[: None if q.backfill else 1]) <= q.guaranteed + 1e-9
+                               ).all(axis=1).any()}
 
     def _order(self, node: Queue):
         """Leaves in the order they are served: the least served child first, at every level."""
@@ -357,11 +380,12 @@ class CapacityScheduler(mesa.Agent):
 
     def _candidates(self, q: Queue, limits: dict, free: np.ndarray, free_total: np.ndarray | None = None) -> np.ndarray:
         """Indices of ``q``'s jobs whose next gang fits the queue's room (at every level of the
-        tree) and the cluster's free total, in the queue's order."""
+        tree) and the cluster's free total, in the queue's order (without backfill, only the head's)."""
         room = limits[q.name] - self.used(q)
         for n in q.path()[1:]:
             room = np.minimum(room, limits[n.name] - self.used(n))
-        fits = (q.needs <= room + 1e-9) & (q.needs <= (free.sum(axis=0) if free_total is None else free_total))
+        needs = q.needs if q.backfill else q.needs[:1]
+        fits = (needs <= room + 1e-9) & (needs <= (free.sum(axis=0) if free_total is None else free_total))
         return np.flatnonzero(fits.all(axis=1))
 
     def _admit_one(self) -> bool:

@@ -94,6 +94,33 @@ def test_a_gang_starts_whole_or_not_at_all():
     assert all(n == want for _, _, n, want in model.capacity_scheduler.admissions)
 
 
+def test_without_backfill_the_head_of_the_queue_holds_its_room_for_its_gang():
+    small = job(0, 0.0, 5, 10.0, queue="q")
+    gang = job(1, 1.0, 4, 5.0, queue="q", gang=4)
+    single = job(2, 2.0, 3, 5.0, queue="q")  # fits at 2.0, but the gang ahead of it waits: so does it
+    run([small, gang, single], [QueueSpec("q", backfill=False)])
+    assert starts(gang) == [10.0] * 4 and starts(single) == [10.0] * 3
+    # the head that fits starts at once; a queue without backfill does not hold back another queue
+    a, b = job(0, 0.0, 6, 10.0, queue="a", gang=6), job(1, 0.0, 2, 10.0, queue="b")
+    run([a, b], [QueueSpec("a", 0.5, backfill=False), QueueSpec("b", 0.5)])
+    assert starts(a) == [0.0] * 6 and starts(b) == [0.0] * 2
+
+
+def test_a_job_reordered_to_the_head_starts_when_its_gang_fits():
+    blocker, big, small = job(0, 0.0, 5, 10.0, "q"), job(1, 1.0, 4, 5.0, "q", gang=4), job(2, 2.0, 2, 5.0, "q", gang=2)
+    rank = {0: 0, 1: 1, 2: 2}
+    model = CapacityClusterModel(cluster(), [QueueSpec("q", order=lambda j: rank[j.id], backfill=False)],
+                                 jobs=[blocker, big, small], check_every_event=True)
+    model.run_until(3.0)
+    assert np.isnan(small.tasks[0].start)  # behind the big gang, which waits for the blocker
+    rank[2] = -1
+    model.schedule(lambda: model.capacity_scheduler.reorder(small), at=4.0)
+    model.run_until(20.0)
+    model.check_invariants()
+    assert starts(small) == [4.0, 4.0] and starts(big) == [10.0] * 4
+    assert not model.capacity_scheduler.reorder(small)  # it no longer waits
+
+
 def test_priority_order_within_a_queue():
     blocker = job(0, 0.0, 8, 10.0, queue="q")
     low = job(1, 1.0, 8, 1.0, queue="q", priority=0)
@@ -144,6 +171,7 @@ def test_bad_trees_are_refused_naming_the_queues(specs, message):
     (dict(share=0.5, max_share=0.2), "max_share=0.2 is below share=0.5"),
     (dict(order="newest"), "order='newest' is not allowed"),
     (dict(name="root"), "a non-empty name other than 'root'"),
+    (dict(backfill="no"), "backfill='no' is not allowed: True or False"),
 ])
 def test_bad_queue_specs_are_refused(kw, message):
     with pytest.raises(ValueError, match=message):
@@ -173,7 +201,8 @@ def capacity_scenarios(draw):
     shares = draw(st.lists(st.floats(0.0, 1.0), min_size=n_leaves, max_size=n_leaves))
     total = sum(shares) or 1.0
     specs = [QueueSpec(f"q{i}", share=round(s / total * 0.95, 3), max_share=1.0,
-                       order=draw(st.sampled_from(["fifo", "priority"]))) for i, s in enumerate(shares)]
+                       order=draw(st.sampled_from(["fifo", "priority"])), backfill=draw(st.booleans()))
+             for i, s in enumerate(shares)]
     cfg = ClusterConfig(machines=draw(st.integers(1, 4)), cpu_per_machine=draw(st.integers(2, 8)),
                         mem_per_machine=16, placement=draw(st.sampled_from(["first_fit", "random", "best_fit"])),
                         load=draw(st.floats(0.3, 1.5)), tasks_per_job=draw(st.floats(1.0, 6.0)),

@@ -56,6 +56,10 @@ class WingConfig(Config):
                                 "in the trace, so every job starts when it is submitted)")
     queues: str = param("org", choices=QUEUE_MODES,
                         doc="one queue per organisation with hard boundaries (§6), or one cluster-wide queue (§7.3)")
+    backfill: bool = param(False,
+                           doc="let a job start ahead of the queue's first job when that job's gang does not fit yet "
+                               "(False: the first job keeps the room it waits for, as YARN reserves room for the "
+                               "request at the head of a queue, and a gang is admitted only when it fits whole)")
     misprediction: float = param(1.0, lo=1.0, hi=100.0, step=0.05, slider=(1.0, 10.0),
                                  doc="s: each job's value efficiency, as the Wing policies see it, times a random factor "
                                      "in [1/s, s] (1 = no error; the paper's sensitivity study, §7.2)")

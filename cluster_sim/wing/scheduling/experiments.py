@@ -8,7 +8,11 @@ A run replays the run window of a :class:`~cluster_sim.wing.scheduling.workload.
   With ``queues="org"`` the queues have hard boundaries (no borrowing, §6); with
   ``queues="cluster"`` one queue holds the same machines (§7.3: the organisations' peaks do not
   coincide, so one queue serves more);
-* **jobs** are rigid gangs of ``containers`` tasks of one container each;
+* **jobs** are rigid gangs of ``containers`` tasks of one container each; a queue's first job keeps
+  the room it waits for, and nothing behind it starts meanwhile (``backfill=False``: YARN reserves
+  room for the request at the head of a queue; Wing §7.2 credits Wing-Direct's knowledge of job
+  sizes for completing "jobs at the head of queue"); with ``backfill=True`` a job behind it that
+  fits starts first;
 * **orderings** (smallest key first, then arrival): PRIO by user priority; the Wing policies by
   value efficiency, highest first (times a mis-prediction factor in [1/s, s] when s > 1);
   Wing-MIL by Wing-Agg's efficiency times its value function at the job's lateness, re-placed in its
@@ -296,9 +300,10 @@ def run(config: WingConfig, *, priority: Callable | None = None, workload: Value
     ref: list = []
     order, times = order_for(config, w, eff, ref)
     if specs is None:
-        specs = [QueueSpec(CLUSTER, order=order)]
+        specs = [QueueSpec(CLUSTER, order=order, backfill=config.backfill)]
     else:
-        specs = [QueueSpec(s.name, share=s.share, max_share=s.max_share, order=order) for s in specs]
+        specs = [QueueSpec(s.name, share=s.share, max_share=s.max_share, order=order, backfill=config.backfill)
+                 for s in specs]
     needs: dict[int, list[int]] = {}
     hard = w.deps[~w.deps["stale_ok"]]
     for j, u in zip(hard["job"].to_numpy(), hard["depOn"].to_numpy()):
@@ -438,7 +443,7 @@ def inversion_example(policy: str) -> pd.DataFrame:
     names = {spec[n][0]: n for n in spec}
     order = "priority" if eff is None else (lambda job: -eff[names[job.id]])
     cfg = ClusterConfig(machines=1, cpu_per_machine=3, mem_per_machine=3, placement="first_fit", horizon=6 * 3600.0)
-    model = WingModel(cfg, [QueueSpec("q", order=order)], jobs, needs={3: [1]}, check_every_event=True)
+    model = WingModel(cfg, [QueueSpec("q", order=order, backfill=False)], jobs, needs={3: [1]}, check_every_event=True)
     model.run_until(6 * 3600.0)
     model.check_invariants()
     finish = pd.Series({j.id: j.finish for j in jobs})

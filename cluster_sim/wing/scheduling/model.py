@@ -180,11 +180,7 @@ class WingModel(CapacityClusterModel):
 
     def _rekey(self, job, times) -> None:
         """The job's key changed: if it still waits, take it out of its queue and put it back in its new place."""
-        q = self.capacity_scheduler.queues[job.queue]
-        if job in q.jobs:
-            need = q.needs[q.jobs.index(job)].copy()
-            q.drop(job)
-            q.add(job, need)
+        if self.capacity_scheduler.reorder(job):
             self.rekeys += 1
             self._next_rekey(job, times)
 
