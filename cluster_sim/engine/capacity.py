@@ -121,6 +121,12 @@ class Queue:
         self.keys.insert(i, key)
         self.needs = np.insert(self.needs, i, need, axis=0)
 
+    @property
+    def startable_needs(self) -> np.ndarray:
+        """The next gangs' demands of the jobs that may start now: every job's with backfill, the head's
+        only without."""
+        return self.needs if self.backfill else self.needs[:1]
+
     def drop(self, job: Job) -> None:
         i = self.jobs.index(job)
         del self.jobs[i], self.keys[i]
@@ -354,8 +360,7 @@ class CapacityScheduler(mesa.Agent):
         """Leaf queues with a waiting gang that fits within their guarantee (work they are owed; without
         backfill, only the gang at the head counts)."""
         return {q.name for q in self.leaves
-                if q.jobs and ((self.used(q) + q.needs[: None if q.backfill else 1]) <= q.guaranteed + 1e-9
-                               ).all(axis=1).any()}
+                if q.jobs and ((self.used(q) + q.startable_needs) <= q.guaranteed + 1e-9).all(axis=1).any()}
 
     def _order(self, node: Queue):
         """Leaves in the order they are served: the least served child first, at every level."""
@@ -384,7 +389,7 @@ class CapacityScheduler(mesa.Agent):
         room = limits[q.name] - self.used(q)
         for n in q.path()[1:]:
             room = np.minimum(room, limits[n.name] - self.used(n))
-        needs = q.needs if q.backfill else q.needs[:1]
+        needs = q.startable_needs
         fits = (needs <= room + 1e-9) & (needs <= (free.sum(axis=0) if free_total is None else free_total))
         return np.flatnonzero(fits.all(axis=1))
 

@@ -134,14 +134,13 @@ def test_gangs_wait_at_the_head_of_their_queue_unless_backfill():
                         for b in (False, True))
     assert not held.admissions["job"].equals(backfilled.admissions["job"])
     # without backfill a queue admits in its order: under PRIO no job starts while a job of higher priority,
-    # released (a hard job: at its submission) no later than that, still waits in the same queue
+    # released (a hard job: at its submission) no later than that, still waits in the same queue (its organisation's)
     j = held.jobs[held.jobs["state"] == "completed"]
-    for _, g in j.groupby("queue"):
+    for _, g in j.groupby("org"):
         hard = g[g["dep_mode"] == "hard"]
         for _, a in g.iterrows():
             ahead = hard[(hard["priority"] > a["priority"]) & (hard["submit"] <= a["start"]) & (hard["start"] > a["start"])]
             assert ahead.empty, f"job {a['job']} started at {a['start']} while job {ahead['job'].iloc[0]} of higher priority waited"
-
 
 
 def test_sweep_through_run_grid_gives_the_old_loops_table():
