@@ -7,9 +7,21 @@ tests in one pytest-xdist worker under ``--dist loadgroup``.
 
 from __future__ import annotations
 
+import collections
+import copy
+import dataclasses
+import functools
+import hashlib
+import json
 import logging
+import math
 import multiprocessing
+import os
+import pickle
+import subprocess
 import sys
+import warnings
+from pathlib import Path
 
 import cloudpickle
 import numpy as np
@@ -233,3 +245,361 @@ def test_progress_bars_count_every_point_once_and_short_sweeps_draw_none(capsys,
     monkeypatch.setenv("CLUSTER_SIM_PROGRESS", "loud")
     with pytest.raises(ValueError, match="CLUSTER_SIM_PROGRESS='loud' is not allowed: choose one of 'auto', 'text', 'off'"):
         run_grid(cheap, BASE, GRID, client="inprocess", cache=False)
+
+
+# ---- the cache key: every input that decides a point's result is in it -----------------------------------
+@dataclasses.dataclass(frozen=True)
+class XConfig:
+    """A one-field config: the tests below vary the function, not the config."""
+    x: float = 1.0
+
+
+XBASE = XConfig()
+XGRID = {"x": [1.0, 2.0]}
+
+
+def scaled(config, k):
+    return {"y": k * config.x}
+
+
+def double(config):
+    return {"y": 2 * config.x}
+
+
+def scaled_by(k):
+    def scale(config):
+        return {"y": k * config.x}
+    return scale
+
+
+FACTOR = 1.0
+
+
+def by_factor(config):
+    return {"y": FACTOR * config.x}
+
+
+def helper(x):
+    return x
+
+
+def _twice(x):
+    return 2 * x
+
+
+def via_helper(config):
+    return {"y": helper(config.x)}
+
+
+class Scale:
+    def __init__(self, k):
+        self.k = k
+
+    def __call__(self, config):
+        return {"y": self.k * config.x}
+
+
+def _set_global(monkeypatch, name, value):
+    monkeypatch.setattr(sys.modules[__name__], name, value)
+
+
+# (the run function, then a change to it that doubles its results)
+CHANGES = {
+    "partial": lambda mp: (functools.partial(scaled, k=1.0), lambda: functools.partial(double)),
+    "closure": lambda mp: (scaled_by(1.0), lambda: scaled_by(2.0)),
+    "global": lambda mp: (by_factor, lambda: _set_global(mp, "FACTOR", 2.0) or by_factor),
+    "helper": lambda mp: (via_helper, lambda: mp.setattr(helper, "__code__", _twice.__code__) or via_helper),
+    "object": lambda mp: (Scale(1.0), lambda: Scale(2.0)),
+}
+
+
+def sweep_x(fn, cache, **kwargs):
+    return run_grid(fn, XBASE, XGRID, client="inprocess", cache=cache, progress=False, **kwargs)
+
+
+@pytest.mark.parametrize("change", list(CHANGES))
+def test_a_changed_run_function_is_computed_again_not_read_from_the_cache(change, tmp_path, monkeypatch):
+    first, changed = CHANGES[change](monkeypatch)
+    assert sweep_x(first, tmp_path).y.tolist() == [1.0, 2.0]
+    # the same function again (or an equal one built afresh) is read back
+    same = CHANGES[change](monkeypatch)[0]
+    assert sweep_x(same, tmp_path).attrs["sweep"]["cached"] == 2
+    again = sweep_x(changed(), tmp_path)
+    assert again.y.tolist() == [2.0, 4.0] and again.attrs["sweep"]["computed"] == 2
+
+
+@pytest.mark.parametrize("change", list(CHANGES))
+def test_a_changed_metrics_function_is_computed_again(change, tmp_path, monkeypatch):
+    first, changed = CHANGES[change](monkeypatch)
+
+    def as_metrics(fn):  # the metrics function gets the config back as the "result"
+        return run_grid(lambda config: config, XBASE, XGRID, metrics=fn, client="inprocess", cache=tmp_path,
+                        progress=False)
+
+    assert as_metrics(first).y.tolist() == [1.0, 2.0]
+    assert as_metrics(changed()).y.tolist() == [2.0, 4.0]
+
+
+NOTEBOOK_CELL = """
+K = {k}
+
+def helper(x):
+    return {body}
+
+def run_cell(config):
+    return {{"y": helper(config.x)}}
+"""
+
+
+def notebook_cell(number, k=1.0, body="K * x"):
+    """The functions a notebook cell defines: module __main__, the cell's globals, its own file name."""
+    namespace = {"__name__": "__main__"}
+    source = "\n" * number + NOTEBOOK_CELL.format(k=k, body=body)  # a rerun cell sits on other lines
+    exec(compile(source, f"<ipython-input-{number}>", "exec"), namespace)
+    return namespace["run_cell"]
+
+
+def test_a_notebooks_functions_are_keyed_by_their_code_and_the_globals_they_read(tmp_path):
+    assert sweep_x(notebook_cell(1), tmp_path).attrs["sweep"]["computed"] == 2
+    assert sweep_x(notebook_cell(2), tmp_path).attrs["sweep"]["cached"] == 2  # the same cell run again
+    changed_global = sweep_x(notebook_cell(3, k=2.0), tmp_path)
+    assert changed_global.y.tolist() == [2.0, 4.0] and changed_global.attrs["sweep"]["computed"] == 2
+    changed_helper = sweep_x(notebook_cell(4, body="K * x + 1"), tmp_path)
+    assert changed_helper.y.tolist() == [2.0, 3.0] and changed_helper.attrs["sweep"]["computed"] == 2
+
+
+TABLE = np.zeros(5000)
+FRAME = pd.DataFrame({"a": np.arange(100.0), "b": ["s"] * 100})
+RECORD = XConfig(x=1.0)
+NESTED = {"weights": [1.0, 2.0], "names": ("a", "b")}
+
+
+def reads_data(config):
+    return {"y": TABLE[4000] + FRAME.a.iloc[50] + RECORD.x + NESTED["weights"][1] + config.x}
+
+
+@pytest.mark.parametrize("name, change", [
+    ("TABLE", lambda t: np.where(np.arange(5000) == 4000, 1.0, t)),   # repr elides the middle of it
+    ("TABLE", lambda t: t.astype(np.float32)),
+    ("FRAME", lambda f: f.assign(a=f.a.where(f.index != 50, -1.0))),
+    ("FRAME", lambda f: f.rename(columns={"b": "c"})),
+    ("RECORD", lambda r: XConfig(x=2.0)),
+    ("NESTED", lambda d: {**d, "weights": [1.0, 3.0]}),
+])
+def test_data_the_function_reads_is_in_the_key_by_value(name, change, monkeypatch):
+    before = cache_key(XBASE, reads_data)
+    value = getattr(sys.modules[__name__], name)
+    _set_global(monkeypatch, name, copy.deepcopy(value))
+    assert cache_key(XBASE, reads_data) == before, "an equal copy is the same key"
+    _set_global(monkeypatch, name, change(value))
+    assert cache_key(XBASE, reads_data) != before
+
+
+def test_the_key_does_not_change_as_a_function_warms_up_or_in_another_process(tmp_path):
+    run_cell = notebook_cell(1)
+    before = cache_key(XBASE, run_cell)
+    for _ in range(200):  # the interpreter specialises a hot function's bytecode in place
+        run_cell(XBASE)
+    assert cache_key(XBASE, run_cell) == before
+    # string hashing differs between processes: a set's order must not reach the key
+    script = ("import sys; sys.path.insert(0, sys.argv[1]); from cluster_sim.engine import ClusterConfig, run;"
+              "from cluster_sim.sweep import cache_key; ns = {'__name__': '__main__'};"
+              "exec('MODES = {\"a\", \"b\", \"c\", \"d\"}\\ndef f(c):\\n    return {\"n\": len(MODES & {\"a\", \"e\"})}', ns);"
+              "print(cache_key(ClusterConfig.ci(), ns['f']))")
+    keys = {subprocess.run([sys.executable, "-c", script, str(Path(__file__).parent)], capture_output=True, text=True,
+                           check=True, env={**os.environ, "PYTHONHASHSEED": seed}).stdout for seed in ("1", "2")}
+    assert len(keys) == 1, keys
+
+
+def test_what_cannot_be_fingerprinted_is_refused_unless_the_sweep_names_its_key(tmp_path):
+    numbers = (i for i in range(100))
+    refused = {
+        "a generator": lambda config: {"y": config.x + next(numbers)},
+        "an open file": Scale(open(os.devnull)),
+        "a random generator": Scale(np.random.default_rng(1)),
+    }
+    for what, fn in refused.items():
+        with pytest.raises(ValueError) as info:
+            sweep_x(fn, tmp_path)
+        message = str(info.value)
+        for words in ("run=", what, "cache_key=", "cache=False"):
+            assert words in message, (words, message)
+    assert "'numbers'" in str(pytest.raises(ValueError, sweep_x, refused["a generator"], tmp_path).value)
+    assert "'k'" in str(pytest.raises(ValueError, sweep_x, refused["an open file"], tmp_path).value)
+    refused["an open file"].k.close()
+    # an explicit key replaces the functions' fingerprint; without a cache nothing needs one
+    assert sweep_x(refused["a generator"], tmp_path, cache_key="numbers, v1").attrs["sweep"]["computed"] == 2
+    assert sweep_x(refused["a generator"], False).attrs["sweep"]["computed"] == 2
+    assert sweep_x(double, tmp_path, cache_key="numbers, v1").attrs["sweep"]["cached"] == 2  # the user's word
+    assert sweep_x(double, tmp_path, cache_key="double, v1").attrs["sweep"]["computed"] == 2
+
+
+@pytest.mark.parametrize("key", [3, "", b"v1"])
+def test_a_bad_cache_key_is_refused(key):
+    with pytest.raises(ValueError, match=r"cache_key=.* is not allowed"):
+        sweep_x(double, False, cache_key=key)
+
+
+def test_every_lab_sweep_function_has_a_fingerprint():
+    """The run and metrics functions every lab passes to run_grid (found in the package's source)."""
+    import ast
+    import importlib
+
+    import cluster_sim
+    from cluster_sim.sweep import _functions_fingerprint
+
+    root = Path(cluster_sim.__file__).parent
+    checked = 0
+    for path in sorted(root.rglob("*.py")):
+        module = importlib.import_module("cluster_sim." + ".".join(path.relative_to(root).with_suffix("").parts)
+                                         .removesuffix(".__init__"))
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "run_grid":
+                fns = [node.args[0]] + [k.value for k in node.keywords if k.arg == "metrics"]
+                for fn in fns:
+                    assert isinstance(fn, ast.Name), ast.unparse(fn)
+                    assert len(_functions_fingerprint(getattr(module, fn.id), None)) == 64
+                    checked += 1
+    assert checked >= 20
+
+
+# ---- the cache entries: read without running code, checked, never trusted when damaged ---------------------
+def typed(config):
+    return {"six": 6.0, "third": 1 / 3, "nan": math.nan, "minus_inf": -math.inf, "minus_zero": -0.0, "count": 7,
+            "big": 2 ** 70, "ok": True, "name": "né ✓", "nothing": None, "x2": config.x * 2}
+
+
+def sweep_typed(cache):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        df = run_grid(typed, XBASE, {"x": [3.0]}, client="inprocess", cache=cache, progress=False)
+    return df, [str(w.message) for w in caught]
+
+
+def entry_file(directory):
+    [entry] = [p for p in directory.rglob("*") if p.is_file()]
+    return entry
+
+
+def assert_same_bits(df, ref):
+    pd.testing.assert_frame_equal(df, ref, check_exact=True)
+    assert [math.copysign(1, v) for v in (df.minus_zero[0], ref.minus_zero[0])] == [-1, -1]
+
+
+def test_every_damaged_byte_of_an_entry_is_caught_or_harmless(tmp_path):
+    first, _ = sweep_typed(tmp_path)
+    entry = entry_file(tmp_path)
+    original = entry.read_bytes()
+    outcomes = collections.Counter()
+    for i in range(len(original)):
+        for mask in (1 << (i % 8), 0xFF):
+            damaged = bytearray(original)
+            damaged[i] ^= mask
+            entry.write_bytes(bytes(damaged))
+            df, warned = sweep_typed(tmp_path)
+            assert_same_bits(df, first)
+            if df.attrs["sweep"]["cached"] == 1:  # read back: only if the damage changed nothing it says
+                assert warned == [], (i, mask, warned)
+                outcomes["read"] += 1
+            else:
+                assert df.attrs["sweep"]["computed"] == 1
+                assert len(warned) == 1 and str(entry) in warned[0], (i, mask, warned)
+                outcomes["recomputed"] += 1
+            assert entry.read_bytes() == original  # the recomputed point is stored again
+    assert outcomes["recomputed"] > 0.9 * 2 * len(original), outcomes
+
+
+@pytest.mark.parametrize("damage", ["truncated", "empty", "renamed", "a directory", "raw float", "huge"])
+def test_a_damaged_entry_is_recomputed_with_a_warning_naming_it(damage, tmp_path):
+    first, _ = sweep_typed(tmp_path)
+    entry = entry_file(tmp_path)
+    data = entry.read_bytes()
+    if damage == "truncated":
+        entry.write_bytes(data[:len(data) // 2])
+    elif damage == "empty":
+        entry.write_bytes(b"")
+    elif damage == "renamed":  # another point's entry, with a valid checksum, under this point's name
+        run_grid(typed, XBASE, {"x": [4.0]}, client="inprocess", cache=tmp_path, progress=False)
+        other = next(p for p in tmp_path.rglob("*") if p.is_file() and p != entry)
+        entry.write_bytes(other.read_bytes())
+    elif damage == "a directory":
+        entry.unlink()
+        entry.mkdir()
+    elif damage == "raw float":  # a well-formed entry with a valid checksum, holding a float JSON rounds
+        doc = json.loads(data)
+        doc["payload"]["metrics"][0][1] = 6.0
+        text = json.dumps(doc["payload"], sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+        doc["sha256"] = hashlib.sha256(text.encode()).hexdigest()
+        entry.write_text(json.dumps(doc))
+    elif damage == "huge":
+        entry.write_bytes(b"[" * 10_000_000)
+    df, warned = sweep_typed(tmp_path)
+    assert_same_bits(df, first)
+    assert df.attrs["sweep"]["computed"] == 1
+    assert len(warned) == 1 and str(entry) in warned[0], warned
+
+
+class Planted:
+    """Unpickling this makes a directory: a stand-in for any code a planted pickle could run."""
+
+    def __init__(self, marker):
+        self.marker = marker
+
+    def __reduce__(self):
+        return os.mkdir, (str(self.marker),)
+
+
+def test_a_planted_pickle_is_never_loaded(tmp_path):
+    cache, marker = tmp_path / "cache", tmp_path / "code ran"
+    key = cache_key(XBASE.__class__(x=3.0), typed)
+    bomb = pickle.dumps(Planted(marker))
+    for name in (f"{key}.pkl", f"{key}.json", f"{key}"):
+        (cache / key[:2]).mkdir(parents=True, exist_ok=True)
+        (cache / key[:2] / name).write_bytes(bomb)
+    df, _ = sweep_typed(cache)
+    assert not marker.exists() and df.six.tolist() == [6.0] and df.attrs["sweep"]["computed"] == 1
+    pickle.loads(bomb)  # the bomb is live: loading it would have run its code
+    assert marker.is_dir()
+
+
+def whole(config):
+    return {"frame": pd.DataFrame({"x": [config.x]}), "y": config.x}
+
+
+def test_a_point_whose_metrics_json_cannot_hold_is_computed_every_time(tmp_path):
+    for _ in range(2):
+        df = sweep_x(whole, tmp_path)
+        assert df.attrs["sweep"]["computed"] == 2 and df.attrs["sweep"]["uncached"] == 2
+    assert not any(p.is_file() for p in tmp_path.rglob("*"))
+
+
+# ---- the Dask cluster a sweep starts listens on this machine only ---------------------------------------
+def test_a_local_cluster_listens_on_127_0_0_1_only(monkeypatch):
+    from distributed.comm.utils import get_tcp_server_addresses
+
+    import cluster_sim.sweep as sweep
+
+    monkeypatch.delenv("CLUSTER_SIM_DASK_HOST", raising=False)
+    client, cluster, close = sweep._open_client("local", 1)
+    try:
+        assert cluster.scheduler_address.startswith("tcp://127.0.0.1:")
+        assert cluster.dashboard_link.startswith("http://127.0.0.1:")
+        assert {a[0] for a in get_tcp_server_addresses(cluster.scheduler.http_server)} == {"127.0.0.1"}
+        assert all(a.startswith("tcp://127.0.0.1:") for a in client.scheduler_info()["workers"])
+        served = client.run(lambda dask_worker: [a[0] for a in get_tcp_server_addresses(dask_worker.http_server)])
+        assert {h for hosts in served.values() for h in hosts} == {"127.0.0.1"}
+    finally:
+        client.close()
+        cluster.close()
+
+
+def test_the_environment_chooses_where_a_local_cluster_listens(monkeypatch):
+    import cluster_sim.sweep as sweep
+
+    monkeypatch.delenv("CLUSTER_SIM_DASK_HOST", raising=False)
+    assert sweep._dask_host() == "127.0.0.1"
+    monkeypatch.setenv("CLUSTER_SIM_DASK_HOST", "10.0.0.5")
+    assert sweep._dask_host() == "10.0.0.5"
+    monkeypatch.setenv("CLUSTER_SIM_DASK_HOST", " ")
+    with pytest.raises(ValueError, match="CLUSTER_SIM_DASK_HOST=' ' is not allowed"):
+        run_grid(double, XBASE, XGRID, client="local", cache=False, progress=False)
