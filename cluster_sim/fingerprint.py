@@ -291,7 +291,8 @@ class _Walk:
     def other(self, obj):
         t = type(obj)
         if isinstance(obj, (tuple, list, dict, set, frozenset)):
-            extra = [self.at("its default factory", obj.default_factory)] if isinstance(obj, collections.defaultdict) else []
+            extra = ([self.at("its default factory", obj.default_factory)]
+                     if isinstance(obj, collections.defaultdict) else [])
             state = self.state(obj) if t not in (list, dict, set) else []
             return ("container", self.at("its class", t), self.container(obj), extra, state)
         if isinstance(obj, types.MethodType):

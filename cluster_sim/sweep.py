@@ -40,17 +40,34 @@ Non-scalar values (arrays, frames, nested results) are left out; pass ``metrics=
   ``run`` and not the smaller or larger function a lab may sweep with it.
 * ``"inprocess"``: one point after another in this process (tests, tiny grids, ``pdb``).
 * ``"local"``: a ``LocalCluster`` of ``workers`` processes (default: the cores this process may
-  use), one thread each, closed when the sweep ends, fails or is interrupted.
+  use), one thread each, closed when the sweep ends, fails or is interrupted. Its scheduler, workers
+  and dashboard listen on 127.0.0.1 only (anyone who reaches a Dask scheduler can run code on it);
+  ``$CLUSTER_SIM_DASK_HOST`` names another address to listen on.
 * a ``distributed.Client``, or a scheduler address such as ``"tcp://10.0.0.5:8786"``: the same
   grid, unchanged, on an existing Dask cluster (a client you pass stays open).
 
-**Cache.** Each point's metrics are stored on disk under a key hashing the config (its class's
-qualified name and its fields), the run and metrics functions (qualified names and bytecode), the
-package version and a digest of the package's source, so a rerun or an interrupted sweep resumes
-where it stopped, and editing any lab's code starts afresh. The directory is ``cache=`` (a path),
-else ``$CLUSTER_SIM_SWEEP_CACHE``, else ``$XDG_CACHE_HOME/cluster_sim/sweeps`` (by default
-``~/.cache/cluster_sim/sweeps``); ``cache=False`` turns it off. Failed points are not cached: a
-rerun tries them again.
+**Cache.** Each point's metrics are stored on disk under a key hashing the config (its class and
+its fields' values), the fingerprints of the run and metrics functions, the package version and a
+digest of the package's source, so a rerun or an interrupted sweep resumes where it stopped, and
+editing any lab's code starts afresh. A function's fingerprint (:mod:`cluster_sim.fingerprint`)
+covers what decides its result: its code, defaults and closure values and the globals it reads (a
+helper it calls, a constant, an array), each fingerprinted in turn; a ``functools.partial``'s
+arguments; a callable object's state. A function defined in a notebook is keyed by its code and
+the notebook's globals it reads: running its cell again keeps the key, editing it or a global it
+reads changes it. What has no stable state (a generator, an open file, a random generator, an
+object whose state Python cannot read) is refused with a ``ValueError`` naming where it was found:
+pass ``cache_key="..."`` (a string that stands for the functions; change it whenever what they
+compute changes) or ``cache=False``.
+
+An entry is a JSON file ``<key>.json``: the metrics (floats written exactly, as ``float.hex``), the
+key and a sha256 checksum of both. Reading one runs no code; one that fails a check (damaged, not
+JSON, or copied from another key) is computed again with a :class:`SweepCacheWarning` naming the
+file. Only numbers, booleans, strings and None are stored: a point whose metrics hold anything else
+(a frame, a whole result) is computed every time (``attrs["sweep"]["uncached"]`` counts them).
+Entries of earlier versions (``.pkl``) are never read; they can be deleted. The directory is
+``cache=`` (a path), else ``$CLUSTER_SIM_SWEEP_CACHE``, else ``$XDG_CACHE_HOME/cluster_sim/sweeps``
+(by default ``~/.cache/cluster_sim/sweeps``); ``cache=False`` turns it off. Failed points are not
+cached: a rerun tries them again.
 
 **Failures.** A point that raises does not stop the others. With ``on_error="raise"`` (the
 default), once every other point has finished, :class:`SweepError` lists each failed point (its
@@ -340,7 +357,8 @@ def _functions_fingerprint(run: Callable, metrics: Callable | None, key: str | N
             except Unfingerprintable as err:
                 where = " -> ".join(err.where) if err.where else "it"
                 raise ValueError(
-                    f"run_grid cannot fingerprint {role}={_callable_name(fn)} for its cache key: {where} is {err.what}. "
+                    f"run_grid cannot fingerprint {role}={_callable_name(fn)} for its cache key: "
+                    f"{where} is {err.what}. "
                     "Pass cache_key='...' (a string you change whenever what the functions compute changes) "
                     "or cache=False") from None
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
