@@ -15,9 +15,9 @@ change that can change a result gives another one:
   and its object; a callable object by its class and its state (its dataclass fields or
   ``__dict__`` and ``__slots__``); a class defined outside a library by its bases and attributes.
 * a **value** by a representation that is exact: numbers by ``repr``, containers item by item,
-  numpy arrays by dtype, shape and a hash of their bytes, pandas objects by
-  ``pd.util.hash_pandas_object`` with their labels and dtypes, dataclasses by their fields,
-  modules by name.
+  numpy arrays by dtype, shape and a hash of their bytes, pandas objects column by column (numbers
+  by their bytes, other values by ``pd.util.hash_pandas_object``) with their labels and dtypes,
+  dataclasses by their fields, modules by name.
 
 What has no stable state (a generator or an iterator, an open file, a socket, a random generator,
 an object whose state lives in C where Python cannot read it) raises :class:`Unfingerprintable`,
@@ -97,8 +97,13 @@ def fingerprint(obj: Any) -> str:
     walk = _Walk()
     try:
         structure = walk.value(obj)
+    except Unfingerprintable:
+        raise
     except RecursionError:
         raise Unfingerprintable("nested too deeply to fingerprint", walk.where) from None
+    except Exception as err:  # reading it failed (a property that raises, a broken __getattr__): no stable state
+        raise Unfingerprintable(f"something that raised {type(err).__name__} ({err}) as it was read",
+                                walk.where) from None
     return hashlib.sha256(repr(structure).encode()).hexdigest()
 
 
@@ -369,19 +374,28 @@ class _Walk:
         return out
 
     def pandas(self, obj):
+        index = obj if isinstance(obj, pd.Index) else obj.index
+        columns = ([obj.iloc[:, i] for i in range(obj.shape[1])] if isinstance(obj, pd.DataFrame)
+                   else [obj] if isinstance(obj, pd.Series) else [])
         try:
-            hashes = pd.util.hash_pandas_object(obj, index=True)
+            digests = [_values_digest(c) for c in columns] + [_values_digest(index)]
         except TypeError as err:  # values pandas cannot hash (lists in an object column, ...)
             self.refuse(f"a pandas {type(obj).__name__} whose values pandas cannot hash ({err})")
-        digest = hashlib.sha256(np.asarray(hashes).tobytes()).hexdigest()
-        if isinstance(obj, pd.Index):
-            labels = [self.at("its names", list(obj.names)), str(obj.dtype)]
-        else:
-            index = obj.index
-            labels = [self.at("its index names", list(index.names)), str(index.dtype),
-                      self.at("its attrs", dict(obj.attrs))]
-            if isinstance(obj, pd.DataFrame):
-                labels += [self.at("its columns", list(obj.columns)), [str(d) for d in obj.dtypes]]
-            else:
-                labels += [self.at("its name", obj.name), str(obj.dtype)]
-        return ("pandas", type(obj).__qualname__, len(obj), digest, labels)
+        labels = [self.at("its index names", list(index.names)), str(index.dtype)]
+        if not isinstance(obj, pd.Index):
+            labels.append(self.at("its attrs", dict(obj.attrs)))
+        if isinstance(obj, pd.DataFrame):
+            labels += [self.at("its columns", list(obj.columns)), [str(d) for d in obj.dtypes]]
+        elif isinstance(obj, pd.Series):
+            labels += [self.at("its name", obj.name), str(obj.dtype)]
+        return ("pandas", type(obj).__qualname__, len(obj), digests, labels)
+
+
+def _values_digest(values: pd.Series | pd.Index) -> str:
+    """Numbers and times by their bytes (exact: pandas' hash makes -0.0 and 0.0 one), the rest by
+    ``pd.util.hash_pandas_object``."""
+    if isinstance(values.dtype, np.dtype) and values.dtype.kind in "biufcmM":
+        data = np.ascontiguousarray(values.to_numpy()).tobytes()
+    else:
+        data = np.asarray(pd.util.hash_pandas_object(values, index=False)).tobytes()
+    return hashlib.sha256(data).hexdigest()

@@ -391,7 +391,7 @@ class _BadEntry(Exception):
 
 
 ENTRY_FORMAT = "cluster_sim.sweep/2"
-#: no entry is larger (a file that is did not come from this module)
+#: no entry is larger (a larger file did not come from this module)
 MAX_ENTRY_BYTES = 1 << 22
 _STORED = (type(None), bool, int, str)  # as JSON; floats as text, below
 
@@ -461,7 +461,7 @@ def _read_entry(path: Path, key: str) -> dict:
         if isinstance(value, dict) and list(value) == ["float"] and isinstance(value["float"], str):
             try:
                 values[name] = _text_float(value["float"])
-            except (ValueError, struct.error) as err:
+            except (ValueError, OverflowError, struct.error) as err:
                 raise _BadEntry(f"the float {value['float']!r} cannot be read ({err})") from None
         elif type(value) in _STORED:
             values[name] = value

@@ -395,6 +395,7 @@ def reads_data(config):
     ("TABLE", lambda t: t.astype(np.float32)),
     ("FRAME", lambda f: f.assign(a=f.a.where(f.index != 50, -1.0))),
     ("FRAME", lambda f: f.rename(columns={"b": "c"})),
+    ("FRAME", lambda f: f.assign(a=f.a.where(f.index != 0, -0.0))),  # only the sign of a zero (1 / x differs)
     ("RECORD", lambda r: XConfig(x=2.0)),
     ("NESTED", lambda d: {**d, "weights": [1.0, 3.0]}),
 ])
@@ -546,7 +547,8 @@ def test_every_damaged_byte_of_an_entry_is_caught_or_harmless(tmp_path):
     assert outcomes["refused"] > 0.9 * 2 * len(original), outcomes
 
 
-@pytest.mark.parametrize("damage", ["truncated", "empty", "renamed", "a directory", "raw float", "huge"])
+@pytest.mark.parametrize("damage", ["truncated", "empty", "renamed", "a directory", "raw float", "overflowing float",
+                                    "huge"])
 def test_a_damaged_entry_is_recomputed_with_a_warning_naming_it(damage, tmp_path):
     first, _ = sweep_typed(tmp_path)
     entry = entry_file(tmp_path)
@@ -562,9 +564,9 @@ def test_a_damaged_entry_is_recomputed_with_a_warning_naming_it(damage, tmp_path
     elif damage == "a directory":
         entry.unlink()
         entry.mkdir()
-    elif damage == "raw float":  # a well-formed entry with a valid checksum, holding a float JSON rounds
+    elif damage in ("raw float", "overflowing float"):  # well-formed, with a valid checksum, but not ours
         doc = json.loads(data)
-        doc["payload"]["metrics"][0][1] = 6.0
+        doc["payload"]["metrics"][0][1] = 6.0 if damage == "raw float" else {"float": "0x1p+99999"}
         text = json.dumps(doc["payload"], sort_keys=True, separators=(",", ":"), ensure_ascii=True)
         doc["sha256"] = hashlib.sha256(text.encode()).hexdigest()
         entry.write_text(json.dumps(doc))
