@@ -103,7 +103,7 @@ def sweep_section(config: MorpheusConfig, arms, seeds) -> None:
     print(f"sweep: compare over {len(arms)} arms x {len(seeds)} seeds = {points} cycles of {config.jobs} jobs, "
           f"{config.machines} machines, {config.cycle_minutes} min ({config.work().describe()})")
     t0 = time.perf_counter()
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address="127.0.0.1:0",
                       silence_logs=logging.ERROR) as cluster, Client(cluster) as client:
         there = compare(config, arms, seeds, client=client, cache=False)
     t_there = time.perf_counter() - t0

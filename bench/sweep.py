@@ -44,7 +44,7 @@ def on_cluster(base, workers: int) -> tuple[pd.DataFrame, float, float, float]:
     from distributed import Client, LocalCluster
 
     t0 = time.perf_counter()
-    cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=":0",
+    cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address="127.0.0.1:0",
                            silence_logs=logging.ERROR)
     client = Client(cluster)
     client.run(__import__, "cluster_sim.engine")  # the import every worker pays once

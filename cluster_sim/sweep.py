@@ -40,17 +40,34 @@ Non-scalar values (arrays, frames, nested results) are left out; pass ``metrics=
   ``run`` and not the smaller or larger function a lab may sweep with it.
 * ``"inprocess"``: one point after another in this process (tests, tiny grids, ``pdb``).
 * ``"local"``: a ``LocalCluster`` of ``workers`` processes (default: the cores this process may
-  use), one thread each, closed when the sweep ends, fails or is interrupted.
+  use), one thread each, closed when the sweep ends, fails or is interrupted. Its scheduler, workers
+  and dashboard listen on 127.0.0.1 only (anyone who reaches a Dask scheduler can run code on it);
+  ``$CLUSTER_SIM_DASK_HOST`` names another address to listen on.
 * a ``distributed.Client``, or a scheduler address such as ``"tcp://10.0.0.5:8786"``: the same
   grid, unchanged, on an existing Dask cluster (a client you pass stays open).
 
-**Cache.** Each point's metrics are stored on disk under a key hashing the config (its class's
-qualified name and its fields), the run and metrics functions (qualified names and bytecode), the
-package version and a digest of the package's source, so a rerun or an interrupted sweep resumes
-where it stopped, and editing any lab's code starts afresh. The directory is ``cache=`` (a path),
-else ``$CLUSTER_SIM_SWEEP_CACHE``, else ``$XDG_CACHE_HOME/cluster_sim/sweeps`` (by default
-``~/.cache/cluster_sim/sweeps``); ``cache=False`` turns it off. Failed points are not cached: a
-rerun tries them again.
+**Cache.** Each point's metrics are stored on disk under a key hashing the config (its class and
+its fields' values), the fingerprints of the run and metrics functions, the package version and a
+digest of the package's source, so a rerun or an interrupted sweep resumes where it stopped, and
+editing any lab's code starts afresh. A function's fingerprint (:mod:`cluster_sim.fingerprint`)
+covers what decides its result: its code, defaults and closure values and the globals it reads (a
+helper it calls, a constant, an array), each fingerprinted in turn; a ``functools.partial``'s
+arguments; a callable object's state. A function defined in a notebook is keyed by its code and
+the notebook's globals it reads: running its cell again keeps the key, editing it or a global it
+reads changes it. What has no stable state (a generator, an open file, a random generator, an
+object whose state Python cannot read) is refused with a ``ValueError`` naming where it was found:
+pass ``cache_key="..."`` (a string that stands for the functions; change it whenever what they
+compute changes) or ``cache=False``.
+
+An entry is a JSON file ``<key>.json``: the metrics (floats written exactly, as ``float.hex``), the
+key and a sha256 checksum of both. Reading one runs no code; one that fails a check (damaged, not
+JSON, or copied from another key) is computed again with a :class:`SweepCacheWarning` naming the
+file. Only numbers, booleans, strings and None are stored: a point whose metrics hold anything else
+(a frame, a whole result) is computed every time (``attrs["sweep"]["uncached"]`` counts them).
+Entries of earlier versions (``.pkl``) are never read; they can be deleted. The directory is
+``cache=`` (a path), else ``$CLUSTER_SIM_SWEEP_CACHE``, else ``$XDG_CACHE_HOME/cluster_sim/sweeps``
+(by default ``~/.cache/cluster_sim/sweeps``); ``cache=False`` turns it off. Failed points are not
+cached: a rerun tries them again.
 
 **Failures.** A point that raises does not stop the others. With ``on_error="raise"`` (the
 default), once every other point has finished, :class:`SweepError` lists each failed point (its
@@ -70,6 +87,7 @@ points and closes a cluster the sweep started, leaving no workers behind.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import importlib.metadata
 import inspect
@@ -78,10 +96,11 @@ import json
 import math
 import numbers
 import os
-import pickle
+import struct
 import tempfile
 import time
 import traceback
+import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -89,11 +108,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .fingerprint import Unfingerprintable, fingerprint
 from .progress import PROGRESS_AFTER_SECONDS as _PROGRESS_AFTER_SECONDS
 from .progress import LazyBar, quiet
 from .progress import style as progress_style
 
 __all__ = ["run_grid", "SweepError", "grid_points", "result_metrics", "cache_dir", "cache_key",
+           "SweepCacheWarning",
            "AUTO_PARALLEL_SECONDS", "PROGRESS_AFTER_SECONDS"]
 
 #: ``client="auto"`` starts a LocalCluster when the remaining points are estimated above this
@@ -306,6 +327,7 @@ def _source_digest() -> str:
     return _SOURCE_DIGEST
 
 
+@functools.cache
 def _version() -> str:
     try:
         return importlib.metadata.version("cluster_sim")
@@ -313,51 +335,178 @@ def _version() -> str:
         return "unknown"
 
 
-def _fingerprint(fn: Callable | None) -> str:
-    if fn is None:
-        return "default"
-    name = f"{getattr(fn, '__module__', '?')}.{getattr(fn, '__qualname__', type(fn).__qualname__)}"
-    code = getattr(fn, "__code__", None)
-    if code is None:
-        return name
-    # the bytecode and constants: a function edited in a notebook keeps its name but not its code
-    return name + ":" + hashlib.sha256(code.co_code + repr(code.co_consts).encode()).hexdigest()[:16]
+def _callable_name(fn) -> str:
+    if isinstance(fn, functools.partial):
+        return f"functools.partial({_callable_name(fn.func)}, ...)"
+    name = getattr(fn, "__qualname__", None)
+    if isinstance(name, str):
+        return f"{getattr(fn, '__module__', None) or '?'}.{name}"
+    return f"a {type(fn).__module__}.{type(fn).__qualname__} object"
 
 
-def cache_key(config, run: Callable, metrics: Callable | None = None) -> str:
-    """The hash a point's result is stored under (config, run, metrics, version, source)."""
-    cls = type(config)
-    fields = {f.name: repr(getattr(config, f.name)) for f in dataclasses.fields(config)}
-    payload = json.dumps({"config": f"{cls.__module__}.{cls.__qualname__}", "fields": fields,
-                          "run": _fingerprint(run), "metrics": _fingerprint(metrics),
+def _functions_fingerprint(run: Callable, metrics: Callable | None, key: str | None = None) -> str:
+    """The part of the key that stands for the run and metrics functions: their fingerprints
+    (:mod:`cluster_sim.fingerprint`), or the ``cache_key=`` the sweep was given instead."""
+    if key is not None:
+        parts = {"cache_key": key}
+    else:
+        parts = {}
+        for role, fn in (("run", run), ("metrics", metrics)):
+            try:
+                parts[role] = "default" if fn is None else fingerprint(fn)
+            except Unfingerprintable as err:
+                where = " -> ".join(err.where) if err.where else "it"
+                raise ValueError(
+                    f"run_grid cannot fingerprint {role}={_callable_name(fn)} for its cache key: "
+                    f"{where} is {err.what}. "
+                    "Pass cache_key='...' (a string you change whenever what the functions compute changes) "
+                    "or cache=False") from None
+    return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
+
+
+def _point_key(config, functions: str) -> str:
+    try:
+        config_fp = fingerprint(config)
+    except Unfingerprintable as err:
+        raise ValueError(f"run_grid cannot fingerprint the config {config!r} for its cache key: {err}; "
+                         "pass cache=False") from None
+    payload = json.dumps({"format": ENTRY_FORMAT, "config": config_fp, "functions": functions,
                           "version": _version(), "source": _source_digest()}, sort_keys=True)
     return hashlib.sha256(payload.encode()).hexdigest()
 
 
+def cache_key(config, run: Callable, metrics: Callable | None = None) -> str:
+    """The hash a point's result is stored under: the config's fingerprint (its class and fields),
+    the run and metrics functions' fingerprints (:mod:`cluster_sim.fingerprint`), the package's
+    version and a digest of its source. A ``ValueError`` if a function cannot be fingerprinted."""
+    return _point_key(config, _functions_fingerprint(run, metrics))
+
+
+class SweepCacheWarning(UserWarning):
+    """A cache entry failed its check (damaged, or not what its name says) and was computed again."""
+
+
+class _BadEntry(Exception):
+    pass
+
+
+ENTRY_FORMAT = "cluster_sim.sweep/2"
+#: no entry is larger (a larger file did not come from this module)
+MAX_ENTRY_BYTES = 1 << 22
+_STORED = (type(None), bool, int, str)  # as JSON; floats as text, below
+
+
 def _cache_path(directory: Path, key: str) -> Path:
-    return directory / key[:2] / f"{key}.pkl"
+    return directory / key[:2] / f"{key}.json"
 
 
-def _cache_get(directory: Path | None, key: str):
+def _float_text(x: float) -> str:
+    """A float exactly: ``float.hex``, and a NaN by its bits (its sign and payload are not in "nan")."""
+    return "nan:" + struct.pack(">d", x).hex() if math.isnan(x) else x.hex()
+
+
+def _text_float(text: str) -> float:
+    x = struct.unpack(">d", bytes.fromhex(text[4:]))[0] if text.startswith("nan:") else float.fromhex(text)
+    if _float_text(x) != text:  # only what _float_text writes (so nothing reads two ways)
+        raise _BadEntry(f"the float {text!r} is not written as this module writes floats")
+    return x
+
+
+def _canonical(payload) -> bytes:
+    return json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False).encode()
+
+
+def _entry_bytes(key: str, config, values: dict) -> bytes | None:
+    """The file a point is stored as (None if a value is not a number, bool, str or None)."""
+    metrics = []
+    for name, value in values.items():
+        if type(value) is float:
+            metrics.append([name, {"float": _float_text(value)}])
+        elif type(value) in _STORED:
+            metrics.append([name, value])
+        else:
+            return None
+    payload = {"format": ENTRY_FORMAT, "key": key, "metrics": metrics, "config": repr(config)}
+    return _canonical({"payload": payload, "sha256": hashlib.sha256(_canonical(payload)).hexdigest()})
+
+
+def _read_entry(path: Path, key: str) -> dict:
+    """The metrics a file stores, if it passes every check; else ``_BadEntry`` saying which failed.
+    JSON is parsed, never executed; the checksum covers the payload, the payload names its key."""
+    with open(path, "rb") as fh:
+        data = fh.read(MAX_ENTRY_BYTES + 1)
+    if len(data) > MAX_ENTRY_BYTES:
+        raise _BadEntry(f"it is larger than {MAX_ENTRY_BYTES} bytes")
+    try:
+        doc = json.loads(data.decode("ascii"))
+        if not isinstance(doc, dict) or sorted(doc) != ["payload", "sha256"]:
+            raise _BadEntry("it is not an entry (payload and sha256)")
+        if hashlib.sha256(_canonical(doc["payload"])).hexdigest() != doc["sha256"]:
+            raise _BadEntry("its checksum does not match its payload")
+    except (ValueError, RecursionError, TypeError) as err:  # undecodable text or JSON, or JSON floats
+        raise _BadEntry(f"it is not an entry ({type(err).__name__}: {err})") from None
+    payload = doc["payload"]
+    if not isinstance(payload, dict) or payload.get("format") != ENTRY_FORMAT:
+        raise _BadEntry(f"it is not a {ENTRY_FORMAT} entry")
+    if payload.get("key") != key:
+        raise _BadEntry("it is stored under another point's name")
+    metrics = payload.get("metrics")
+    if not isinstance(metrics, list):
+        raise _BadEntry("its metrics are not a list")
+    values = {}
+    for item in metrics:
+        if not (isinstance(item, list) and len(item) == 2 and isinstance(item[0], str)) or item[0] in values:
+            raise _BadEntry(f"the metric {item!r} is not a [name, value] pair of its own")
+        name, value = item
+        if isinstance(value, dict) and list(value) == ["float"] and isinstance(value["float"], str):
+            try:
+                values[name] = _text_float(value["float"])
+            except (ValueError, OverflowError, struct.error) as err:
+                raise _BadEntry(f"the float {value['float']!r} cannot be read ({err})") from None
+        elif type(value) in _STORED:
+            values[name] = value
+        else:
+            raise _BadEntry(f"the metric {name!r} holds a {type(value).__name__}")
+    return values
+
+
+def _cache_get(directory: Path | None, key: str) -> dict | None:
+    """The stored metrics of a point, or None: absent, or failing a check (then with a warning)."""
     if directory is None:
         return None
     path = _cache_path(directory, key)
     try:
-        with open(path, "rb") as fh:
-            return pickle.load(fh)["metrics"]
-    except (OSError, EOFError, pickle.UnpicklingError, KeyError, AttributeError):
-        return None  # absent, or torn by a crash: compute it again
+        return _read_entry(path, key)
+    except FileNotFoundError:
+        return None
+    except (OSError, _BadEntry) as err:
+        warnings.warn(f"run_grid: ignoring the cache entry {path}: {err}; computing its point again",
+                      SweepCacheWarning, stacklevel=3)
+        return None
 
 
-def _cache_put(directory: Path | None, key: str, config, values: dict) -> None:
+def _cache_put(directory: Path | None, key: str, config, values: dict) -> bool:
+    """Store a point's metrics; False if they hold what an entry cannot (a frame, a whole result)."""
     if directory is None:
-        return
+        return True
+    data = _entry_bytes(key, config, values)
+    if data is None:
+        return False
     path = _cache_path(directory, key)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-    with os.fdopen(fd, "wb") as fh:  # written aside, then renamed: an interrupt never leaves half a file
-        pickle.dump({"metrics": values, "config": repr(config)}, fh)
-    os.replace(tmp, path)
+    tmp = None
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+        with os.fdopen(fd, "wb") as fh:  # written aside, then renamed: an interrupt never leaves half a file
+            fh.write(data)
+        os.replace(tmp, path)
+    except OSError as err:  # a full disk or a read-only cache costs the entry, not the sweep's results
+        warnings.warn(f"run_grid: cannot store the cache entry {path}: {err}", SweepCacheWarning, stacklevel=3)
+        return False
+    finally:
+        if tmp is not None and os.path.exists(tmp):
+            os.unlink(tmp)
+    return True
 
 
 # ---- execution -------------------------------------------------------------------------------------
@@ -387,6 +536,16 @@ def _run_here(todo, configs, run, metrics, record, progress):
         progress.step()
 
 
+def _dask_host() -> str:
+    """Where a LocalCluster listens: ``$CLUSTER_SIM_DASK_HOST``, by default 127.0.0.1 (this machine only:
+    its scheduler, workers and dashboard would otherwise let anyone on the network run code here)."""
+    host = os.environ.get("CLUSTER_SIM_DASK_HOST") or "127.0.0.1"
+    if not host.strip() or any(c.isspace() for c in host):
+        raise ValueError(f"CLUSTER_SIM_DASK_HOST={host!r} is not allowed: give the address a LocalCluster listens "
+                         "on, e.g. 127.0.0.1 (the default: this machine only) or 0.0.0.0 (every interface)")
+    return host
+
+
 def _open_client(client, workers: int | None):
     """(client, cluster, close): the Dask client to use and what this sweep must close."""
     from distributed import Client, LocalCluster
@@ -394,9 +553,11 @@ def _open_client(client, workers: int | None):
 
     if client == "local":
         n = workers or _machine_workers()
-        # ":0": a free port for the dashboard (another cluster may hold 8787)
-        cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
-                               dashboard_address=":0", silence_logs=logging.ERROR)
+        host = _dask_host()
+        # port 0: a free port for the dashboard (another cluster may hold 8787)
+        dashboard = f"[{host}]:0" if ":" in host else f"{host}:0"
+        cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, host=host,
+                               dashboard_address=dashboard, silence_logs=logging.ERROR)
         return Client(cluster), cluster, True
     if isinstance(client, str):
         return Client(client), None, True
@@ -443,7 +604,7 @@ def _run_dask(todo, configs, run, metrics, record, progress, client, workers):
 # ---- the runner ------------------------------------------------------------------------------------
 def run_grid(run: Callable, base_config, grid, seeds=None, *, metrics: Callable | None = None,
              client=None, workers: int | None = None, cache=None, on_error: str = "raise",
-             progress: bool | None = None) -> pd.DataFrame:
+             progress: bool | None = None, cache_key: str | None = None) -> pd.DataFrame:
     """Run ``run(config)`` at every grid point and seed; one row per (point, seed).
 
     Parameters
@@ -461,9 +622,12 @@ def run_grid(run: Callable, base_config, grid, seeds=None, *, metrics: Callable 
     on_error : ``"raise"`` (a :class:`SweepError` after the other points finish) or ``"record"``
         (an ``error`` column).
     progress : True, False, or None (a bar once the sweep is estimated to take over a few seconds).
+    cache_key : a string that stands for ``run`` and ``metrics`` in the cache key, instead of their
+        fingerprints: for functions that cannot be fingerprinted (see the module docstring). Change
+        it whenever what they compute changes; sweeps that give the same string share entries.
 
-    The frame's ``attrs["sweep"]`` records the runs computed and read from the cache, where they
-    ran and the wall time.
+    The frame's ``attrs["sweep"]`` records the runs computed and read from the cache, the computed
+    ones the cache could not hold (``uncached``), where they ran and the wall time.
     """
     t0 = time.perf_counter()
     if not callable(run):
@@ -482,6 +646,11 @@ def run_grid(run: Callable, base_config, grid, seeds=None, *, metrics: Callable 
     if isinstance(client, str) and client not in CLIENTS and "://" not in client:
         raise ValueError(f"client={client!r} is not allowed: choose one of {', '.join(map(repr, CLIENTS))}, "
                          "a scheduler address such as 'tcp://host:8786', or a distributed.Client")
+    if cache_key is not None and (type(cache_key) is not str or not cache_key.strip()):
+        raise ValueError(f"cache_key={cache_key!r} is not allowed: give a non-empty string naming what run and "
+                         "metrics compute (e.g. 'my_run v2'), or None to fingerprint them")
+    if client in ("auto", "local"):
+        _dask_host()  # a bad $CLUSTER_SIM_DASK_HOST is refused before anything runs
     directory = cache_dir(cache)
 
     points = grid_points(base_config, grid)
@@ -489,7 +658,11 @@ def run_grid(run: Callable, base_config, grid, seeds=None, *, metrics: Callable 
     seed_list = None if seeds is None and any("seed" in p for p in points) else _seed_list(base_config, seeds)
     runs = _configs(base_config, points, seed_list)  # every config validated before anything runs
     configs = [c for _, _, c in runs]
-    keys = [cache_key(c, run, metrics) for c in configs]
+    if directory is None:
+        keys = [""] * len(configs)  # no cache: nothing needs a key (or a fingerprint)
+    else:
+        functions = _functions_fingerprint(run, metrics, cache_key)  # once: the functions are the same at every point
+        keys = [_point_key(c, functions) for c in configs]
 
     values: list[dict | None] = [None] * len(runs)
     errors: list[str | None] = [None] * len(runs)
@@ -502,11 +675,13 @@ def run_grid(run: Callable, base_config, grid, seeds=None, *, metrics: Callable 
         else:
             values[i] = hit
     cached = len(runs) - len(todo)
+    uncached = []
 
     def record(i, result, err, tb):
         if err is None:
             values[i] = result
-            _cache_put(directory, keys[i], configs[i], result)
+            if not _cache_put(directory, keys[i], configs[i], result):
+                uncached.append(i)
         else:
             errors[i] = f"{type(err).__name__}: {err}"
             tracebacks[i] = tb
@@ -539,7 +714,7 @@ def run_grid(run: Callable, base_config, grid, seeds=None, *, metrics: Callable 
         bar.close()
 
     frame = _frame(runs, values, errors, points, seed_list, on_error == "record" or any(errors))
-    frame.attrs["sweep"] = {"runs": len(runs), "cached": cached, "computed": len(todo),
+    frame.attrs["sweep"] = {"runs": len(runs), "cached": cached, "computed": len(todo), "uncached": len(uncached),
                             "failed": sum(e is not None for e in errors), "where": where,
                             "seconds": time.perf_counter() - t0}
     failed = [i for i, e in enumerate(errors) if e is not None]

@@ -7,9 +7,22 @@ tests in one pytest-xdist worker under ``--dist loadgroup``.
 
 from __future__ import annotations
 
+import collections
+import copy
+import dataclasses
+import functools
+import hashlib
+import json
 import logging
+import math
 import multiprocessing
+import os
+import pickle
+import struct
+import subprocess
 import sys
+import warnings
+from pathlib import Path
 
 import cloudpickle
 import numpy as np
@@ -26,12 +39,23 @@ cloudpickle.register_pickle_by_value(sys.modules[__name__])
 
 BASE = ClusterConfig.ci().replace(horizon=30.0)
 GRID = {"schedulers": [1, 2], "update_delay": [0.0, 2.0]}
-CALLS = []
 
 
-def counted_run(config):
-    CALLS.append(config)
-    return run(config)
+@pytest.fixture
+def calls(monkeypatch):
+    """The configs run_grid evaluates. (Counted outside the run function: a run function appending to
+    a global list would change its own cache key at every call, the list being data it reads.)"""
+    import cluster_sim.sweep as sweep
+
+    seen = []
+    evaluate = sweep._evaluate
+
+    def counted(config, run, metrics):
+        seen.append(config)
+        return evaluate(config, run, metrics)
+
+    monkeypatch.setattr(sweep, "_evaluate", counted)
+    return seen
 
 
 def fails_at_three_schedulers(config):
@@ -49,7 +73,7 @@ def headline(result):
 def dask_client():
     from distributed import Client, LocalCluster
 
-    cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
+    cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address="127.0.0.1:0",
                            silence_logs=logging.ERROR)
     client = Client(cluster)
     yield client
@@ -75,35 +99,35 @@ def test_a_two_worker_cluster_gives_the_frame_in_process_execution_gives(dask_cl
     assert row.utilisation == direct.metrics.utilisation and row.conflicts == direct.metrics.conflicts
 
 
-def test_a_rerun_computes_nothing_and_a_wider_grid_only_its_new_points(tmp_path):
-    CALLS.clear()
-    first = run_grid(counted_run, BASE, GRID, client="inprocess", cache=tmp_path, progress=False)
-    assert len(CALLS) == 4 and first.attrs["sweep"]["computed"] == 4
-    CALLS.clear()
-    again = run_grid(counted_run, BASE, GRID, client="inprocess", cache=tmp_path, progress=False)
-    assert CALLS == [] and again.attrs["sweep"]["cached"] == 4
+def test_a_rerun_computes_nothing_and_a_wider_grid_only_its_new_points(tmp_path, calls):
+    calls.clear()
+    first = run_grid(run, BASE, GRID, client="inprocess", cache=tmp_path, progress=False)
+    assert len(calls) == 4 and first.attrs["sweep"]["computed"] == 4
+    calls.clear()
+    again = run_grid(run, BASE, GRID, client="inprocess", cache=tmp_path, progress=False)
+    assert calls == [] and again.attrs["sweep"]["cached"] == 4
     pd.testing.assert_frame_equal(first, again)
     # a wider sweep computes only its new points
     wider = {**GRID, "schedulers": [1, 2, 4]}
-    grown = run_grid(counted_run, BASE, wider, client="inprocess", cache=tmp_path, progress=False)
-    assert [c.schedulers for c in CALLS] == [4, 4]
+    grown = run_grid(run, BASE, wider, client="inprocess", cache=tmp_path, progress=False)
+    assert [c.schedulers for c in calls] == [4, 4]
     pd.testing.assert_frame_equal(grown.iloc[:4], first)
     # another metrics function is another cache entry
-    CALLS.clear()
-    run_grid(counted_run, BASE, GRID, metrics=headline, client="inprocess", cache=tmp_path, progress=False)
-    assert len(CALLS) == 4
-    assert cache_key(BASE, counted_run) != cache_key(BASE, counted_run, headline)
-    assert cache_key(BASE, counted_run) != cache_key(BASE.replace(seed=1), counted_run)
+    calls.clear()
+    run_grid(run, BASE, GRID, metrics=headline, client="inprocess", cache=tmp_path, progress=False)
+    assert len(calls) == 4
+    assert cache_key(BASE, run) != cache_key(BASE, run, headline)
+    assert cache_key(BASE, run) != cache_key(BASE.replace(seed=1), run)
 
 
-def test_cache_false_and_the_environment_variable(tmp_path, monkeypatch):
+def test_cache_false_and_the_environment_variable(tmp_path, monkeypatch, calls):
     monkeypatch.setenv("CLUSTER_SIM_SWEEP_CACHE", str(tmp_path / "env"))
-    CALLS.clear()
-    run_grid(counted_run, BASE, {"schedulers": [1]}, client="inprocess", progress=False)
-    run_grid(counted_run, BASE, {"schedulers": [1]}, client="inprocess", progress=False)
-    assert len(CALLS) == 1 and any((tmp_path / "env").rglob("*.pkl"))
-    run_grid(counted_run, BASE, {"schedulers": [1]}, client="inprocess", cache=False, progress=False)
-    assert len(CALLS) == 2
+    calls.clear()
+    run_grid(run, BASE, {"schedulers": [1]}, client="inprocess", progress=False)
+    run_grid(run, BASE, {"schedulers": [1]}, client="inprocess", progress=False)
+    assert len(calls) == 1 and any((tmp_path / "env").rglob("*.json"))
+    run_grid(run, BASE, {"schedulers": [1]}, client="inprocess", cache=False, progress=False)
+    assert len(calls) == 2
 
 
 @pytest.mark.parametrize("where", ["inprocess", "cluster"])
@@ -138,13 +162,13 @@ def test_a_failing_point_is_reported_with_its_config_and_the_others_are_kept(whe
     ({"schedulers": []}, ["grid['schedulers'] is empty"]),
     ([{"schedulers": 1}, {"seed": 3}], ["grid point 1", "sets seed, and seeds= sets it too"]),
 ])
-def test_a_bad_grid_is_refused_before_anything_runs(grid, words):
-    CALLS.clear()
+def test_a_bad_grid_is_refused_before_anything_runs(grid, words, calls):
+    calls.clear()
     with pytest.raises(ValueError) as info:
-        run_grid(counted_run, BASE, grid, seeds=2, client="inprocess", cache=False, progress=False)
+        run_grid(run, BASE, grid, seeds=2, client="inprocess", cache=False, progress=False)
     for w in words:
         assert w in str(info.value), (w, str(info.value))
-    assert CALLS == []
+    assert calls == []
 
 
 @pytest.mark.parametrize("kwargs, words", [
@@ -184,7 +208,7 @@ def test_auto_runs_a_short_sweep_here_and_the_environment_names_a_cluster(dask_c
     pd.testing.assert_frame_equal(here, there)
 
 
-def test_an_interrupted_sweep_leaves_no_workers_and_resumes_from_its_cache(monkeypatch, tmp_path):
+def test_an_interrupted_sweep_leaves_no_workers_and_resumes_from_its_cache(monkeypatch, tmp_path, calls):
     import distributed
 
     import cluster_sim.sweep as sweep
@@ -203,13 +227,13 @@ def test_an_interrupted_sweep_leaves_no_workers_and_resumes_from_its_cache(monke
     monkeypatch.setattr(distributed, "as_completed", interrupted)
     grid = {"schedulers": [1, 2, 3, 4]}
     with pytest.raises(KeyboardInterrupt):
-        run_grid(counted_run, BASE, grid, workers=1, cache=tmp_path, progress=False)
+        run_grid(run, BASE, grid, workers=1, cache=tmp_path, progress=False)
     stray = {p.pid for p in multiprocessing.active_children()} - before
     assert stray == set(), f"worker processes left running: {stray}"
     # the probe ran here and one point came back from the cluster: both are kept
-    CALLS.clear()
-    resumed = run_grid(counted_run, BASE, grid, client="inprocess", cache=tmp_path, progress=False)
-    assert resumed.attrs["sweep"]["cached"] == 2 and len(CALLS) == 2
+    calls.clear()
+    resumed = run_grid(run, BASE, grid, client="inprocess", cache=tmp_path, progress=False)
+    assert resumed.attrs["sweep"]["cached"] == 2 and len(calls) == 2
     fresh = run_grid(run, BASE, grid, client="inprocess", cache=False, progress=False)
     pd.testing.assert_frame_equal(resumed, fresh)
 
@@ -233,3 +257,391 @@ def test_progress_bars_count_every_point_once_and_short_sweeps_draw_none(capsys,
     monkeypatch.setenv("CLUSTER_SIM_PROGRESS", "loud")
     with pytest.raises(ValueError, match="CLUSTER_SIM_PROGRESS='loud' is not allowed: choose one of 'auto', 'text', 'off'"):
         run_grid(cheap, BASE, GRID, client="inprocess", cache=False)
+
+
+# ---- the cache key: every input that decides a point's result is in it -----------------------------------
+@dataclasses.dataclass(frozen=True)
+class XConfig:
+    """A one-field config: the tests below vary the function, not the config."""
+    x: float = 1.0
+
+
+XBASE = XConfig()
+XGRID = {"x": [1.0, 2.0]}
+
+
+def scaled(config, k):
+    return {"y": k * config.x}
+
+
+def double(config):
+    return {"y": 2 * config.x}
+
+
+def scaled_by(k):
+    def scale(config):
+        return {"y": k * config.x}
+    return scale
+
+
+FACTOR = 1.0
+
+
+def by_factor(config):
+    return {"y": FACTOR * config.x}
+
+
+def helper(x):
+    return x
+
+
+def _twice(x):
+    return 2 * x
+
+
+def via_helper(config):
+    return {"y": helper(config.x)}
+
+
+class Scale:
+    def __init__(self, k):
+        self.k = k
+
+    def __call__(self, config):
+        return {"y": self.k * config.x}
+
+
+def _set_global(monkeypatch, name, value):
+    monkeypatch.setattr(sys.modules[__name__], name, value)
+
+
+# (the run function, then a change to it that doubles its results)
+CHANGES = {
+    "partial": lambda mp: (functools.partial(scaled, k=1.0), lambda: functools.partial(double)),
+    "closure": lambda mp: (scaled_by(1.0), lambda: scaled_by(2.0)),
+    "global": lambda mp: (by_factor, lambda: _set_global(mp, "FACTOR", 2.0) or by_factor),
+    "helper": lambda mp: (via_helper, lambda: mp.setattr(helper, "__code__", _twice.__code__) or via_helper),
+    "object": lambda mp: (Scale(1.0), lambda: Scale(2.0)),
+}
+
+
+def sweep_x(fn, cache, **kwargs):
+    return run_grid(fn, XBASE, XGRID, client="inprocess", cache=cache, progress=False, **kwargs)
+
+
+@pytest.mark.parametrize("change", list(CHANGES))
+def test_a_changed_run_function_is_computed_again_not_read_from_the_cache(change, tmp_path, monkeypatch):
+    first, changed = CHANGES[change](monkeypatch)
+    assert sweep_x(first, tmp_path).y.tolist() == [1.0, 2.0]
+    # the same function again (or an equal one built afresh) is read back
+    same = CHANGES[change](monkeypatch)[0]
+    assert sweep_x(same, tmp_path).attrs["sweep"]["cached"] == 2
+    again = sweep_x(changed(), tmp_path)
+    assert again.y.tolist() == [2.0, 4.0] and again.attrs["sweep"]["computed"] == 2
+
+
+@pytest.mark.parametrize("change", list(CHANGES))
+def test_a_changed_metrics_function_is_computed_again(change, tmp_path, monkeypatch):
+    first, changed = CHANGES[change](monkeypatch)
+
+    def as_metrics(fn):  # the metrics function gets the config back as the "result"
+        return run_grid(lambda config: config, XBASE, XGRID, metrics=fn, client="inprocess", cache=tmp_path,
+                        progress=False)
+
+    assert as_metrics(first).y.tolist() == [1.0, 2.0]
+    assert as_metrics(changed()).y.tolist() == [2.0, 4.0]
+
+
+NOTEBOOK_CELL = """
+K = {k}
+
+def helper(x):
+    return {body}
+
+def run_cell(config):
+    return {{"y": helper(config.x)}}
+"""
+
+
+def notebook_cell(number, k=1.0, body="K * x"):
+    """The functions a notebook cell defines: module __main__, the cell's globals, its own file name."""
+    namespace = {"__name__": "__main__"}
+    source = "\n" * number + NOTEBOOK_CELL.format(k=k, body=body)  # a rerun cell sits on other lines
+    exec(compile(source, f"<ipython-input-{number}>", "exec"), namespace)
+    return namespace["run_cell"]
+
+
+def test_a_notebooks_functions_are_keyed_by_their_code_and_the_globals_they_read(tmp_path):
+    assert sweep_x(notebook_cell(1), tmp_path).attrs["sweep"]["computed"] == 2
+    assert sweep_x(notebook_cell(2), tmp_path).attrs["sweep"]["cached"] == 2  # the same cell run again
+    changed_global = sweep_x(notebook_cell(3, k=2.0), tmp_path)
+    assert changed_global.y.tolist() == [2.0, 4.0] and changed_global.attrs["sweep"]["computed"] == 2
+    changed_helper = sweep_x(notebook_cell(4, body="K * x + 1"), tmp_path)
+    assert changed_helper.y.tolist() == [2.0, 3.0] and changed_helper.attrs["sweep"]["computed"] == 2
+
+
+TABLE = np.zeros(5000)
+FRAME = pd.DataFrame({"a": np.arange(100.0), "b": ["s"] * 100})
+RECORD = XConfig(x=1.0)
+NESTED = {"weights": [1.0, 2.0], "names": ("a", "b")}
+
+
+def reads_data(config):
+    return {"y": TABLE[4000] + FRAME.a.iloc[50] + RECORD.x + NESTED["weights"][1] + config.x}
+
+
+@pytest.mark.parametrize("name, change", [
+    ("TABLE", lambda t: np.where(np.arange(5000) == 4000, 1.0, t)),   # repr elides the middle of it
+    ("TABLE", lambda t: t.astype(np.float32)),
+    ("FRAME", lambda f: f.assign(a=f.a.where(f.index != 50, -1.0))),
+    ("FRAME", lambda f: f.rename(columns={"b": "c"})),
+    ("FRAME", lambda f: f.assign(a=f.a.where(f.index != 0, -0.0))),  # only the sign of a zero (1 / x differs)
+    ("RECORD", lambda r: XConfig(x=2.0)),
+    ("NESTED", lambda d: {**d, "weights": [1.0, 3.0]}),
+])
+def test_data_the_function_reads_is_in_the_key_by_value(name, change, monkeypatch):
+    before = cache_key(XBASE, reads_data)
+    value = getattr(sys.modules[__name__], name)
+    _set_global(monkeypatch, name, copy.deepcopy(value))
+    assert cache_key(XBASE, reads_data) == before, "an equal copy is the same key"
+    _set_global(monkeypatch, name, change(value))
+    assert cache_key(XBASE, reads_data) != before
+
+
+def test_the_key_does_not_change_as_a_function_warms_up_or_in_another_process(tmp_path):
+    run_cell = notebook_cell(1)
+    before = cache_key(XBASE, run_cell)
+    for _ in range(200):  # the interpreter specialises a hot function's bytecode in place
+        run_cell(XBASE)
+    assert cache_key(XBASE, run_cell) == before
+    # string hashing differs between processes: a set's order must not reach the key
+    script = ("from cluster_sim.fingerprint import fingerprint; ns = {'__name__': '__main__'};"
+              "exec('MODES = {\"a\", \"b\", \"c\", \"d\", (\"e\", 1)}\\n"
+              "def f(c):\\n    return {\"n\": len(MODES & {\"a\", \"e\"})}', ns);"
+              "print(fingerprint(ns['f']))")
+    keys = {subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True,
+                           env={**os.environ, "PYTHONHASHSEED": seed}).stdout for seed in ("1", "2", "3")}
+    assert len(keys) == 1, keys
+
+
+def test_what_cannot_be_fingerprinted_is_refused_unless_the_sweep_names_its_key(tmp_path):
+    numbers = (i for i in range(100))
+    refused = {
+        "a generator": lambda config: {"y": config.x + next(numbers)},
+        "an open file": Scale(open(os.devnull)),
+        "a random generator": Scale(np.random.default_rng(1)),
+    }
+    for what, fn in refused.items():
+        with pytest.raises(ValueError) as info:
+            sweep_x(fn, tmp_path)
+        message = str(info.value)
+        for words in ("run=", what, "cache_key=", "cache=False"):
+            assert words in message, (words, message)
+    assert "'numbers'" in str(pytest.raises(ValueError, sweep_x, refused["a generator"], tmp_path).value)
+    assert "'k'" in str(pytest.raises(ValueError, sweep_x, refused["an open file"], tmp_path).value)
+    refused["an open file"].k.close()
+    # an explicit key replaces the functions' fingerprint; without a cache nothing needs one
+    assert sweep_x(refused["a generator"], tmp_path, cache_key="numbers, v1").attrs["sweep"]["computed"] == 2
+    assert sweep_x(refused["a generator"], False).attrs["sweep"]["computed"] == 2
+    assert sweep_x(double, tmp_path, cache_key="numbers, v1").attrs["sweep"]["cached"] == 2  # the user's word
+    assert sweep_x(double, tmp_path, cache_key="double, v1").attrs["sweep"]["computed"] == 2
+
+
+@pytest.mark.parametrize("key", [3, "", b"v1"])
+def test_a_bad_cache_key_is_refused(key):
+    with pytest.raises(ValueError, match=r"cache_key=.* is not allowed"):
+        sweep_x(double, False, cache_key=key)
+
+
+def test_every_lab_sweep_function_has_a_fingerprint():
+    """The run and metrics functions every lab passes to run_grid (found in the package's source)."""
+    import ast
+    import importlib
+
+    import cluster_sim
+    from cluster_sim.sweep import _functions_fingerprint
+
+    root = Path(cluster_sim.__file__).parent
+    checked = 0
+    for path in sorted(root.rglob("*.py")):
+        source = path.read_text()
+        if "run_grid(" not in source or path.name == "sweep.py":
+            continue
+        module = importlib.import_module(".".join(("cluster_sim",) + path.relative_to(root).with_suffix("").parts))
+        for node in ast.walk(ast.parse(source)):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "run_grid":
+                for fn in [node.args[0]] + [k.value for k in node.keywords if k.arg == "metrics"]:
+                    assert isinstance(fn, ast.Name), ast.unparse(fn)
+                    assert len(_functions_fingerprint(getattr(module, fn.id), None)) == 64
+                    checked += 1
+    assert checked >= 20, checked
+
+
+# ---- the cache entries: read without running code, checked, never trusted when damaged ---------------------
+def typed(config):
+    return {"six": 6.0, "third": 1 / 3, "nan": math.nan, "minus_inf": -math.inf, "minus_zero": -0.0, "count": 7,
+            "big": 2 ** 70, "ok": True, "name": "né ✓", "nothing": None, "x2": config.x * 2}
+
+
+def everything(result):
+    return result  # None too (the default protocol keeps numbers and strings only)
+
+
+def sweep_typed(cache):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        df = run_grid(typed, XBASE, {"x": [3.0]}, metrics=everything, client="inprocess", cache=cache,
+                      progress=False)
+    return df, [str(w.message) for w in caught]
+
+
+def entry_file(directory):
+    [entry] = [p for p in directory.rglob("*") if p.is_file()]
+    return entry
+
+
+def assert_same_bits(df, ref):
+    pd.testing.assert_frame_equal(df, ref, check_exact=True)
+    assert [math.copysign(1, v) for v in (df.minus_zero[0], ref.minus_zero[0])] == [-1, -1]
+
+
+def read_back(directory, key):
+    """What the cache gives for a point, and the warnings it gave."""
+    import cluster_sim.sweep as sweep
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        values = sweep._cache_get(directory, key)
+    return values, [str(w.message) for w in caught]
+
+
+def bits(values: dict) -> dict:
+    return {k: struct.pack(">d", v).hex() if type(v) is float else (type(v), v) for k, v in values.items()}
+
+
+def test_every_damaged_byte_of_an_entry_is_caught_or_harmless(tmp_path):
+    first, _ = sweep_typed(tmp_path)
+    entry = entry_file(tmp_path)
+    original = entry.read_bytes()
+    key = entry.stem
+    stored, _ = read_back(tmp_path, key)
+    assert bits(stored) == bits(typed(XConfig(x=3.0)))
+    outcomes = collections.Counter()
+    for i in range(len(original)):
+        for mask in (1 << (i % 8), 0xFF):
+            damaged = bytearray(original)
+            damaged[i] ^= mask
+            entry.write_bytes(bytes(damaged))
+            values, warned = read_back(tmp_path, key)
+            if values is not None:  # read back: only if the damage changed nothing it says
+                assert bits(values) == bits(stored) and warned == [], (i, mask, warned)
+                outcomes["read"] += 1
+            else:
+                assert len(warned) == 1 and str(entry) in warned[0], (i, mask, warned)
+                outcomes["refused"] += 1
+            if i % 50 == 0:  # and the whole sweep: the same frame, the point stored again
+                df, warned_again = sweep_typed(tmp_path)
+                assert_same_bits(df, first)
+                assert df.attrs["sweep"]["computed"] == (values is None) and warned_again == warned
+                assert entry.read_bytes() == original
+    assert outcomes["refused"] > 0.9 * 2 * len(original), outcomes
+
+
+@pytest.mark.parametrize("damage", ["truncated", "empty", "renamed", "a directory", "raw float", "overflowing float",
+                                    "huge"])
+def test_a_damaged_entry_is_recomputed_with_a_warning_naming_it(damage, tmp_path):
+    first, _ = sweep_typed(tmp_path)
+    entry = entry_file(tmp_path)
+    data = entry.read_bytes()
+    if damage == "truncated":
+        entry.write_bytes(data[:len(data) // 2])
+    elif damage == "empty":
+        entry.write_bytes(b"")
+    elif damage == "renamed":  # another point's entry, with a valid checksum, under this point's name
+        run_grid(typed, XBASE, {"x": [4.0]}, metrics=everything, client="inprocess", cache=tmp_path, progress=False)
+        other = next(p for p in tmp_path.rglob("*") if p.is_file() and p != entry)
+        entry.write_bytes(other.read_bytes())
+    elif damage == "a directory":
+        entry.unlink()
+        entry.mkdir()
+    elif damage in ("raw float", "overflowing float"):  # well-formed, with a valid checksum, but not ours
+        doc = json.loads(data)
+        doc["payload"]["metrics"][0][1] = 6.0 if damage == "raw float" else {"float": "0x1p+99999"}
+        text = json.dumps(doc["payload"], sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+        doc["sha256"] = hashlib.sha256(text.encode()).hexdigest()
+        entry.write_text(json.dumps(doc))
+    elif damage == "huge":
+        entry.write_bytes(b"[" * 10_000_000)
+    df, warned = sweep_typed(tmp_path)
+    assert_same_bits(df, first)
+    assert df.attrs["sweep"]["computed"] == 1
+    assert warned and all(str(entry) in w for w in warned), warned
+    if damage != "a directory":  # (where it cannot be stored again either: a second warning says so)
+        assert len(warned) == 1 and entry.read_bytes() == data, warned
+
+
+class Planted:
+    """Unpickling this makes a directory: a stand-in for any code a planted pickle could run."""
+
+    def __init__(self, marker):
+        self.marker = marker
+
+    def __reduce__(self):
+        return os.mkdir, (str(self.marker),)
+
+
+def test_a_planted_pickle_is_never_loaded(tmp_path):
+    cache, marker = tmp_path / "cache", tmp_path / "code ran"
+    key = cache_key(XConfig(x=3.0), typed, everything)
+    bomb = pickle.dumps(Planted(marker))
+    for name in (f"{key}.pkl", f"{key}.json", f"{key}"):
+        (cache / key[:2]).mkdir(parents=True, exist_ok=True)
+        (cache / key[:2] / name).write_bytes(bomb)
+    df, _ = sweep_typed(cache)
+    assert not marker.exists() and df.six.tolist() == [6.0] and df.attrs["sweep"]["computed"] == 1
+    pickle.loads(bomb)  # the bomb is live: loading it would have run its code
+    assert marker.is_dir()
+
+
+def with_a_frame(result):
+    return {"frame": pd.DataFrame(result, index=[0]), "y": result["y"]}
+
+
+def test_a_point_whose_metrics_json_cannot_hold_is_computed_every_time(tmp_path):
+    for _ in range(2):
+        df = sweep_x(double, tmp_path, metrics=with_a_frame)
+        assert df.attrs["sweep"]["computed"] == 2 and df.attrs["sweep"]["uncached"] == 2
+        pd.testing.assert_frame_equal(df.frame[1], pd.DataFrame({"y": [4.0]}))
+    assert not any(p.is_file() for p in tmp_path.rglob("*"))
+
+
+# ---- the Dask cluster a sweep starts listens on this machine only ---------------------------------------
+def test_a_local_cluster_listens_on_127_0_0_1_only(monkeypatch):
+    from distributed.comm.utils import get_tcp_server_addresses
+
+    import cluster_sim.sweep as sweep
+
+    monkeypatch.delenv("CLUSTER_SIM_DASK_HOST", raising=False)
+    client, cluster, close = sweep._open_client("local", 1)
+    try:
+        assert cluster.scheduler_address.startswith("tcp://127.0.0.1:")
+        assert cluster.dashboard_link.startswith("http://127.0.0.1:")
+        assert {a[0] for a in get_tcp_server_addresses(cluster.scheduler.http_server)} == {"127.0.0.1"}
+        assert all(a.startswith("tcp://127.0.0.1:") for a in client.scheduler_info()["workers"])
+        served = client.run(lambda dask_worker: [a[0] for a in get_tcp_server_addresses(dask_worker.http_server)])
+        assert {h for hosts in served.values() for h in hosts} == {"127.0.0.1"}
+    finally:
+        client.close()
+        cluster.close()
+
+
+def test_the_environment_chooses_where_a_local_cluster_listens(monkeypatch):
+    import cluster_sim.sweep as sweep
+
+    monkeypatch.delenv("CLUSTER_SIM_DASK_HOST", raising=False)
+    assert sweep._dask_host() == "127.0.0.1"
+    monkeypatch.setenv("CLUSTER_SIM_DASK_HOST", "10.0.0.5")
+    assert sweep._dask_host() == "10.0.0.5"
+    monkeypatch.setenv("CLUSTER_SIM_DASK_HOST", " ")
+    with pytest.raises(ValueError, match="CLUSTER_SIM_DASK_HOST=' ' is not allowed"):
+        run_grid(double, XBASE, XGRID, client="local", cache=False, progress=False)

@@ -159,7 +159,7 @@ def test_a_two_worker_cluster_gives_the_same_tables():
 
     from distributed import Client, LocalCluster
 
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address="127.0.0.1:0",
                       silence_logs=logging.ERROR) as cluster, Client(cluster) as client:
         there = dict(client=client, cache=False)
         table = compare(SMALL, ("user", "morpheus_dra"), (0, 1), **there)

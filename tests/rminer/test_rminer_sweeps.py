@@ -148,7 +148,7 @@ def test_a_two_worker_dask_cluster_gives_the_in_process_tables(monkeypatch):
     here = compare_modes(tiny, **cells, client="inprocess", cache=False)
     fig4 = shadow_sweep(tiny, update_delays=(0.5,), durations=(2.0,), client="inprocess", cache=False)
     monkeypatch.setattr(ex, "_ROWS", {})  # nothing remembered: every run goes to the workers
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address="127.0.0.1:0",
                       silence_logs=logging.ERROR) as cluster, Client(cluster) as client:
         there = compare_modes(tiny, **cells, client=client, cache=False)
         fig4_there = shadow_sweep(tiny, update_delays=(0.5,), durations=(2.0,), client=client, cache=False)

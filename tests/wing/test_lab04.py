@@ -377,7 +377,7 @@ def test_run_seeds_through_run_grid_gives_the_old_loops_results(seeds, tmp_path)
     for new, ref in zip(seeds, old):
         pd.testing.assert_frame_equal(new.deps, ref.deps)
         pd.testing.assert_series_equal(new.agg, ref.agg)
-    # whole results come back from the cache too
+    # a second call gives the same (whole results are not stored in the cache: JSON holds scalars; computed again)
     first = run_seeds(config, 2, client="inprocess", cache=tmp_path)
     again = run_seeds(config, 2, client="inprocess", cache=tmp_path)
     pd.testing.assert_frame_equal(paper_comparison(first), paper_comparison(again))
