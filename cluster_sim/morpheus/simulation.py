@@ -35,12 +35,12 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field
-from functools import lru_cache
 
 import numpy as np
 import pandas as pd
 
 from ..engine import ClusterConfig
+from ..memo import remembered
 from ..sweep import run_grid
 from .config import ARMS, MorpheusConfig
 from .lowcost import PeriodicJob, alignment_weight
@@ -96,11 +96,13 @@ def _key(config: MorpheusConfig) -> tuple:
 
 
 def workload(config: MorpheusConfig) -> Workload:
-    """The config's templates, history, contracts and cycle (cached: 8 most recent workloads)."""
+    """The config's templates, history, contracts and cycle (the 8 most recent workloads are remembered;
+    each call returns its own copy, so a run's result may be changed by its reader without changing
+    the workload the next run is built on)."""
     return _workload(_key(config))
 
 
-@lru_cache(maxsize=8)
+@remembered(maxsize=8)
 def _workload(key: tuple) -> Workload:
     (jobs, hourly, cycle, width, task, slack, noise, stragglers, delays, late, n_hist, alpha, seed) = key
     t0 = time.perf_counter()
@@ -411,14 +413,15 @@ def footprint(config: MorpheusConfig, target: float | None = None, *, seeds=None
 
 
 # ---- run -> result, cached; pooled comparisons -------------------------------------------------------------------
-@lru_cache(maxsize=256)
+@remembered(maxsize=256)
 def _cached(config: MorpheusConfig) -> MorpheusResult:
     return simulate(config)
 
 
 def run(config: MorpheusConfig) -> MorpheusResult:
-    """``simulate(config)``, remembered: the same config (seed included) gives the same result object,
-    so a notebook's pooled tables, footprint searches and panel redraws never simulate a cycle twice."""
+    """``simulate(config)``, remembered: the same config (seed included) is simulated once, so a notebook's
+    pooled tables, footprint searches and panel redraws never simulate a cycle twice. Each call returns
+    its own copy of the result: what a reader changes in it changes no later call."""
     if not isinstance(config, MorpheusConfig):
         raise ValueError(f"config={type(config).__name__} is not allowed: need a MorpheusConfig")
     return _cached(config)
