@@ -144,7 +144,7 @@ class MorpheusResult:
     slo_violation_rate: float  # worst case: runs finishing after period start + d_j (or never)
     utilisation: float  # allocated containers / cluster containers, time average over the run
     periodic_utilisation: float  # periodic containers used / provisioned to periodic jobs (Fig. 9d)
-    reserved_share: float  # containers provisioned to periodic jobs / cluster, time average
+    reserved_share: float  # share of the cluster held for periodic jobs (not guaranteed to ad hoc ones), time average
     runs: pd.DataFrame  # one row per periodic run
     decisions: pd.DataFrame  # DRA's evaluations (empty without reprovisioning)
     refused: list  # templates the plan could not place (they kept their users' counts)
@@ -318,6 +318,10 @@ def collect(model: MorpheusModel, config, w: Workload, plan, refused, end: float
         provisioned_total += _integral(times, [c for _, c in log], end)
     ts = np.array(sorted(events))
     provisioned = (ts, np.cumsum([events[t] for t in ts])) if ts.size else (np.zeros(1), np.zeros(1))
+    # The queues' counts are promises: users' counts (kept by the jobs a plan refuses too) come once per active
+    # run and may add up to more than the cluster, which the queues then share in fair order. What the cluster
+    # holds back for periodic jobs is what the ad hoc queue is not guaranteed: min(promised, C) at each moment.
+    reserved_total = _integral(provisioned[0], np.minimum(provisioned[1], C), end)
     series = {"provisioned": provisioned}
     periodic_steps = {}
     for name in model.names:
@@ -337,7 +341,7 @@ def collect(model: MorpheusModel, config, w: Workload, plan, refused, end: float
         config=config, slo_violation_rate=float(runs.violated.mean()) if len(runs) else 0.0,
         utilisation=float(model.csv.usage[0].total(end) / (C * end)),
         periodic_utilisation=float(periodic_used / provisioned_total) if provisioned_total > 0 else 0.0,
-        reserved_share=float(provisioned_total / (C * end)), runs=runs, decisions=decisions, refused=refused,
+        reserved_share=float(reserved_total / (C * end)), runs=runs, decisions=decisions, refused=refused,
         plan=plan, workload=w, series=series, focus=focus,
         tasks=sum(j.n_tasks for j in model.jobs), end=end, seconds=seconds)
 
