@@ -62,6 +62,18 @@ def param(
     return dataclasses.field(default=default, metadata=meta)
 
 
+def shown(value: Any) -> str:
+    """``repr(value)`` for a message, except an integer of 20 digits or more: its order of magnitude
+    (``~1e400``). Python refuses to print an int past 4,300 digits, and 400 of them help nobody.
+
+    >>> shown(2.5), shown(10**400), shown(-3 * 10**25)
+    ('2.5', '~1e400', '-~1e25')
+    """
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**19:
+        return f"{'-' if value < 0 else ''}~1e{int(math.log10(abs(value)))}"
+    return repr(value)
+
+
 def _normalise(value: Any, default: Any, name: str) -> Any:
     """Python scalars for numpy scalars (a sweep's ``np.int64(3)`` is a 3), floats for float fields."""
     if isinstance(value, np.ndarray):  # even a 0-d or 1-element array: a config holds scalars
@@ -155,25 +167,27 @@ class Config:
         meta = f.metadata
         doc = f" ({meta['doc']})" if meta.get("doc") else ""
         default = f.default if f.default is not _MISSING else None
+        lo, hi = meta.get("lo"), meta.get("hi")
+        out_of_range = ValueError(
+            f"{name}={shown(given)} is out of range: allowed {'-inf' if lo is None else f'{lo:g}'} <= {f.name} <= "
+            f"{'inf' if hi is None else f'{hi:g}'}{doc}")
         value = given
         if default is not None:
-            value = _normalise(given, default, name)
+            try:
+                value = _normalise(given, default, name)
+            except OverflowError:  # an int too large for a float field (10**400): no float is that large
+                raise out_of_range from None
             if not _type_ok(value, default):
                 raise ValueError(
-                    f"{name}={given!r} has the wrong type: expected {type(default).__name__}{doc}"
+                    f"{name}={shown(given)} has the wrong type: expected {type(default).__name__}{doc}"
                 )
         if meta.get("choices") is not None and value not in meta["choices"]:
             allowed = ", ".join(repr(c) for c in meta["choices"])
-            raise ValueError(f"{name}={given!r} is not allowed: choose one of {allowed}{doc}")
+            raise ValueError(f"{name}={shown(given)} is not allowed: choose one of {allowed}{doc}")
         if isinstance(value, float) and math.isnan(value):
             raise ValueError(f"{name}=nan is not a number{doc}")
-        lo, hi = meta.get("lo"), meta.get("hi")
         if (lo is not None and value < lo) or (hi is not None and value > hi):
-            lo_s = "-inf" if lo is None else f"{lo:g}"
-            hi_s = "inf" if hi is None else f"{hi:g}"
-            raise ValueError(
-                f"{name}={given!r} is out of range: allowed {lo_s} <= {f.name} <= {hi_s}{doc}"
-            )
+            raise out_of_range
         return value
 
     def validate(self) -> None:

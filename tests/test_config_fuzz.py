@@ -96,6 +96,17 @@ def test_out_of_range_nan_arrays_and_wrong_types_are_refused_naming_the_field(cl
 
 
 @pytest.mark.parametrize("cls", CONFIGS, ids=lambda c: c.__name__)
+def test_numbers_too_large_for_a_float_are_refused_naming_the_field_and_its_range(cls):
+    """10**400 is no float (float() overflows) and 10**5000 not even printable (past Python's 4300 digits):
+    every numeric field of every config refuses both with a ValueError naming the field, the value's size
+    and the range -- not an OverflowError from deep inside the validation."""
+    for f in numeric_fields(cls):
+        for value, shown in ((10**400, "~1e400"), (-10**400, "-~1e400"), (10**5000, "~1e5000")):
+            with pytest.raises(ValueError, match=rf"{cls.__name__}.{f.name}={shown} is out of range: allowed"):
+                cls(**{f.name: value})
+
+
+@pytest.mark.parametrize("cls", CONFIGS, ids=lambda c: c.__name__)
 def test_numpy_scalars_behave_like_python_ones(cls):
     base = cls()
     changes = {}

@@ -31,12 +31,12 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Sequence
 
 import numpy as np
 import pandas as pd
 
+from ..memo import remembered
 from ..sweep import run_grid
 from .checks import align_skylines
 from .config import SLOConfig
@@ -357,12 +357,13 @@ def run_history(config: SLOConfig) -> History:
     """The history :func:`run` learns from (the same draw for the same config).
 
     The last few draws are kept: a panel moving alpha, beta or a percentile redraws from the same
-    history, so only the inference and the LPs run again. Treat the returned history as read-only.
+    history, so only the inference and the LPs run again. Each call returns its own copy: a reader
+    may change it without changing what the next call (or :func:`run`) learns from.
     """
     return _history(config.seed, config.history_params())
 
 
-@lru_cache(maxsize=4)
+@remembered(maxsize=4)
 def _history(seed: int, params) -> History:
     return generate_history(np.random.default_rng(seed), params)
 

@@ -168,7 +168,7 @@ def paper_table(table: pd.DataFrame, fp: dict, ratios: pd.DataFrame) -> pd.DataF
     add("worst-case SLO violations, users / Morpheus (same cluster)", "5-13x fewer",
         f"{uv}/{n} vs {dv}/{n}: {fewer:.1f}x fewer",
         "holds, smaller than the paper's" if 1 < fewer < 5 else ("holds" if fewer >= 5 else "does not hold"))
-    add("share of the cluster provisioned to periodic jobs, Morpheus vs users", "lower (Fig. 9d)",
+    add("share of the cluster reserved for periodic jobs, Morpheus vs users", "lower (Fig. 9d)",
         f"{d.reserved_share:.0%} vs {u.reserved_share:.0%}",
         "holds" if d.reserved_share < u.reserved_share else "does not hold")
     add("utilisation at equal cluster", "retained",

@@ -45,13 +45,13 @@ True
 
 from __future__ import annotations
 
-import dataclasses
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
+from ..config import Config, param
 from .checks import align_skylines
 
 DAY = 86_400.0
@@ -60,13 +60,12 @@ CONSUMER_KINDS = ("scheduled", "chained", "random", "none")
 
 
 def _p(default, doc: str, lo=None, hi=None):
-    """A field with the same metadata as the engine's ``param`` (range and a one-line doc)."""
-    return field(default=default, metadata={"doc": doc, "lo": lo, "hi": hi, "choices": None, "step": None,
-                                            "widget": not isinstance(default, tuple)})
+    """A field of the generator: the engine's ``param``, kept off panels (SLOConfig's fields are the knobs)."""
+    return param(default, lo=lo, hi=hi, doc=doc, widget=False)
 
 
 @dataclass(frozen=True)
-class HistoryParams:
+class HistoryParams(Config):
     """The generator's knobs (times in seconds unless said otherwise)."""
 
     days: float = _p(14.0, "days of history", 0.5, 120)
@@ -104,32 +103,42 @@ class HistoryParams:
     drift_share: float = _p(0.5, "share of periodic templates that drift", 0, 1)
     drift_factor: float = _p(1.4, "run length multiplier after drift (§2.3: 40% SKU difference)", 0.1, 10)
 
-    def __post_init__(self):
-        for f in dataclasses.fields(self):
-            v, m = getattr(self, f.name), f.metadata
-            if isinstance(v, tuple):
-                continue
-            if isinstance(v, float) and math.isnan(v):
-                raise ValueError(f"HistoryParams.{f.name}=nan is not a number ({m['doc']})")
-            if (m["lo"] is not None and v < m["lo"]) or (m["hi"] is not None and v > m["hi"]):
-                raise ValueError(
-                    f"HistoryParams.{f.name}={v!r} is out of range: allowed {m['lo']} <= {f.name} <= {m['hi']} ({m['doc']})"
-                )
-        if len(self.periods) != len(self.period_weights) or not self.periods:
-            raise ValueError(
-                f"HistoryParams.periods and period_weights need the same non-zero length, got "
-                f"{len(self.periods)} and {len(self.period_weights)}"
-            )
+    def validate(self) -> None:
+        """The tuples' checks (the scalars are checked from their metadata by :class:`Config`)."""
+        self._positive_times("periods")
+        self._positive_times("off_kilter_periods", empty_ok=True)
+        w = self.period_weights
+        if not isinstance(w, tuple) or not all(_finite(x) and x >= 0 for x in w) or not sum(w) > 0:
+            raise ValueError(f"HistoryParams.period_weights={w!r} is not allowed: need finite shares >= 0 with a "
+                             "positive sum, one per period, as a tuple")
+        if len(self.periods) != len(w):
+            raise ValueError(f"HistoryParams.periods and period_weights need the same non-zero length, got "
+                             f"{len(self.periods)} and {len(w)}")
         if any(DAY % p for p in self.periods):
             bad = [p for p in self.periods if DAY % p]
             raise ValueError(f"HistoryParams.periods={bad!r} do not divide a day: put them in off_kilter_periods")
         if self.n_off_kilter and not self.off_kilter_periods:
             raise ValueError("HistoryParams.off_kilter_periods is empty but n_off_kilter > 0")
-        lo, hi = self.duration_share
-        if not 0 < lo <= hi < 1:
-            raise ValueError(f"HistoryParams.duration_share={self.duration_share!r} is not allowed: need 0 < lo <= hi < 1")
+        share = self.duration_share
+        if not (isinstance(share, tuple) and len(share) == 2 and all(map(_real, share)) and 0 < share[0] <= share[1] < 1):
+            raise ValueError(f"HistoryParams.duration_share={share!r} is not allowed: need (lo, hi) with 0 < lo <= hi < 1")
         if self.min_steps > self.max_steps:
             raise ValueError(f"HistoryParams.min_steps={self.min_steps} exceeds max_steps={self.max_steps}")
+
+    def _positive_times(self, name: str, *, empty_ok: bool = False) -> None:
+        v = getattr(self, name)
+        if not isinstance(v, tuple) or (not v and not empty_ok) or not all(_finite(p) and p > 0 for p in v):
+            raise ValueError(f"HistoryParams.{name}={v!r} is not allowed: need periods > 0 (finite seconds), as a "
+                             "tuple" + ("" if empty_ok else " of at least one"))
+
+
+def _real(x) -> bool:
+    return isinstance(x, (int, float, np.integer, np.floating)) and not isinstance(x, bool)
+
+
+def _finite(x) -> bool:
+    """A real number a float can hold (NaN, infinities and ints past 1e308 are not)."""
+    return _real(x) and -1e308 < x < 1e308
 
 
 @dataclass(frozen=True, eq=False)

@@ -6,7 +6,10 @@ for), and a group is periodic when its submissions arrive at a near-constant int
 coefficient of variation ``CV = MAD / median`` of the inter-arrival times (MAD, the median
 absolute deviation, is robust to the odd skipped run) is at most ``cv_threshold``. The period is
 the median inter-arrival, rounded to ``round_to`` seconds (one minute, the model's time step);
-submission times are used, not start times, because they carry no queueing delay.
+submission times are used, not start times, because they carry no queueing delay. Submissions of a
+template at the same instant are one submission (counted in ``n_duplicates``): a log that records
+each submission twice would otherwise make half the inter-arrivals 0, and no robust statistic
+survives half its sample being one wrong value (the median gap, hence the period, would be 0).
 
 *Off-kilter* periods (58 minutes) are reported as they are: they are periodic, they just do not
 divide a day, which matters to the packer (issue 10), not here. *Ad hoc* jobs (fewer than
@@ -23,6 +26,9 @@ get no SLO (``a_j`` and ``d_j`` are NaN) and stay on manual provisioning. The pa
 latency-sensitive jobs (read immediately) as a deadline with no slack; we follow its §4
 thresholds and leave them on manual provisioning. Its footnote 5 (a daily job read by a monthly
 report gets a daily deadline) needs consumer periods we do not model.
+
+All times are seconds, as numbers: datetime columns are refused (see :func:`.checks.check_seconds`),
+as are infinite times and rows with no template.
 
 Example
 -------
@@ -41,7 +47,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .checks import check_columns, check_no_nan, check_nonnegative, check_percentile
+from .checks import check_columns, check_names, check_nonnegative, check_percentile, check_seconds
 
 SUBMISSION_COLUMNS = ("template", "submit_time")
 RUN_COLUMNS = ("template", "period_start", "t_in_avail", "t_start", "t_end", "t_out_read")
@@ -70,30 +76,44 @@ def detect_periodic(
     min_submissions: int = 5,
     round_to: float = 60.0,
 ) -> pd.DataFrame:
-    """One row per template (the index): ``period`` (s), ``cv``, ``periodic`` and ``n_submissions``.
+    """One row per template (the index): ``period`` (s), ``cv``, ``periodic``, ``n_submissions`` (distinct
+    submission times) and ``n_duplicates`` (rows repeating a submission time of the same template,
+    counted once).
 
     ``period`` and ``cv`` are NaN for templates with fewer than 3 submissions (two inter-arrivals are
     the least a dispersion needs); ``periodic`` also needs ``min_submissions``. ``round_to=0`` keeps
     the raw median.
+
+    >>> import pandas as pd
+    >>> hourly = [3600.0 * i for i in range(6)]
+    >>> d = detect_periodic(pd.DataFrame({"template": "etl", "submit_time": hourly + hourly}))  # logged twice
+    >>> d[["period", "periodic", "n_submissions", "n_duplicates"]]
+              period  periodic  n_submissions  n_duplicates
+    template                                               
+    etl       3600.0      True              6             6
     """
     check_columns(submissions, SUBMISSION_COLUMNS, "submissions")
-    check_no_nan(submissions, ["submit_time"], "submissions")
+    check_names(submissions, "template", "submissions")
+    check_seconds(submissions, ["submit_time"], "submissions")
     thr = check_nonnegative(cv_threshold, "cv_threshold")
     quantum = check_nonnegative(round_to, "round_to")
     if not isinstance(min_submissions, (int, np.integer)) or min_submissions < 3:
         raise ValueError(f"min_submissions={min_submissions!r} is not allowed: need an integer >= 3")
     rows = {}
     for name, g in submissions.groupby("template", sort=True):
-        t = np.sort(g["submit_time"].to_numpy(dtype=float))
+        t = np.unique(g["submit_time"].to_numpy(dtype=float))  # sorted; the same instant twice is one submission
+        duplicates = len(g) - t.size
         gaps = np.diff(t)
         if t.size < 3:
-            rows[name] = (np.nan, np.nan, False, t.size)
+            rows[name] = (np.nan, np.nan, False, t.size, duplicates)
             continue
         med = float(np.median(gaps))
         period = quantum * round(med / quantum) if quantum > 0 else med
         cv = robust_cv(gaps)
-        rows[name] = (float(period), cv, bool(t.size >= min_submissions and cv <= thr and period > 0), t.size)
-    out = pd.DataFrame.from_dict(rows, orient="index", columns=["period", "cv", "periodic", "n_submissions"])
+        rows[name] = (float(period), cv, bool(t.size >= min_submissions and cv <= thr and period > 0), t.size,
+                      duplicates)
+    out = pd.DataFrame.from_dict(rows, orient="index",
+                                 columns=["period", "cv", "periodic", "n_submissions", "n_duplicates"])
     out.index.name = "template"
     return out
 
@@ -114,7 +134,8 @@ def infer_slo(
     ``failed == True`` are left out when that column exists (the paper learns from successful
     runs). ``t_out_read`` may be NaN, meaning nobody read that run's output: such runs count in
     ``n_runs`` but not in ``n_read``, and a template needs ``min_runs`` read runs for an SLO. Any
-    other NaN, a run ending before it starts, or an output read before the run ended is refused.
+    other NaN, an infinite or datetime time, a row with no template, a run ending before it starts,
+    or an output read before the run ended is refused.
 
     >>> import pandas as pd
     >>> day = 86400
@@ -138,14 +159,13 @@ def infer_slo(
     min_slack = check_nonnegative(min_slack_ratio, "min_slack_ratio")
     if not isinstance(min_runs, (int, np.integer)) or min_runs < 1:
         raise ValueError(f"min_runs={min_runs!r} is not allowed: need an integer >= 1")
+    check_names(runs, "template", "runs")
     df = runs
     if "failed" in df.columns:
         df = df[~df["failed"].astype(bool)]
         if df.empty:
             raise ValueError("runs has only failed runs: SLOs are learnt from successful runs")
-    check_no_nan(df, ["period_start", "t_in_avail", "t_start", "t_end"], "runs")
-    if not pd.api.types.is_numeric_dtype(df["t_out_read"]):
-        raise ValueError("runs['t_out_read'] is not numeric: need seconds (NaN where the output was never read)")
+    check_seconds(df, ["period_start", "t_in_avail", "t_start", "t_end", "t_out_read"], "runs", nan_ok=["t_out_read"])
     backwards = df["t_end"] < df["t_start"]
     if backwards.any():
         r = backwards.idxmax()

@@ -50,6 +50,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..config import shown
 from .telemetry import TelemetryLog
 
 STEP = 60.0  # seconds per plan step (one minute)
@@ -60,10 +61,13 @@ __all__ = ["STEP", "Template", "Run", "make_templates", "draw_run", "list_schedu
 
 def _positive(name: str, value, *, strict: bool = False) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise ValueError(f"{name}={value!r} is not allowed: need a number")
-    v = float(value)
+        raise ValueError(f"{name}={shown(value)} is not allowed: need a number")
+    try:
+        v = float(value)
+    except OverflowError:  # an int too large for a float
+        v = math.inf
     if not math.isfinite(v) or v < 0 or (strict and v == 0):
-        raise ValueError(f"{name}={value!r} is out of range: need a finite {name} {'>' if strict else '>='} 0")
+        raise ValueError(f"{name}={shown(value)} is out of range: need a finite {name} {'>' if strict else '>='} 0")
     return v
 
 
@@ -89,9 +93,9 @@ class Template:
         if self.submit_offset < self.input_offset:
             raise ValueError(f"Template {self.name!r}: submit_offset={self.submit_offset!r} is before "
                              f"input_offset={self.input_offset!r}: a job is submitted once its input is written")
-        if not self.stages or any(len(s) != 2 or s[0] < 1 or not s[1] > 0 for s in self.stages):
+        if not self.stages or any(len(s) != 2 or not 1 <= s[0] < 1e308 or not 0 < s[1] < 1e308 for s in self.stages):
             raise ValueError(f"Template {self.name!r}: stages={self.stages!r} is not allowed: need "
-                             "(width >= 1, minutes > 0) per stage")
+                             "(width >= 1, minutes > 0) per stage, both finite")
         if not isinstance(self.provisioned, (int, np.integer)) or self.provisioned < 1:
             raise ValueError(f"Template {self.name!r}: provisioned={self.provisioned!r} is not allowed: "
                              "whole containers >= 1")

@@ -138,8 +138,9 @@ def _focus(ax, result):
 
 
 def plot_cycle(result):
-    """One simulated cycle: containers provisioned to periodic jobs, used by them and by ad hoc jobs
-    over time (left), and the held-back run of Fig. 12 (right)."""
+    """One simulated cycle: containers provisioned to periodic jobs (their queues' counts added up, which may
+    exceed the cluster: users' counts come once per active run), used by them and by ad hoc jobs over time
+    (left), and the held-back run of Fig. 12 (right)."""
     fig, (left, right) = new_figure(1, 2, size=(10.5, 3.4))
     end = result.end
     C = result.config.containers
@@ -162,7 +163,7 @@ def plot_cycle(result):
 
 
 def plot_comparison(table, footprints=None):
-    """Fig. 10: worst-case SLO violations and the share of the cluster provisioned to periodic jobs per
+    """Fig. 10: worst-case SLO violations and the share of the cluster reserved for periodic jobs per
     arm (pooled over seeds), and (optionally) the footprint curve: attainment against cluster size."""
     n = 3 if footprints else 2
     fig, axes = new_figure(1, n, size=(3.6 * n, 3.3))
@@ -170,7 +171,7 @@ def plot_comparison(table, footprints=None):
     colours = [ARM_COLOURS.get(a, "k") for a in arms]
     axes[0].bar(arms, table["slo_violation_rate"], color=colours)
     axes[0].set_ylabel("worst-case SLO violation rate")
-    axes[1].bar(arms, table["reserved_share"], color=colours, label="provisioned to periodic jobs")
+    axes[1].bar(arms, table["reserved_share"], color=colours, label="reserved for periodic jobs")
     axes[1].plot(arms, table["utilisation"], "kD", label="utilisation (all jobs)")
     axes[1].set_ylabel("share of the cluster")
     axes[1].legend(fontsize=7)

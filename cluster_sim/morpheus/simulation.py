@@ -35,12 +35,12 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field
-from functools import lru_cache
 
 import numpy as np
 import pandas as pd
 
 from ..engine import ClusterConfig
+from ..memo import remembered
 from ..sweep import run_grid
 from .config import ARMS, MorpheusConfig
 from .lowcost import PeriodicJob, alignment_weight
@@ -96,11 +96,13 @@ def _key(config: MorpheusConfig) -> tuple:
 
 
 def workload(config: MorpheusConfig) -> Workload:
-    """The config's templates, history, contracts and cycle (cached: 8 most recent workloads)."""
+    """The config's templates, history, contracts and cycle (the 8 most recent workloads are remembered;
+    each call returns its own copy, so a run's result may be changed by its reader without changing
+    the workload the next run is built on)."""
     return _workload(_key(config))
 
 
-@lru_cache(maxsize=8)
+@remembered(maxsize=8)
 def _workload(key: tuple) -> Workload:
     (jobs, hourly, cycle, width, task, slack, noise, stragglers, delays, late, n_hist, alpha, seed) = key
     t0 = time.perf_counter()
@@ -142,7 +144,7 @@ class MorpheusResult:
     slo_violation_rate: float  # worst case: runs finishing after period start + d_j (or never)
     utilisation: float  # allocated containers / cluster containers, time average over the run
     periodic_utilisation: float  # periodic containers used / provisioned to periodic jobs (Fig. 9d)
-    reserved_share: float  # containers provisioned to periodic jobs / cluster, time average
+    reserved_share: float  # share of the cluster held for periodic jobs (not guaranteed to ad hoc ones), time average
     runs: pd.DataFrame  # one row per periodic run
     decisions: pd.DataFrame  # DRA's evaluations (empty without reprovisioning)
     refused: list  # templates the plan could not place (they kept their users' counts)
@@ -316,6 +318,10 @@ def collect(model: MorpheusModel, config, w: Workload, plan, refused, end: float
         provisioned_total += _integral(times, [c for _, c in log], end)
     ts = np.array(sorted(events))
     provisioned = (ts, np.cumsum([events[t] for t in ts])) if ts.size else (np.zeros(1), np.zeros(1))
+    # The queues' counts are promises: users' counts (kept by the jobs a plan refuses too) come once per active
+    # run and may add up to more than the cluster, which the queues then share in fair order. What the cluster
+    # holds back for periodic jobs is what the ad hoc queue is not guaranteed: min(promised, C) at each moment.
+    reserved_total = _integral(provisioned[0], np.minimum(provisioned[1], C), end)
     series = {"provisioned": provisioned}
     periodic_steps = {}
     for name in model.names:
@@ -335,7 +341,7 @@ def collect(model: MorpheusModel, config, w: Workload, plan, refused, end: float
         config=config, slo_violation_rate=float(runs.violated.mean()) if len(runs) else 0.0,
         utilisation=float(model.csv.usage[0].total(end) / (C * end)),
         periodic_utilisation=float(periodic_used / provisioned_total) if provisioned_total > 0 else 0.0,
-        reserved_share=float(provisioned_total / (C * end)), runs=runs, decisions=decisions, refused=refused,
+        reserved_share=float(reserved_total / (C * end)), runs=runs, decisions=decisions, refused=refused,
         plan=plan, workload=w, series=series, focus=focus,
         tasks=sum(j.n_tasks for j in model.jobs), end=end, seconds=seconds)
 
@@ -411,14 +417,15 @@ def footprint(config: MorpheusConfig, target: float | None = None, *, seeds=None
 
 
 # ---- run -> result, cached; pooled comparisons -------------------------------------------------------------------
-@lru_cache(maxsize=256)
+@remembered(maxsize=256)
 def _cached(config: MorpheusConfig) -> MorpheusResult:
     return simulate(config)
 
 
 def run(config: MorpheusConfig) -> MorpheusResult:
-    """``simulate(config)``, remembered: the same config (seed included) gives the same result object,
-    so a notebook's pooled tables, footprint searches and panel redraws never simulate a cycle twice."""
+    """``simulate(config)``, remembered: the same config (seed included) is simulated once, so a notebook's
+    pooled tables, footprint searches and panel redraws never simulate a cycle twice. Each call returns
+    its own copy of the result: what a reader changes in it changes no later call."""
     if not isinstance(config, MorpheusConfig):
         raise ValueError(f"config={type(config).__name__} is not allowed: need a MorpheusConfig")
     return _cached(config)

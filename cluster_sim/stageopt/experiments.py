@@ -27,12 +27,12 @@ True
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
+from ..memo import remembered
 from ..progress import track
 from ._check import real_number, whole_number
 from .baselines import StageProblem, nsga2, ws_sample
@@ -53,8 +53,9 @@ __all__ = [
 ]
 
 
-# ---- the trained model (cached: sliders must not retrain it) ---------------------------------------
-@functools.lru_cache(maxsize=4)
+# ---- the trained model (remembered: sliders must not retrain it; each call gets its own copy, so a
+# reader who refits the model or edits the traces changes no later call) ---------------------------
+@remembered(maxsize=4)
 def training_traces(seed: int, train_stages: int, levels: int, trace_noise: float) -> tuple[Traces, Traces]:
     """Simulated traces split by stage into (train, held-out test); the same for every model."""
     rng = np.random.default_rng([seed, 7])
@@ -62,7 +63,7 @@ def training_traces(seed: int, train_stages: int, levels: int, trace_noise: floa
     return split_by_stage(traces, 0.25, rng)
 
 
-@functools.lru_cache(maxsize=8)
+@remembered(maxsize=8)
 def trained_model(seed: int, train_stages: int, levels: int, trace_noise: float, max_iter: int,
                   channels: tuple[str, ...] = CHANNELS) -> tuple[LatencyModel, dict]:
     """Train the latency model on simulated traces; return it with its held-out metrics."""

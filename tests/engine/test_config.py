@@ -101,6 +101,20 @@ def test_nan_of_any_float_type_arrays_and_strings_are_refused(value, message):
         ClusterConfig(load=value)
 
 
+@pytest.mark.parametrize("field, value, message", [
+    ("load", 10**400, "ClusterConfig.load=~1e400 is out of range: allowed 0.001 <= load <= 3"),
+    ("load", -10**400, "ClusterConfig.load=-~1e400 is out of range: allowed 0.001 <= load <= 3"),
+    ("machines", 10**5000, "ClusterConfig.machines=~1e5000 is out of range: allowed 1 <= machines <= 20000"),
+    ("machines", 2**63, "ClusterConfig.machines=9223372036854775808 is out of range"),
+], ids=["1e400", "-1e400", "1e5000", "2**63"])
+def test_numbers_too_large_for_a_float_or_a_message_are_refused_naming_field_value_and_range(field, value, message):
+    """An int of 400 digits once escaped as OverflowError from float(); one of 5000 made the message itself
+    fail (Python refuses to print ints past 4300 digits)."""
+    with pytest.raises(ValueError) as e:
+        ClusterConfig(**{field: value})
+    assert str(e.value).startswith(message)
+
+
 def test_negative_zero_is_zero():
     cfg = ClusterConfig(update_delay=-0.0)
     assert cfg.update_delay == 0.0 and str(cfg.update_delay) == "0.0"

@@ -92,7 +92,8 @@ def test_same_config_same_result_and_seeds_differ():
 
 
 def test_run_is_remembered_and_refuses_other_configs():
-    assert run(SMALL) is run(SMALL)
+    a, b = run(SMALL), run(SMALL)
+    assert a is not b and a.runs.equals(b.runs)  # a copy each (tests/morpheus/test_morpheus_remembered.py)
     with pytest.raises(ValueError, match="config=str is not allowed"):
         run("ci")
 
@@ -103,6 +104,36 @@ def test_dra_misses_fewer_than_users_and_static_on_pooled_seeds():
     assert t.loc["morpheus_dra", "violations"] < t.loc["user", "violations"]
     assert t.loc["morpheus_dra", "violations"] < t.loc["morpheus", "violations"]
     assert t.loc["morpheus_dra", "reserved_share"] < t.loc["user", "reserved_share"]
+
+
+# ---- the share of the cluster reserved for periodic jobs ------------------------------------------------------
+def _promised_share(r) -> float:
+    """The queues' counts added up (series "provisioned"), as a share of the cluster over the run."""
+    from cluster_sim.morpheus.simulation import _integral
+
+    return _integral(*r.series["provisioned"], r.end) / (r.config.containers * r.end)
+
+
+@pytest.mark.parametrize("config", [
+    MorpheusConfig.ci(),
+    MorpheusConfig.ci().replace(machines=1),  # users' counts far beyond the cluster, runs piling up: once 13.9x
+], ids=["ci", "one machine"])
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+def test_reserved_share_is_a_share_of_the_cluster(config, seed):
+    """Users' counts (and those of the jobs a plan refuses, which keep them) are promises that may add up to
+    more than the cluster, once per active run; the cluster can hold back at most all of itself from the ad
+    hoc queue. So the share lies in [0, 1], and is the promised share whenever the promises fit."""
+    for arm in ARMS:
+        r = run(config.replace(arm=arm, seed=seed))
+        assert 0.0 <= r.reserved_share <= 1.0, (arm, r.reserved_share)
+        assert r.reserved_share <= _promised_share(r) + 1e-12, arm
+        if r.series["provisioned"][1].max() <= r.config.containers:
+            assert r.reserved_share == pytest.approx(_promised_share(r), rel=1e-12), arm
+
+
+def test_reserved_share_is_whole_when_the_promises_exceed_the_cluster():
+    r = run(MorpheusConfig.ci().replace(machines=1, arm="user"))
+    assert r.reserved_share > 0.9
 
 
 # ---- footprint and compare ---------------------------------------------------------------------------------

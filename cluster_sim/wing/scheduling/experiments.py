@@ -29,6 +29,7 @@ Example
 
 from __future__ import annotations
 
+import copy
 import math
 import time
 from collections import OrderedDict
@@ -54,7 +55,14 @@ CACHE_SIZE = 6
 
 
 def workload_for(config: WingConfig) -> ValueWorkload:
-    """The prepared lake of ``config`` (cached: a run with another policy, capacity or queue mode reuses it)."""
+    """The prepared lake of ``config`` (remembered: a run with another policy, capacity or queue mode reuses
+    it). Each call returns its own copy: a reader may change it without changing a later call or run."""
+    return copy.deepcopy(_remembered_lake(config))
+
+
+def _remembered_lake(config: WingConfig) -> ValueWorkload:
+    """The remembered lake itself, for :func:`run` only: a run reads it (and fills its memos of Wing's
+    predictions, which later runs reuse) and never hands it out."""
     key = config.lake_key()
     if key in _CACHE:
         _CACHE.move_to_end(key)
@@ -293,7 +301,7 @@ def run(config: WingConfig, *, priority: Callable | None = None, workload: Value
         raise ValueError(f"priority= replaces Wing-Agg's prediction: it needs policy 'wing_agg' or 'wing_mil', "
                          f"not policy={config.policy!r}")
     t0 = time.perf_counter()
-    w = workload_for(config) if workload is None else workload
+    w = _remembered_lake(config) if workload is None else workload
     eff = efficiency(config, w, priority)
     machines, specs, cap = queue_plan(config, w.peaks, w.jobs.groupby("org")["containers"].max())
     jobs = build_jobs(w, specs is None)

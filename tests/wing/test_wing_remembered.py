@@ -1,0 +1,23 @@
+"""Lab 05's prepared lake is remembered (a run with another policy or capacity reuses it), but
+``workload_for`` returns a copy: a reader who edits it changes neither a later call nor a run."""
+
+import pandas as pd
+
+from cluster_sim.wing.scheduling import WingConfig, run, workload_for
+
+CI = WingConfig.ci()
+
+
+def test_a_lake_changed_by_its_reader_does_not_change_the_next_call_or_a_run():
+    before = run(CI)
+    w = workload_for(CI)
+    jobs, deps = w.jobs.copy(), w.deps.copy()
+    w.jobs["containers"] = 10**6  # too big for any queue: every job would be refused
+    w.downloads["time"] = 0.0
+    w.hist_agg.clear()
+    again = workload_for(CI)
+    pd.testing.assert_frame_equal(again.jobs, jobs)
+    pd.testing.assert_frame_equal(again.deps, deps)
+    after = run(CI)
+    assert after.value == before.value and after.achievable == before.achievable
+    pd.testing.assert_frame_equal(after.jobs, before.jobs)
