@@ -18,7 +18,7 @@ The claims run through :func:`cluster_sim.sweep.run_grid` (cached, Dask when lon
 
 **The pool.** The identities hold at any seed; their intervals are 1e-12 wide at most. What sets the
 pool's size is ``waiting_grows_with_staleness``: the gap in mean job wait between 4 s views and fresh
-ones is positive at every seed we ran (ci seeds 0-59, default seeds 0-13) but varies about as much
+ones is positive at every seed we ran (ci seeds 0-59, default seeds 0-29) but varies about as much
 as its mean from seed to seed (ci: 0.2 to 12 s), because the load the workload happens to offer
 varies. A 95 % t interval clears zero for every window of consecutive seeds we tried from 8 seeds on
 at ci and 6 at default; :data:`POOL_SIZE` takes 10 and 8, so a seed override (which shifts the pool)

@@ -107,7 +107,7 @@ def _paper_mean(column: str, clusters: list[str]) -> float:
 
 
 def _paper_values(column: str, clusters: list[str], unit: str = " %") -> str:
-    values = ", ".join(f"{v:g}" for v in PAPER_CLUSTERS.loc[clusters, column])
+    values = ", ".join(f"{v:.3g}" for v in PAPER_CLUSTERS.loc[clusters, column])
     return f"{', '.join(clusters)}: {values}{unit} (mean {_paper_mean(column, clusters):.3g})"
 
 

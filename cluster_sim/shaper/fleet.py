@@ -245,7 +245,8 @@ def fleet_summary(df: pd.DataFrame) -> pd.DataFrame:
 
 def _range(x) -> str:
     x = np.asarray(x, dtype=float)
-    return f"{x.min():.1f}" if np.isclose(x.min(), x.max()) else f"{x.min():.1f}–{x.max():.1f}"
+    low, high = f"{x.min():.1f}", f"{x.max():.1f}"
+    return low if low == high else f"{low}–{high}"
 
 
 #: like_for_like's rows: (metric, summary column, the paper's value: a PAPER_CLUSTERS column or a
