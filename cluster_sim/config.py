@@ -226,6 +226,24 @@ class Config:
         """The paper's own scale (minutes on a 2-core machine)."""
         raise ValueError(f"{cls.__name__} has no paper-scale preset")
 
+    def preset_name(self) -> str | None:
+        """The preset this config is, its seed aside (a seed override shifts a claim's seed pool, it
+        does not change the preset the pool's size was chosen for); None when it is none of them.
+
+        >>> from cluster_sim.engine import ClusterConfig
+        >>> ClusterConfig.ci().replace(seed=3).preset_name(), ClusterConfig.ci().replace(machines=11).preset_name()
+        ('ci', None)
+        """
+        seed = {"seed": self.seed} if "seed" in {f.name for f in dataclasses.fields(self)} else {}
+        for name in self.PRESETS:
+            try:
+                preset = getattr(type(self), name)()
+            except ValueError:  # a config without this preset (no paper scale)
+                continue
+            if dataclasses.replace(preset, **seed) == self:
+                return name
+        return None
+
     @classmethod
     def from_preset(cls, preset: str = "default", **overrides: Any):
         """A preset with some fields overridden: what a notebook's ``parameters`` cell feeds."""

@@ -14,7 +14,6 @@ True
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import time
 from dataclasses import dataclass
@@ -26,7 +25,7 @@ from .agents import JobPlan, ShapingClusterModel
 from .config import ShaperConfig
 from .examples import random_stage_graph
 from .execution import MODES, JobRun, draw_durations, replay, replayed_peak
-from .fleet import CLUSTERS, analyse_fleet, fleet_summary, paper_comparison, synthetic_fleet
+from .fleet import CLUSTERS, analyse_fleet, fleet_summary, synthetic_fleet
 from .graph import StageGraph
 from .peak import IncrementalPeak, exact_peak, remaining_peak, tree_widths
 from .trees import dropped_edges, times_counted, treeify
@@ -352,7 +351,7 @@ def cost_sweep(config: ShaperConfig, errors=(0.0, 0.25, 0.5, 1.0), jobs: int = 6
     return out
 
 
-# ---- every mode on the same job, and the claims over several seeds ---------------------------------
+# ---- every mode on the same job (the lab's claims over seed pools: cluster_sim.shaper.claims) -------
 MODE_COLUMNS = ("savings %", "slowdown %", "token-seconds", "releases", "re-requests")
 
 
@@ -377,53 +376,6 @@ def compare_modes(config: ShaperConfig, modes=MODES, *, client=None, cache=None)
     out = df[list(MODE_COLUMNS)].copy()
     out.index = list(modes)
     return out
-
-
-def _seed_claims(cfg: ShaperConfig) -> dict:
-    """claims_over_seeds' row for one seed (its inner sweep runs where this point runs, uncached)."""
-    modes = compare_modes(cfg, ("conservative", "spool_once", "aggressive"), client="inprocess", cache=False)
-    job = run_job(cfg.replace(mode="conservative"))
-    trace = estimate_trace(cfg, exact_points=0)
-    return {
-        "savings %": 100 * job.savings, "slowdown %": 100 * job.slowdown,
-        "tokens released": int(job.released),
-        "spool-once savings %": modes.loc["spool_once", "savings %"],
-        "spool-once slowdown %": modes.loc["spool_once", "slowdown %"],
-        "aggressive savings %": modes.loc["aggressive", "savings %"],
-        "aggressive slowdown %": modes.loc["aggressive", "slowdown %"],
-        "completions where bound < actual": int((trace["tree"] < trace["actual"]).sum()),
-    }
-
-
-def claims_over_seeds(config: ShaperConfig, seeds: int = 3, *, client=None, cache=None) -> pd.DataFrame:
-    """The job-level claims of the notebook at seeds ``seed .. seed + seeds - 1`` (one row each):
-    the paper's shaper costs no latency, saves, releases tokens; counting each spool once saves at
-    least as much; the aggressive shaper with instant grants saves at least as much, also at no
-    latency; the bound never falls below the job's future peak at any sampled completion.
-    ``client`` and ``cache`` go to :func:`cluster_sim.sweep.run_grid`."""
-    df = run_grid(_seed_claims, config, {}, seeds=seeds, client=client, cache=cache)
-    columns = [c for c in df.columns if c not in {f.name for f in dataclasses.fields(config)}]
-    return df[["seed"] + columns].set_index("seed")
-
-
-CLUSTER_CLAIMS = ("jobs admitted later", "token-seconds off", "token-seconds shaped")
-
-
-def cluster_claims(result: ClusterResult) -> dict:
-    """The token-limited cluster's claims for one run: jobs the shaper admitted later than without
-    it (first-come first-served and no latency penalty make that impossible) and the token-seconds
-    the whole stream held, shaping off and on."""
-    off, on = result.runs["off"].jobs, result.shaped.jobs
-    return {"jobs admitted later": int((on["admitted"] > off["admitted"] + 1e-9).sum()),
-            "token-seconds off": float(off["token_seconds"].sum()),
-            "token-seconds shaped": float(on["token_seconds"].sum())}
-
-
-def cluster_claims_over_seeds(config: ShaperConfig, seeds: int = 3, *, client=None, cache=None) -> pd.DataFrame:
-    """:func:`cluster_claims` of :func:`run_cluster` at seeds ``seed .. seed + seeds - 1`` (one row
-    each). ``client`` and ``cache`` go to :func:`cluster_sim.sweep.run_grid`."""
-    df = run_grid(run_cluster, config, {}, seeds=seeds, metrics=cluster_claims, client=client, cache=cache)
-    return df[["seed", *CLUSTER_CLAIMS]].set_index("seed")
 
 
 def shaper_overhead(config: ShaperConfig, samples: int = 300) -> dict:

@@ -21,8 +21,9 @@ The five cluster profiles borrow the share of over-allocated jobs from the paper
 **The paper's numbers, like for like.** :data:`PAPER_CLUSTERS` holds the per-cluster table printed
 with the paper's Fig. 4 (the data of Figs. 4c and 7): the gaps and the shaper's savings as shares of
 the *over-allocated jobs'* allocated token-seconds, and the savings over the *entire workload*.
-:func:`paper_comparison` sets our clusters beside it with the same denominators and computes the
-verdicts; :data:`PAPER_VIRTUAL_CLUSTER` holds §5.2's per-job results (Fig. 6).
+:func:`like_for_like` sets our clusters beside it with the same denominators (the verdicts, pooled
+over seeds, are the lab's claims in :mod:`cluster_sim.shaper.claims`); :data:`PAPER_VIRTUAL_CLUSTER`
+holds §5.2's per-job results (Fig. 6).
 
 >>> import numpy as np
 >>> jobs = synthetic_fleet(np.random.default_rng(0), 6, CLUSTERS[0])
@@ -244,54 +245,49 @@ def fleet_summary(df: pd.DataFrame) -> pd.DataFrame:
 
 def _range(x) -> str:
     x = np.asarray(x, dtype=float)
-    return f"{x.min():.1f}" if np.isclose(x.min(), x.max()) else f"{x.min():.1f}–{x.max():.1f}"
+    low, high = f"{x.min():.1f}", f"{x.max():.1f}"
+    return low if low == high else f"{low}–{high}"
 
 
-def _verdict(ours, paper) -> str:
-    """How our per-cluster values compare with the paper's: within its range, or how many times it."""
-    ours, paper = np.asarray(ours, dtype=float), np.asarray(paper, dtype=float)
-    if np.allclose(ours, paper, rtol=0.05):
-        return "the paper's, cluster by cluster (within 5 %)"
-    if ours.min() >= paper.min() and ours.max() <= paper.max():
-        return "within the paper's range"
-    ratio = ours / paper
-    side = "above" if (ours > paper).all() else "below" if (ours < paper).all() else "overlaps"
-    if side == "overlaps":
-        return f"overlaps the paper's range ({_range(ratio)}x the paper's, cluster by cluster)"
-    return f"{side} the paper's: {_range(ratio)}x, cluster by cluster"
+#: like_for_like's rows: (metric, summary column, the paper's value: a PAPER_CLUSTERS column or a
+#: PAPER_VIRTUAL_CLUSTER key, denominator)
+LIKE_FOR_LIKE = (
+    ("over-allocated jobs (Fig. 4a)", "over_allocated_jobs", "over_allocated_jobs",
+     "% of jobs (ours: set by the fleet's profile)"),
+    ("allocated - peak (Fig. 4c)", "alloc_minus_peak_over", "alloc_minus_peak_over",
+     "% of over-allocated jobs' allocated token-s"),
+    ("peak - actual (Fig. 4c)", "peak_minus_actual_over", "peak_minus_actual_over",
+     "% of over-allocated jobs' allocated token-s"),
+    ("opportunity: the two gaps (Fig. 4c)", "opportunity_over", "opportunity_over",
+     "% of over-allocated jobs' allocated token-s"),
+    ("shaper's savings (Fig. 7)", "shaper_savings_over", "shaper_savings_over",
+     "% of over-allocated jobs' allocated token-s"),
+    ("share of the opportunity the shaper takes", "captured_over", "captured_over",
+     "savings / opportunity, over-allocated jobs"),
+    ("shaper's savings, entire workload", "shaper_savings", "shaper_savings", "% of all jobs' allocated token-s"),
+    ("jobs saving >= 1 % (Fig. 6)", "jobs_saving_1pct", "jobs_with_savings", "% of jobs (paper: 99 of 154 save)"),
+    ("mean per-job savings (Fig. 6)", "mean_job_savings", "mean_job_savings", "mean over all jobs of 1 - shaped/static"),
+    ("cumulative savings (Fig. 6)", "shaper_savings", "cumulative_savings", "% of all jobs' allocated token-s"),
+)
 
 
-def paper_comparison(summary: pd.DataFrame) -> pd.DataFrame:
-    """Our clusters beside the paper's, same metric and same denominator, with computed verdicts.
-
-    One row per metric: the paper's range over its clusters, ours over the same-named clusters,
-    the denominator, and the verdict (cluster by cluster where the paper gives per-cluster values).
-    """
+def like_for_like(summary: pd.DataFrame) -> pd.DataFrame:
+    """Our clusters beside the paper's, same metric and same denominator: the range over the clusters
+    (the paper's Fig. 4/7 clusters of the same names; Fig. 6's one virtual cluster) and the range of
+    ours over theirs, cluster by cluster. Numbers only: the verdicts, pooled over seeds, are the lab's
+    claims (:mod:`cluster_sim.shaper.claims`)."""
     s = summary
     paper = PAPER_CLUSTERS.loc[s.index]
     vc = PAPER_VIRTUAL_CLUSTER
     rows = []
-    for metric, col, denominator in (
-        ("over-allocated jobs (Fig. 4a)", "over_allocated_jobs", "% of jobs (ours: set by the fleet's profile)"),
-        ("allocated - peak (Fig. 4c)", "alloc_minus_peak_over", "% of over-allocated jobs' allocated token-s"),
-        ("peak - actual (Fig. 4c)", "peak_minus_actual_over", "% of over-allocated jobs' allocated token-s"),
-        ("opportunity: the two gaps (Fig. 4c)", "opportunity_over", "% of over-allocated jobs' allocated token-s"),
-        ("shaper's savings (Fig. 7)", "shaper_savings_over", "% of over-allocated jobs' allocated token-s"),
-        ("share of the opportunity the shaper takes", "captured_over", "savings / opportunity, over-allocated jobs"),
-        ("shaper's savings, entire workload", "shaper_savings", "% of all jobs' allocated token-s"),
-    ):
-        rows.append({"metric": metric, "paper": _range(paper[col]), "ours": _range(s[col]),
-                     "denominator": denominator, "verdict": _verdict(s[col], paper[col])})
-    for metric, col, key, denominator in (
-        ("jobs saving >= 1 % (Fig. 6)", "jobs_saving_1pct", "jobs_with_savings", "% of jobs (paper: 99 of 154 save)"),
-        ("mean per-job savings (Fig. 6)", "mean_job_savings", "mean_job_savings", "mean over all jobs of 1 - shaped/static"),
-        ("cumulative savings (Fig. 6)", "shaper_savings", "cumulative_savings", "% of all jobs' allocated token-s"),
-    ):
+    for metric, col, key, denominator in LIKE_FOR_LIKE:
         ours = s[col].to_numpy(dtype=float)
-        p = vc[key]
-        verdict = ("within 5 points of the paper's" if np.abs(ours - p).max() <= 5 else
-                   f"{'above' if (ours > p).all() else 'below' if (ours < p).all() else 'around'} the paper's: "
-                   f"{_range(ours / p)}x")
-        rows.append({"metric": metric, "paper": f"{p:.1f} (one virtual cluster of {vc['jobs']} jobs)",
-                     "ours": _range(ours), "denominator": denominator, "verdict": verdict})
+        if key in PAPER_CLUSTERS.columns:
+            p = paper[key].to_numpy(dtype=float)
+            paper_text = _range(p)
+        else:
+            p = np.full(len(ours), float(vc[key]))
+            paper_text = f"{vc[key]:.1f} (one virtual cluster of {vc['jobs']} jobs)"
+        rows.append({"metric": metric, "paper": paper_text, "ours": _range(ours),
+                     "ours / paper": _range(ours / p) + "x", "denominator": denominator})
     return pd.DataFrame(rows).set_index("metric")

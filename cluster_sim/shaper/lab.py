@@ -1,9 +1,10 @@
 """Everything the notebook imports, in one place: the config, the experiments and the figures.
 
 The lab follows the suite's layout: :mod:`.config` (``ShaperConfig`` and its presets, the work
-estimate), :mod:`.agents` (the Mesa job manager), :mod:`.experiments` (``run_*`` -> results) and
-:mod:`.plots` (``plot_*`` -> figures). This module re-exports them so that
-``from cluster_sim.shaper.lab import ...`` in the notebooks keeps working.
+estimate), :mod:`.agents` (the Mesa job manager), :mod:`.experiments` (``run_*`` -> results),
+:mod:`.plots` (``plot_*`` -> figures) and :mod:`.claims` (the lab's claims over seed pools). This
+module re-exports them so that ``from cluster_sim.shaper.lab import ...`` in the notebooks keeps
+working.
 
 >>> from cluster_sim.shaper.lab import ShaperConfig, run_job, plot_skyline
 >>> plot_skyline(run_job(ShaperConfig.ci())) is not None
@@ -21,9 +22,6 @@ from .experiments import (
     JobSetup,
     Snapshot,
     bound_slack,
-    claims_over_seeds,
-    cluster_claims,
-    cluster_claims_over_seeds,
     cluster_plans,
     compare_modes,
     cost_sweep,
@@ -36,6 +34,7 @@ from .experiments import (
     shaper_overhead,
     snapshot,
 )
+from .claims import claims_table, lab_claims
 from .plots import (
     TREE_COLOURS,
     draw_stage_graph,
@@ -52,8 +51,8 @@ from .plots import (
 
 __all__ = [
     "ClusterResult", "ClusterRun", "FleetResult", "JobResult", "JobSetup", "ShaperConfig", "Snapshot", "TREE_COLOURS",
-    "bound_slack", "claims_over_seeds", "cluster_claims", "cluster_claims_over_seeds", "cluster_plans", "compare_modes", "cost_sweep", "delay_sweep",
-    "draw_stage_graph", "estimate_trace", "make_job", "plot_cluster", "plot_delay_tradeoff", "plot_estimates",
+    "bound_slack", "claims_table", "cluster_plans", "compare_modes", "cost_sweep", "delay_sweep",
+    "draw_stage_graph", "estimate_trace", "lab_claims", "make_job", "plot_cluster", "plot_delay_tradeoff", "plot_estimates",
     "plot_fleet_cdfs", "plot_job_panel", "plot_job_savings", "plot_opportunity", "plot_skyline", "plot_snapshot",
     "run_cluster", "run_fleet", "run_job", "shaper_overhead", "snapshot",
 ]

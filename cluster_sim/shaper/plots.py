@@ -36,7 +36,8 @@ def plot_cluster(result: ClusterResult):
     fig.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", ncol=2, fontsize=7)
     axes[1].set_ylabel("jobs waiting")
     axes[1].set_xlabel("time (s)")
-    axes[0].set_title("a token-limited virtual cluster: the same job stream, shaping off vs on", fontsize=10)
+    axes[0].set_title(f"a token-limited virtual cluster: the same job stream, shaping off vs on (one seed, "
+                      f"{result.config.seed}; the claims pool seeds)", fontsize=10)
     return fig
 
 
@@ -152,8 +153,8 @@ def plot_skyline(result: JobResult):
     ax.set_xlabel("time (s)")
     ax.set_ylabel("tokens")
     ax.set_ylim(0, off.tokens * 1.08)
-    ax.set_title(f"savings {100 * result.savings:.1f}% of the allocated token-seconds, "
-                 f"slowdown {100 * result.slowdown:.1f}%", fontsize=10)
+    ax.set_title(f"one job (seed {result.config.seed}): savings {100 * result.savings:.1f}% of the allocated "
+                 f"token-seconds, slowdown {100 * result.slowdown:.1f}%", fontsize=10)
     fig.legend(*ax.get_legend_handles_labels(), loc="outside lower center", ncol=2, fontsize=8)
     return fig
 
@@ -215,6 +216,7 @@ def plot_opportunity(fleet: FleetResult):
     axes[0].plot(x + 0.2, paper["shaper_savings_over"], "kx", ms=8, mew=2, label="paper: savings")
     axes[1].plot(x + 0.2, paper["shaper_savings"], "kx", ms=8, mew=2)
     fig.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", ncol=5, fontsize=8)
+    fig.suptitle(f"one fleet (seed {fleet.config.seed}): the claims table pools seeds", fontsize=10)
     return fig
 
 
@@ -227,7 +229,8 @@ def plot_job_savings(fleet: FleetResult, cluster: str | None = None):
     ax.bar(np.arange(len(g)), 100 * g["savings"], color=np.where(g["over_allocated"], "#31a354", "#a1d99b"))
     total = 100 * (1 - g["shaped_area"].sum() / g["static_area"].sum())
     ax.axhline(1.0, color="grey", lw=0.8, ls=":")
-    ax.set_title(f"{name} (Fig. 6): {(g['savings'] >= 0.01).sum()} of {len(g)} jobs save at least 1% (dotted); "
+    ax.set_title(f"{name} (Fig. 6, one seed, {fleet.config.seed}): {(g['savings'] >= 0.01).sum()} of {len(g)} jobs "
+                 f"save at least 1% (dotted); "
                  f"mean {100 * g['savings'].mean():.1f}%, cumulative {total:.1f}% (dark: over-allocated jobs)",
                  fontsize=9)
     ax.set_xlabel("jobs, sorted by savings")
