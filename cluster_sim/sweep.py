@@ -29,7 +29,9 @@ Non-scalar values (arrays, frames, nested results) are left out; pass ``metrics=
 
 **Where it runs** (``client=``):
 
-* ``None`` (the default): the Dask scheduler at ``DASK_SCHEDULER_ADDRESS`` if that variable is
+* ``None`` (the default): ``$CLUSTER_SIM_SWEEP_CLIENT`` if set (one of the names below; the test suite
+  sets ``inprocess``: two notebooks executing side by side must not each start a cluster), else the
+  Dask scheduler at ``DASK_SCHEDULER_ADDRESS`` if that variable is
   set, otherwise ``"auto"``.
 * ``"auto"``: the first point runs in this process and is timed; if the points left would take
   more than ``AUTO_PARALLEL_SECONDS`` (a minute) at that pace, they go to a Dask ``LocalCluster``
@@ -642,7 +644,8 @@ def run_grid(run: Callable, base_config, grid, seeds=None, *, metrics: Callable 
     if workers is not None and (not isinstance(workers, numbers.Integral) or isinstance(workers, bool) or workers < 1):
         raise ValueError(f"workers={workers!r} is out of range: give a count >= 1")
     if client is None:
-        client = os.environ.get("DASK_SCHEDULER_ADDRESS") or "auto"
+        client = (os.environ.get("CLUSTER_SIM_SWEEP_CLIENT") or os.environ.get("DASK_SCHEDULER_ADDRESS")
+                  or "auto")
     if isinstance(client, str) and client not in CLIENTS and "://" not in client:
         raise ValueError(f"client={client!r} is not allowed: choose one of {', '.join(map(repr, CLIENTS))}, "
                          "a scheduler address such as 'tcp://host:8786', or a distributed.Client")

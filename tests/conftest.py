@@ -10,3 +10,7 @@ import os
 import tempfile
 
 os.environ["CLUSTER_SIM_SWEEP_CACHE"] = tempfile.mkdtemp(prefix="cluster_sim-sweeps-")
+# Sweeps run in the process that asks for them: the two xdist workers already use both cores, and a
+# notebook's sweep that starts its own Dask cluster under that load only adds start-up time. Tests of
+# the Dask routes pass client= explicitly.
+os.environ.setdefault("CLUSTER_SIM_SWEEP_CLIENT", "inprocess")

@@ -200,6 +200,7 @@ def test_metrics_from_a_dataclass_result_and_its_properties():
 
 def test_auto_runs_a_short_sweep_here_and_the_environment_names_a_cluster(dask_client, monkeypatch):
     monkeypatch.delenv("DASK_SCHEDULER_ADDRESS", raising=False)
+    monkeypatch.delenv("CLUSTER_SIM_SWEEP_CLIENT", raising=False)
     here = run_grid(run, BASE, GRID, cache=False, progress=False)
     assert here.attrs["sweep"]["where"] == "inprocess"
     monkeypatch.setenv("DASK_SCHEDULER_ADDRESS", dask_client.scheduler.address)
@@ -214,6 +215,7 @@ def test_an_interrupted_sweep_leaves_no_workers_and_resumes_from_its_cache(monke
     import cluster_sim.sweep as sweep
 
     monkeypatch.delenv("DASK_SCHEDULER_ADDRESS", raising=False)
+    monkeypatch.delenv("CLUSTER_SIM_SWEEP_CLIENT", raising=False)
     monkeypatch.setattr(sweep, "AUTO_PARALLEL_SECONDS", 0.0)  # every sweep is "long": auto starts a cluster
     monkeypatch.setattr(sweep, "_machine_workers", lambda: 2)
     before = {p.pid for p in multiprocessing.active_children()}
@@ -645,3 +647,15 @@ def test_the_environment_chooses_where_a_local_cluster_listens(monkeypatch):
     monkeypatch.setenv("CLUSTER_SIM_DASK_HOST", " ")
     with pytest.raises(ValueError, match="CLUSTER_SIM_DASK_HOST=' ' is not allowed"):
         run_grid(double, XBASE, XGRID, client="local", cache=False, progress=False)
+
+
+def test_the_environment_can_keep_every_sweep_in_process(monkeypatch):
+    """What the test suite sets: two notebooks executing side by side must not each start a cluster."""
+    import cluster_sim.sweep as sweep
+
+    monkeypatch.setattr(sweep, "AUTO_PARALLEL_SECONDS", 0.0)  # auto would start a cluster for anything
+    monkeypatch.setenv("CLUSTER_SIM_SWEEP_CLIENT", "inprocess")
+    assert run_grid(run, BASE, GRID, cache=False, progress=False).attrs["sweep"]["where"] == "inprocess"
+    monkeypatch.setenv("CLUSTER_SIM_SWEEP_CLIENT", "nowhere")
+    with pytest.raises(ValueError, match="client='nowhere' is not allowed"):
+        run_grid(run, BASE, GRID, cache=False, progress=False)
