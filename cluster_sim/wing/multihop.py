@@ -82,8 +82,26 @@ class MultiHop(NamedTuple):
 
 
 # ---- validation ------------------------------------------------------------------------------
+def drop_self_dependencies(deps: pd.DataFrame) -> pd.DataFrame:
+    """``deps`` without its rows whose ``job`` is its own ``depOn`` (a job that read its own earlier output:
+    not a dependency on another job), counted in ``attrs["self_dependencies"]``.
+
+    >>> d = drop_self_dependencies(pd.DataFrame({"job": [1, 2], "depOn": [1, 1]}))
+    >>> d.values.tolist(), d.attrs["self_dependencies"]
+    ([[2, 1]], 1)
+    """
+    own = (deps["job"] == deps["depOn"]).to_numpy(bool)
+    out = deps[~own].reset_index(drop=True) if own.any() else deps.reset_index(drop=True)
+    out.attrs["self_dependencies"] = int(own.sum())
+    return out
+
+
 def check_deps(deps: pd.DataFrame, *, name: str = "deps") -> pd.DataFrame:
-    """A validated ``(job, depOn)`` copy of a single-hop table: no NaN, no self-loop, no duplicate, no cycle.
+    """A validated ``(job, depOn)`` copy of a single-hop table: no NaN, no duplicate, no cycle.
+
+    A row whose job is its own ``depOn`` (a job that read its own earlier write) is not an inter-job
+    dependency: it is dropped, not refused as a one-job cycle, and counted in the copy's
+    ``attrs["self_dependencies"]`` (the functions of Lab 04 that take a single-hop table report it).
 
     >>> check_deps(pd.DataFrame({"job": [1, 2], "depOn": [2, 1]}))
     Traceback (most recent call last):
@@ -100,11 +118,7 @@ def check_deps(deps: pd.DataFrame, *, name: str = "deps") -> pd.DataFrame:
         n_nan = int(out[c].isna().sum())
         if n_nan:
             raise ValueError(f"{name}.{c} has {n_nan} missing value(s) (NaN/None), e.g. in row {int(np.flatnonzero(out[c].isna())[0])}")
-    loops = out["job"] == out["depOn"]
-    if loops.any():
-        j = out.loc[loops, "job"].iloc[0]
-        raise ValueError(f"{name} has {int(loops.sum())} self-dependenc(ies), e.g. job {show(j)} depends on itself; "
-                         "a job reading its own output is not an inter-job dependency: drop those rows")
+    out = drop_self_dependencies(out)
     dup = out.duplicated(list(DEP_COLUMNS))
     if dup.any():
         j, d = out.loc[dup].iloc[0]
@@ -309,7 +323,12 @@ def _job_times(jobs: pd.DataFrame, labels: pd.Index, omega: float, deps_codes) -
     missing = [c for c in ("job", "submit", "end") if c not in jobs.columns]
     if missing:
         raise ValueError(f"jobs lacks column(s) {missing}; it has {list(jobs.columns)} (need job, submit, end)")
-    t = jobs.drop_duplicates("job").set_index("job")
+    dup = pd.unique(jobs.loc[jobs["job"].duplicated(), "job"])
+    if len(dup):
+        shown = ", ".join(show(j) for j in dup[:5]) + (", ..." if len(dup) > 5 else "")
+        raise ValueError(f"jobs has {len(dup)} job(s) with more than one row (JobRepo holds one row per job): {shown}; "
+                         "which row's submit and end the window should use is unknown")
+    t = jobs.set_index("job")
     absent = labels.difference(t.index)
     if len(absent):
         raise ValueError(f"jobs has no submit/end for {len(absent)} job(s) of deps, e.g. {show(absent[0])}")
@@ -396,7 +415,8 @@ def multi_hop(
     callable pandas' ``groupby().agg`` accepts. ``omega`` (with ``jobs``: ``job``, ``submit``,
     ``end``) is the multi-hop time window of §4.5.1; ``max_iterations`` stops early (the result then
     holds the paths of at most ``2**max_iterations`` hops). Returns ``MultiHop(table, iterations)``
-    with the table sorted by (job, depOn).
+    with the table sorted by (job, depOn); rows of ``deps`` whose job is its own ``depOn`` are
+    dropped (:func:`check_deps`) and counted in ``table.attrs["self_dependencies"]``.
 
     >>> deps = pd.DataFrame({"job": [2, 3, 4], "depOn": [1, 2, 3]})      # a chain 1 <- 2 <- 3 <- 4
     >>> table, n = multi_hop(deps, p_op="max")
@@ -413,6 +433,7 @@ def multi_hop(
     j, d, w = reduce(np.concatenate([short.job, ftr.job]), np.concatenate([short.dep, ftr.dep]),
                      np.concatenate([short.wt, ftr.wt]), max(len(labels), 1))
     table = pd.DataFrame({"job": labels.take(j), "depOn": labels.take(d), "agg": w})
+    table.attrs["self_dependencies"] = int((deps["job"] == deps["depOn"]).sum())  # dropped by check_deps
     return MultiHop(table, i)
 
 
