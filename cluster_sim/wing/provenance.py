@@ -19,6 +19,10 @@ A read strictly after the write sees it (a read at the very instant of a write d
 with no earlier write in the log (of uploaded data, or of files written before the log starts)
 and reads whose last writer is older than T are *excluded and counted*, as are a job's reads of
 its own output (not an inter-job dependency); the counts are in ``deps.attrs["excluded"]``.
+Two jobs writing a file at the same instant leave its last writer unknown, which matters only to a
+read that rule 2 must match to that version (within T): such a read is refused, naming it; a tie
+nobody reads, or reads only before it or after a later write, is not an error. Downloads are
+users' events, not a set: two downloads of a file in the same second are two downloads.
 
 Example
 -------
