@@ -112,7 +112,10 @@ class Work:
     ``amount`` is in ``unit`` (e.g. tasks); ``formula`` says how it was estimated, with the
     numbers; ``up`` are the fields that raise it, ``down`` those that lower it as they grow;
     ``seconds`` is a rough wall time on the reference 2-core machine (what a panel uses to refuse
-    a change far slower than a second).
+    a change far slower than a second). Where a run's memory grows faster than ``amount``,
+    ``memory`` estimates its peak in bytes, ``memory_formula`` says how (with the numbers) and
+    ``memory_up`` / ``memory_down`` name the fields that raise and lower it (0: memory follows the
+    amount and is not estimated apart).
     """
 
     amount: float
@@ -121,6 +124,15 @@ class Work:
     up: tuple[str, ...]
     down: tuple[str, ...]
     seconds: float
+    memory: float = 0.0
+    memory_formula: str = ""
+    memory_up: tuple[str, ...] = ()
+    memory_down: tuple[str, ...] = ()
+
+    @property
+    def gib(self) -> float:
+        """The memory estimate in GiB."""
+        return self.memory / 2**30
 
     @property
     def drivers(self) -> tuple[str, ...]:
@@ -129,13 +141,14 @@ class Work:
     def describe(self) -> str:
         return f"about {count(self.amount)} {self.unit} ({self.formula})"
 
-    def advice(self) -> str:
-        """What to change to make it smaller, naming the fields."""
+    def advice(self, up: tuple[str, ...] | None = None, down: tuple[str, ...] | None = None) -> str:
+        """What to change to make it smaller, naming the fields (default: those of the amount)."""
+        up, down = (self.up, self.down) if up is None and down is None else (up or (), down or ())
         parts = []
-        if self.up:
-            parts.append(f"lower {', '.join(self.up)}")
-        if self.down:
-            parts.append(f"raise {', '.join(self.down)}")
+        if up:
+            parts.append(f"lower {', '.join(up)}")
+        if down:
+            parts.append(f"raise {', '.join(down)}")
         return " or ".join(parts)
 
 
@@ -146,12 +159,16 @@ class Config:
     CI), :meth:`default` (the interactive default: a slider answers in about a second) and, where
     the paper has one, :meth:`paper` (the paper's own scale). A config whose runs can grow without
     bound overrides :meth:`work` and names its cap field in ``WORK_CAP``: a config estimated to
-    create more than the cap is refused when it is built, before anything runs.
+    create more than the cap is refused when it is built, before anything runs. A config whose
+    memory grows faster than its work estimates it in ``Work.memory`` and names a cap field in GiB
+    in ``MEMORY_CAP``, checked the same way.
     """
 
     PRESETS: ClassVar[tuple[str, ...]] = ("ci", "default", "paper")
     #: the field that caps :meth:`work` (None: no cap)
     WORK_CAP: ClassVar[str | None] = None
+    #: the field that caps :meth:`work`'s memory, in GiB (None: no cap)
+    MEMORY_CAP: ClassVar[str | None] = None
 
     def __post_init__(self) -> None:
         for f in dataclasses.fields(self):
@@ -199,16 +216,27 @@ class Config:
         return None
 
     def _check_work(self) -> None:
-        if self.WORK_CAP is None:
+        if self.WORK_CAP is None and self.MEMORY_CAP is None:
             return
         work = self.work()
-        cap = getattr(self, self.WORK_CAP)
-        if work is not None and work.amount > cap:
-            raise ValueError(
-                f"{type(self).__name__} would create {work.describe()}, more than "
-                f"{self.WORK_CAP}={count(cap)} (about {count(work.seconds)} s of run time, and memory to match): "
-                f"{work.advice()}; or raise {self.WORK_CAP} on purpose"
-            )
+        if work is None:
+            return
+        if self.WORK_CAP is not None:
+            cap = getattr(self, self.WORK_CAP)
+            if work.amount > cap:
+                raise ValueError(
+                    f"{type(self).__name__} would create {work.describe()}, more than "
+                    f"{self.WORK_CAP}={count(cap)} (about {count(work.seconds)} s of run time, and memory to match): "
+                    f"{work.advice()}; or raise {self.WORK_CAP} on purpose"
+                )
+        if self.MEMORY_CAP is not None and work.memory:
+            cap = getattr(self, self.MEMORY_CAP)
+            if work.gib > cap:
+                raise ValueError(
+                    f"{type(self).__name__} would need about {work.gib:,.1f} GiB of memory ({work.memory_formula}), "
+                    f"more than {self.MEMORY_CAP}={cap:g} GiB: {work.advice(work.memory_up, work.memory_down)}; "
+                    f"or raise {self.MEMORY_CAP} on purpose (on a machine with the memory)"
+                )
 
     # ---- presets -------------------------------------------------------------------------
     @classmethod

@@ -56,7 +56,7 @@ from .agents import (BLOCKED, PLACED, RETRY, CentralStateView, JobManager, Local
                      TaskQueue)
 from .cluster_config import ClusterConfig
 from .ledger import Hold, ResourceLedger
-from .metrics import StepIntegral
+from .metrics import StepIntegral, work_accounting
 from .model import ClusterMetrics, ClusterModel, ClusterResult, collect, run
 from .capacity import CapacityClusterModel, CapacityScheduler, Queue, QueueSpec
 from .placement import POLICIES, best_fit, first_fit, random_fit, worst_fit
@@ -67,5 +67,6 @@ __all__ = [
     "CapacityClusterModel", "CapacityScheduler", "CentralStateView", "ClusterConfig", "ClusterMetrics",
     "ClusterModel", "ClusterResult", "Config", "Hold", "Job", "JobManager", "LocalStateView", "Machine", "POLICIES",
     "Queue", "QueueSpec", "ResourceLedger", "Scheduler", "Stage", "StepIntegral", "Task", "TaskQueue", "Work",
-    "WorkloadSpec", "best_fit", "collect", "first_fit", "generate_jobs", "param", "random_fit", "run", "worst_fit",
+    "WorkloadSpec", "best_fit", "collect", "first_fit", "generate_jobs", "param", "random_fit", "run",
+    "work_accounting", "worst_fit",
 ]

@@ -175,6 +175,7 @@ class CapacityScheduler(mesa.Agent):
         self.root = Queue("root", None, "fifo", n_res)
         self.queues: dict[str, Queue] = {"root": self.root}
         self._specs = {s.name: s for s in specs}
+        self._absolute: set[str] = set()  # queues given absolute capacities by set_capacity
         pending = list(specs)
         while pending:  # parents before children, whatever the order given
             placed = [s for s in pending if s.parent is None or s.parent in self.queues]
@@ -207,25 +208,39 @@ class CapacityScheduler(mesa.Agent):
 
     # ---- capacities --------------------------------------------------------------------------
     def _resolve(self, node: Queue) -> None:
-        """Children's capacities from their shares of ``node``'s (absolute ones stay as set)."""
+        """Children's capacities from their shares of ``node``'s. A child given absolute capacities by
+        :meth:`set_capacity` keeps them, and so does its subtree (shares of what did not change), as a
+        queue configured with absolute resources does in YARN when its parent's capacity changes."""
         for child in node.children:
+            if child.name in self._absolute:
+                continue
             spec = self._specs[child.name]
             child.guaranteed = spec.share * node.guaranteed
             child.maximum = (spec.max_share if self.elastic else spec.share) * node.maximum
             self._resolve(child)
 
+    def _subtree(self, node: Queue) -> list[Queue]:
+        out = [node]
+        for child in node.children:
+            out.extend(self._subtree(child))
+        return out
+
     def set_capacity(self, name: str, guaranteed, maximum=None) -> None:
         """Set queue ``name``'s guaranteed capacity (absolute resources, one number per resource)
-        and its elastic maximum (default: the guarantee, no borrowing), from now on. A queue using
-        more than its new maximum keeps what runs (no preemption) but admits nothing until under."""
+        and its elastic maximum (default: the guarantee, no borrowing), from now on. The queue keeps
+        these absolute capacities when its parent changes later; its children that follow shares
+        are rescaled with it. A queue using more than its new maximum (this one, or a child whose
+        share of it shrank) keeps what runs (no preemption) but admits nothing until under."""
         q = self._queue(name)
         g = self._vector(guaranteed, "guaranteed")
         m = g.copy() if maximum is None else self._vector(maximum, "maximum")
         if (m < g).any():
             raise ValueError(f"queue {name!r}: maximum {m.tolist()} is below guaranteed {g.tolist()}")
         q.guaranteed, q.maximum = g, (m if self.elastic else g.copy())
+        self._absolute.add(name)
         self._resolve(q)
-        for node in q.path():
+        # every queue whose maximum may have moved: this one, its subtree (rescaled) and its ancestors
+        for node in self._subtree(q) + q.path()[1:]:
             node.excess = np.maximum(node.excess, self.used(node) - node.maximum).clip(min=0)
         self._request_pass()
 

@@ -80,3 +80,28 @@ def binned_means(times, values, t_end: float, bins: int) -> tuple[np.ndarray, np
     cum = np.concatenate([[0.0], np.cumsum(values[: len(t) - 1] * np.diff(t))])
     edges = np.linspace(times[0], t_end, bins + 1)
     return edges, np.diff(np.interp(edges, t, cum)) / np.diff(edges)
+
+
+def work_accounting(tasks: dict, horizon: float, cpu_capacity: float, speeds) -> dict[str, float]:
+    """CPU work from the task records, as shares of ``C·T`` (capacity times horizon): ``done`` up to
+    ``horizon``, ``left`` (still running or waiting then) and ``offered`` (every task that did not
+    fail). Nothing is lost: ``offered == done + left``; and ``done`` is the utilisation integral.
+
+    ``tasks`` is :attr:`ClusterResult.tasks` (``cpu``, ``duration`` at speed 1, ``machine``, ``start``,
+    ``finish``, ``state``); ``speeds`` the speed of each hardware type (machine ``i`` is of type
+    ``i mod len(speeds)``). A task that never started counts at speed 1.
+    """
+    cpu, machine = np.asarray(tasks["cpu"], float), np.asarray(tasks["machine"])
+    start, finish, state = np.asarray(tasks["start"], float), np.asarray(tasks["finish"], float), np.asarray(tasks["state"])
+    speed = np.asarray(speeds, float)[np.maximum(machine, 0) % len(speeds)]
+    duration = np.asarray(tasks["duration"], float)
+    service = np.where(machine >= 0, duration / speed, duration)  # a task's run time on its machine
+    started, ended = ~np.isnan(start), ~np.isnan(finish)
+    # select the started tasks after the product (their cpu too): a task that never started has no run time
+    done = np.sum((cpu * (np.where(ended, finish, horizon) - start))[started])
+    running = started & ~ended
+    alive = state != "failed"
+    left = np.sum((cpu * (start + service - horizon))[running]) + np.sum((cpu * service)[~started & alive])
+    offered = np.sum((cpu * service)[alive])
+    ct = cpu_capacity * horizon
+    return {"done": float(done / ct), "left": float(left / ct), "offered": float(offered / ct)}

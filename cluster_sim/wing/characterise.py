@@ -24,6 +24,11 @@ Table 1's heuristics, as we apply them:
   template's jobs read exactly one job of the upstream template; or they always read the same
   number of its jobs.
 
+A row of the dependency table whose ``job`` is its own ``depOn`` (a job that read its own earlier
+output) is not an inter-job dependency: every function here drops it before counting
+(:func:`~cluster_sim.wing.multihop.drop_self_dependencies`; :func:`components` reports how many in
+``attrs["self_dependencies"]``). :func:`~cluster_sim.wing.provenance.single_hop` never returns one.
+
 Example
 -------
 >>> from cluster_sim.wing.lake import LakeConfig, generate_lake
@@ -43,7 +48,7 @@ from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 from scipy.stats import spearmanr
 
-from .multihop import _levels, show
+from .multihop import _levels, check_deps, drop_self_dependencies, show
 from .provenance import DAY, HOUR, attribute_downloads
 
 MINUTE = 60.0
@@ -108,6 +113,7 @@ def classify_templates(
 ) -> pd.DataFrame:
     """One row per template: ``runs``, ``recurring``, ``cv`` of inter-arrival times, ``periodic``, ``polling``."""
     jobs = _check_jobs(jobs)
+    deps = drop_self_dependencies(deps)
     if min_runs < 1 or not period > 0 or not periodic_cv >= 0 or not poll_window >= 0 or not 0 < poll_share <= 1:
         raise ValueError(f"bad heuristic parameter: min_runs={show(min_runs)} (>= 1), period={show(period)} (> 0), "
                          f"periodic_cv={show(periodic_cv)} (>= 0), poll_window={show(poll_window)} (>= 0), "
@@ -143,6 +149,7 @@ def classify(
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Table 1 applied: per job (``recurring``, ``periodic``, ``polling``) and per dependency (``recurring``, ``hard``, ``polling``)."""
     jobs = _check_jobs(jobs)
+    deps = drop_self_dependencies(deps)
     tc = classify_templates(jobs, deps, **heuristics)
     jc = jobs[["job", "template"]].join(tc[["recurring", "periodic", "polling"]], on="template").set_index("job")
     d = deps[["job", "depOn"]].copy()
@@ -208,6 +215,7 @@ def components(jobs: pd.DataFrame, deps: pd.DataFrame) -> pd.DataFrame:
     0     4              0.75
     1     1               NaN
     """
+    deps = check_deps(deps)  # a self-dependency is dropped (and counted), not a one-job cycle
     ids = pd.Index(jobs["job"])
     u, d = ids.get_indexer(deps["depOn"]), ids.get_indexer(deps["job"])
     if (u < 0).any() or (d < 0).any():
@@ -224,7 +232,9 @@ def components(jobs: pd.DataFrame, deps: pd.DataFrame) -> pd.DataFrame:
     span = depth + height
     c = pd.DataFrame({"cc": label, "pos": np.where(span > 0, depth / np.where(span > 0, span, 1), np.nan)})
     out = c.groupby("cc").agg(size=("pos", "size"), bottom_heaviness=("pos", "mean"))
-    return out.sort_values("size", ascending=False, ignore_index=True)
+    out = out.sort_values("size", ascending=False, ignore_index=True)
+    out.attrs["self_dependencies"] = deps.attrs["self_dependencies"]
+    return out
 
 
 def _weighted(cc: pd.DataFrame) -> float:
@@ -236,6 +246,7 @@ def first_consumption(jobs: pd.DataFrame, deps: pd.DataFrame, prov: pd.DataFrame
     """Per job: the time from its end to the first use of its output (a dependent's read or a download), inf if none."""
     if "lag" not in deps.columns:
         raise ValueError("deps lacks column 'lag' (use the table single_hop returns)")
+    deps = drop_self_dependencies(deps)  # a job's read of its own output is no consumption by another
     gap = deps.groupby("depOn")["lag"].min()
     if prov is not None:
         dl = attribute_downloads(prov)

@@ -24,15 +24,31 @@ ValueError: omega_days=21.0 must be smaller than the lake's days=21: only jobs e
 Traceback (most recent call last):
 ...
 ValueError: WingDepsConfig would create about 315,000 jobs (days × jobs_per_day = 63 × 5000), more than max_jobs=60,000 (about 1,016 s of run time, and memory to match): lower days, jobs_per_day; or raise max_jobs on purpose
+
+The memory a run holds grows faster than its jobs: Algorithm 1's closure holds every (ancestor,
+descendant) pair within ω, and the pairs a job has grow with the jobs a window holds. A config is
+refused when that estimate is over ``max_memory_gib`` (:meth:`WingDepsConfig.work` says what was
+measured):
+
+>>> WingDepsConfig.ci().replace(jobs_per_day=5_000, max_jobs=200_000)
+Traceback (most recent call last):
+...
+ValueError: WingDepsConfig would need about 30.6 GiB of memory (the lake 0.4 GiB + 170 bytes x 190,608,661 (ancestor, descendant) pairs within ω = 105,000 jobs x 1815 pairs a job, from jobs_per_day 5000, omega_days 7, orgs 4, cross_org_share 0.3), more than max_memory_gib=8 GiB: lower days, jobs_per_day, omega_days, cross_org_share, downloads_per_job or raise orgs; or raise max_memory_gib on purpose (on a machine with the memory)
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..config import count
 from ..engine.config import Config, Work, param
-from .lake import LakeConfig
+from .lake import GIB, ROW_BYTES, LakeConfig, closure_pairs_per_job, lake_rows
 from .provenance import DAY
+
+#: peak bytes per closure pair of Lab 04's run (Algorithm 1's doubling, its joins built a slice at a time:
+#: ``multihop.JOIN_SLICE_ROWS``), beyond the lake's: measured 130-165 (a slice included) at 2.4M, 3.4M,
+#: 3.7M, 4.0M and 14.6M pairs (0.6, 0.7, 0.7, 0.8 and 2.1 GiB peak: 700 to 3,000 jobs a day)
+PAIR_BYTES = 170.0
 
 WEEK_DAYS = 7
 
@@ -73,8 +89,12 @@ class WingDepsConfig(Config):
     seed: int = param(0, lo=0, hi=2**31 - 1, doc="seed of the lake's generator")
     max_jobs: int = param(60_000, lo=100, hi=10_000_000, widget=False,
                           doc="refuse a lake with more jobs than this (raise it on purpose for a bigger run)")
+    max_memory_gib: float = param(8.0, lo=0.25, hi=4096.0, widget=False,
+                                  doc="refuse a run estimated to need more memory than this, in GiB (leaves room on a "
+                                      "24 GiB machine; raise it on purpose on a bigger one)")
 
     WORK_CAP = "max_jobs"
+    MEMORY_CAP = "max_memory_gib"
 
     def validate(self) -> None:
         if self.omega_days >= self.days:
@@ -85,13 +105,35 @@ class WingDepsConfig(Config):
                              f"(days 0..{(self.train_week + 2) * WEEK_DAYS}), but the lake has days={self.days!r}")
 
     def work(self) -> Work:
+        """Jobs, a rough time, and the memory the run holds at its peak: the lake (``lake.ROW_BYTES`` a
+        ProvRepo row) and Algorithm 1's closure, ``PAIR_BYTES`` a pair, its pairs estimated from the
+        lake's size and sharing by :func:`~cluster_sim.wing.lake.closure_pairs_per_job`.
+
+        Measured (peak RSS beyond the interpreter's 0.17 GiB, seed 0, ω a week): 700 jobs a day at
+        ``ci``'s four organisations, 2.4M pairs, 0.4 GiB (estimated 0.6); 1,000 jobs a day there, 4.0M
+        pairs, 0.6 GiB (estimated 1.2); 2,000 jobs a day there, 12.7M pairs, 1.5 GiB (estimated 4.9);
+        ``paper()``, 2,000 jobs a day at 30 organisations, 3.7M pairs,
+        0.6 GiB (estimated 2.3: its pairs vary 2.4x over seeds); 3,000 jobs a day at 30 organisations,
+        14.6M pairs, 1.9 GiB (estimated 5.0). Two weeks of the paper's 40,000 jobs a day at 150
+        organisations, ω a week, would need about 325 GiB (two billion pairs).
+        """
         jobs = self.days * self.jobs_per_day
         # measured on the reference 2-core machine: about 0.12 ms a job, plus the closure within ω,
         # which grows faster than linearly with the jobs a window holds (long chains through time)
         per_window = self.jobs_per_day * self.omega_days / 4000.0
         seconds = 1.2e-4 * jobs * (1.0 + per_window ** 1.5)
+        lake = ROW_BYTES * lake_rows(jobs, downloads_per_job=self.downloads_per_job)
+        per_job = closure_pairs_per_job(self.jobs_per_day, self.omega_days, self.orgs, self.cross_org_share)
+        pairs = jobs * per_job
+        formula = (f"the lake {lake / GIB:.1f} GiB + {PAIR_BYTES:g} bytes x {count(pairs)} (ancestor, descendant) "
+                   f"pairs within ω = {count(jobs)} jobs x {per_job:.0f} pairs a job, from jobs_per_day "
+                   f"{self.jobs_per_day}, omega_days {self.omega_days:g}, orgs {self.orgs}, cross_org_share "
+                   f"{self.cross_org_share:g}")
         return Work(jobs, "jobs", f"days × jobs_per_day = {self.days} × {self.jobs_per_day}",
-                    up=("days", "jobs_per_day"), down=(), seconds=seconds)
+                    up=("days", "jobs_per_day"), down=(), seconds=seconds,
+                    memory=lake + PAIR_BYTES * pairs, memory_formula=formula,
+                    memory_up=("days", "jobs_per_day", "omega_days", "cross_org_share", "downloads_per_job"),
+                    memory_down=("orgs",))
 
     @classmethod
     def ci(cls):
@@ -128,4 +170,5 @@ class WingDepsConfig(Config):
                           users_per_org=self.users_per_org, recurring_share=self.recurring_share,
                           cross_org_share=self.cross_org_share, polling_share=self.polling_share,
                           overwrite_share=self.overwrite_share, inversion_share=self.inversion_share,
-                          downloads_per_job=self.downloads_per_job, zipf_s=self.zipf_s, seed=self.seed)
+                          downloads_per_job=self.downloads_per_job, zipf_s=self.zipf_s, seed=self.seed,
+                          max_memory_gib=self.max_memory_gib)

@@ -54,7 +54,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from ..engine.config import Config, param
+from ..config import count
+from ..engine.config import Config, Work, param
 from .multihop import show
 from .provenance import DAY, HOUR
 
@@ -73,6 +74,37 @@ ROLLING_WINDOWS = (2, 3, 4, 6, 12)
 ADHOC_WINDOWS = ((1, 2, 4, 8), (0.6, 0.15, 0.15, 0.1))  # partitions an ad hoc job reads of one input
 CROSS_READER_P = 0.75  # a cross-org reader takes each input from another organisation with this probability
 KINDS = ("periodic", "aperiodic", "polling", "adhoc")
+
+# ---- the memory a lake and its closure hold, estimated before anything runs ------------------------
+# Measured with resource.getrusage (peak RSS of a fresh process, the interpreter's 0.17 GiB apart) on
+# the reference 2-core machine; each estimate is an envelope of what was measured, not a mean.
+#: the lake: ProvRepo rows per job are the writes and external reads (ROWS_PER_JOB_BASE), the inputs
+#: read and the downloads; 6.8-8.8 rows a job measured at the defaults (4.5 inputs, 2 downloads)
+ROWS_PER_JOB_BASE = 2.5
+#: peak bytes per ProvRepo row while a lake is generated: 358 at 5,000 jobs a day, 349 at 20,000
+#: (21 days, 30 organisations: 0.25 and 1.1 GiB), 512 on LakeConfig.paper()'s two days (0.21 GiB)
+ROW_BYTES = 450.0
+#: the closure's (ancestor, descendant) pairs within ω per job, fitted on 41 lakes (40-3,000 jobs a day,
+#: 1-30 organisations, cross_org_share 0-1, ω 1-7 days, several seeds; owl_closure counted the pairs):
+#: pairs/job = exp(-4.6) * jobs_per_day**1.03 * ω_days**1.64 / orgs**(0.57 (1 - cross_org_share)),
+#: within 0.3x-1.85x of every measured lake; the estimate takes twice the fit (a lake's long chains
+#: through time vary by seed: 95, 206 and 226 pairs a job at WingDepsConfig.paper()'s three seeds)
+PAIRS_SCALE = 2 * float(np.exp(-4.6))
+PAIRS_PER_DAY_EXP, PAIRS_OMEGA_EXP, PAIRS_ORGS_EXP = 1.03, 1.64, 0.57
+GIB = 2.0**30
+
+
+def lake_rows(jobs: float, inputs_per_template: float = 4.5, downloads_per_job: float = 2.0) -> float:
+    """About how many ProvRepo rows a lake of ``jobs`` jobs holds (an envelope of the measured ones)."""
+    return jobs * (ROWS_PER_JOB_BASE + inputs_per_template + downloads_per_job)
+
+
+def closure_pairs_per_job(jobs_per_day: float, omega_days: float, orgs: int, cross_org_share: float = 0.3) -> float:
+    """About how many (ancestor, descendant) pairs within ω a job of the lake has (see ``PAIRS_SCALE``), at most
+    every job submitted in the window. The closure holds this times the lake's jobs."""
+    fit = (PAIRS_SCALE * jobs_per_day ** PAIRS_PER_DAY_EXP * omega_days ** PAIRS_OMEGA_EXP
+           / orgs ** (PAIRS_ORGS_EXP * (1.0 - cross_org_share)))
+    return min(fit, jobs_per_day * omega_days)
 
 
 @dataclass(frozen=True)
@@ -111,6 +143,30 @@ class LakeConfig(Config):
     churn: float = param(0.1, lo=0.0, hi=1.0, step=0.05,
                          doc="share of recurring templates that start or stop during the lake")
     seed: int = param(0, lo=0, hi=2**31 - 1, doc="seed of the generator")
+    max_memory_gib: float = param(8.0, lo=0.25, hi=4096.0, widget=False,
+                                  doc="refuse a lake estimated to need more memory than this, in GiB (leaves room on a "
+                                      "24 GiB machine; raise it on purpose on a bigger one)")
+
+    MEMORY_CAP = "max_memory_gib"
+
+    def work(self) -> Work:
+        """ProvRepo rows, and the memory their generation holds at its peak (``ROW_BYTES`` a row).
+
+        >>> LakeConfig(days=63, jobs_per_day=50_000)
+        Traceback (most recent call last):
+        ...
+        ValueError: LakeConfig would need about 11.9 GiB of memory (450 bytes x 28,350,000 ProvRepo rows = 63 days x 50000 jobs a day x (2.5 + inputs_per_template 4.5 + downloads_per_job 2)), more than max_memory_gib=8 GiB: lower days, jobs_per_day, inputs_per_template, downloads_per_job; or raise max_memory_gib on purpose (on a machine with the memory)
+        """
+        jobs = self.days * self.jobs_per_day
+        rows = lake_rows(jobs, self.inputs_per_template, self.downloads_per_job)
+        up = ("days", "jobs_per_day", "inputs_per_template", "downloads_per_job")
+        return Work(rows, "ProvRepo rows", self._rows_formula(), up=up, down=(), seconds=1.2e-4 * jobs,
+                    memory=ROW_BYTES * rows, memory_formula=f"{ROW_BYTES:g} bytes x {count(rows)} ProvRepo rows = "
+                    f"{self._rows_formula()}", memory_up=up)
+
+    def _rows_formula(self) -> str:
+        return (f"{self.days} days x {self.jobs_per_day} jobs a day x ({ROWS_PER_JOB_BASE:g} + inputs_per_template "
+                f"{self.inputs_per_template:g} + downloads_per_job {self.downloads_per_job:g})")
 
     @classmethod
     def ci(cls):

@@ -82,8 +82,26 @@ class MultiHop(NamedTuple):
 
 
 # ---- validation ------------------------------------------------------------------------------
+def drop_self_dependencies(deps: pd.DataFrame) -> pd.DataFrame:
+    """``deps`` without its rows whose ``job`` is its own ``depOn`` (a job that read its own earlier output:
+    not a dependency on another job), counted in ``attrs["self_dependencies"]``.
+
+    >>> d = drop_self_dependencies(pd.DataFrame({"job": [1, 2], "depOn": [1, 1]}))
+    >>> d.values.tolist(), d.attrs["self_dependencies"]
+    ([[2, 1]], 1)
+    """
+    own = (deps["job"] == deps["depOn"]).to_numpy(bool)
+    out = deps[~own].reset_index(drop=True) if own.any() else deps.reset_index(drop=True)
+    out.attrs["self_dependencies"] = int(own.sum())
+    return out
+
+
 def check_deps(deps: pd.DataFrame, *, name: str = "deps") -> pd.DataFrame:
-    """A validated ``(job, depOn)`` copy of a single-hop table: no NaN, no self-loop, no duplicate, no cycle.
+    """A validated ``(job, depOn)`` copy of a single-hop table: no NaN, no duplicate, no cycle.
+
+    A row whose job is its own ``depOn`` (a job that read its own earlier write) is not an inter-job
+    dependency: it is dropped, not refused as a one-job cycle, and counted in the copy's
+    ``attrs["self_dependencies"]`` (the functions of Lab 04 that take a single-hop table report it).
 
     >>> check_deps(pd.DataFrame({"job": [1, 2], "depOn": [2, 1]}))
     Traceback (most recent call last):
@@ -100,11 +118,7 @@ def check_deps(deps: pd.DataFrame, *, name: str = "deps") -> pd.DataFrame:
         n_nan = int(out[c].isna().sum())
         if n_nan:
             raise ValueError(f"{name}.{c} has {n_nan} missing value(s) (NaN/None), e.g. in row {int(np.flatnonzero(out[c].isna())[0])}")
-    loops = out["job"] == out["depOn"]
-    if loops.any():
-        j = out.loc[loops, "job"].iloc[0]
-        raise ValueError(f"{name} has {int(loops.sum())} self-dependenc(ies), e.g. job {show(j)} depends on itself; "
-                         "a job reading its own output is not an inter-job dependency: drop those rows")
+    out = drop_self_dependencies(out)
     dup = out.duplicated(list(DEP_COLUMNS))
     if dup.any():
         j, d = out.loc[dup].iloc[0]
@@ -289,6 +303,44 @@ def _join(t1: _Tab, t2: _Tab, e_op: Callable) -> tuple[np.ndarray, np.ndarray, n
     return t1.job[i1], t2.dep[i2], np.asarray(e_op(t1.wt[i1], t2.wt[i2]), dtype=float)
 
 
+#: join rows one slice of the doubling's joins may build (about 60 bytes each while it is reduced)
+JOIN_SLICE_ROWS = 2_000_000
+
+
+def _slices(t1: _Tab, t2: _Tab, n: int, budget: int) -> list[tuple[int, int]]:
+    """Ranges ``[lo, hi)`` of job codes covering ``0 .. n``, cut between ``t1``'s jobs so that each range's rows
+    of ``t1 ⋈ t2`` number about ``budget`` (one job's rows are never split)."""
+    if len(t1) == 0:
+        return [(0, n)]
+    cnt = np.searchsorted(t2.job, t1.dep, side="right") - np.searchsorted(t2.job, t1.dep, side="left")
+    per_job = np.bincount(t1.job, weights=cnt, minlength=n)
+    cuts = np.flatnonzero(np.diff(np.cumsum(per_job) // max(budget, 1), prepend=0.0) > 0)
+    edges = np.unique(np.r_[0, cuts, n])
+    return list(zip(edges[:-1].tolist(), edges[1:].tolist()))
+
+
+def _part(t: _Tab, lo: int, hi: int) -> _Tab:
+    """The rows of ``t`` (sorted by job) whose job code is in ``[lo, hi)``."""
+    a, b = np.searchsorted(t.job, [lo, hi], side="left")
+    return _Tab(t.job[a:b], t.dep[a:b], t.wt[a:b])
+
+
+def _extend(t1: _Tab, t2: _Tab, e_op, prune, reduce, n: int, keep: tuple[_Tab, ...] = ()) -> _Tab:
+    """``reduce(keep ∪ prune(t1 ⋈ t2))``, built a slice of ``t1``'s jobs at a time.
+
+    Every output pair's job is its ``t1`` row's job, so a slice holds all the rows of its pairs, in the
+    order the whole join would give them (``keep``'s rows first): each pair's sum is added in the same
+    order, bit for bit, while memory holds one slice's join (``JOIN_SLICE_ROWS``) instead of every path
+    piece at once (a lake of 700 jobs a day built 88M join rows for 2.4M pairs in one go)."""
+    out = []
+    for lo, hi in _slices(t1, t2, n, JOIN_SLICE_ROWS):
+        parts = [_part(k, lo, hi) for k in keep]
+        j, d, w = prune(*_join(_part(t1, lo, hi), t2, e_op))
+        out.append(reduce(np.concatenate([p.job for p in parts] + [j]), np.concatenate([p.dep for p in parts] + [d]),
+                          np.concatenate([p.wt for p in parts] + [w]), n))
+    return _Tab(*(np.concatenate(c) for c in zip(*out)))
+
+
 def _window(times: tuple[np.ndarray, np.ndarray, float] | None):
     if times is None:
         return lambda job, dep, wt: (job, dep, wt)
@@ -309,7 +361,12 @@ def _job_times(jobs: pd.DataFrame, labels: pd.Index, omega: float, deps_codes) -
     missing = [c for c in ("job", "submit", "end") if c not in jobs.columns]
     if missing:
         raise ValueError(f"jobs lacks column(s) {missing}; it has {list(jobs.columns)} (need job, submit, end)")
-    t = jobs.drop_duplicates("job").set_index("job")
+    dup = pd.unique(jobs.loc[jobs["job"].duplicated(), "job"])
+    if len(dup):
+        shown = ", ".join(show(j) for j in dup[:5]) + (", ..." if len(dup) > 5 else "")
+        raise ValueError(f"jobs has {len(dup)} job(s) with more than one row (JobRepo holds one row per job): {shown}; "
+                         "which row's submit and end the window should use is unknown")
+    t = jobs.set_index("job")
     absent = labels.difference(t.index)
     if len(absent):
         raise ValueError(f"jobs has no submit/end for {len(absent)} job(s) of deps, e.g. {show(absent[0])}")
@@ -368,11 +425,9 @@ def doubling(
         return
     while max_iterations is None or i < max_iterations:
         i += 1
-        new_ftr = _Tab(*reduce(*prune(*_join(ftr, ftr, e_op)), n))
-        mid = prune(*_join(ftr, short, e_op))  # 2**(i-1)+1 .. 2**i - 1 hops
-        short = _Tab(*reduce(np.concatenate([short.job, ftr.job, mid[0]]),
-                             np.concatenate([short.dep, ftr.dep, mid[1]]),
-                             np.concatenate([short.wt, ftr.wt, mid[2]]), n))
+        new_ftr = _extend(ftr, ftr, e_op, prune, reduce, n)
+        # the paths of 2**(i-1)+1 .. 2**i - 1 hops (ftr ∘ short) join the shorter ones and the old frontier
+        short = _extend(ftr, short, e_op, prune, reduce, n, keep=(short, ftr))
         ftr = new_ftr
         yield i, short, ftr, labels
         if len(ftr) == 0:
@@ -396,7 +451,8 @@ def multi_hop(
     callable pandas' ``groupby().agg`` accepts. ``omega`` (with ``jobs``: ``job``, ``submit``,
     ``end``) is the multi-hop time window of §4.5.1; ``max_iterations`` stops early (the result then
     holds the paths of at most ``2**max_iterations`` hops). Returns ``MultiHop(table, iterations)``
-    with the table sorted by (job, depOn).
+    with the table sorted by (job, depOn); rows of ``deps`` whose job is its own ``depOn`` are
+    dropped (:func:`check_deps`) and counted in ``table.attrs["self_dependencies"]``.
 
     >>> deps = pd.DataFrame({"job": [2, 3, 4], "depOn": [1, 2, 3]})      # a chain 1 <- 2 <- 3 <- 4
     >>> table, n = multi_hop(deps, p_op="max")
@@ -413,6 +469,7 @@ def multi_hop(
     j, d, w = reduce(np.concatenate([short.job, ftr.job]), np.concatenate([short.dep, ftr.dep]),
                      np.concatenate([short.wt, ftr.wt]), max(len(labels), 1))
     table = pd.DataFrame({"job": labels.take(j), "depOn": labels.take(d), "agg": w})
+    table.attrs["self_dependencies"] = int((deps["job"] == deps["depOn"]).sum())  # dropped by check_deps
     return MultiHop(table, i)
 
 

@@ -34,7 +34,7 @@ import numpy as np
 import pandas as pd
 
 from .characterise import _check_jobs, classify_templates
-from .multihop import show
+from .multihop import drop_self_dependencies, show
 from .provenance import DAY
 
 WEEK = 7 * DAY
@@ -54,7 +54,7 @@ class Pairs(NamedTuple):
 
 def _pairs(jobs: pd.DataFrame, deps: pd.DataFrame, recurring: pd.Index) -> Pairs:
     J = jobs.set_index("job")
-    d = deps[["job", "depOn"]]
+    d = drop_self_dependencies(deps[["job", "depOn"]])  # a job reading its own output predicts no other job
     t_down = J["template"].reindex(d["job"]).to_numpy()
     t_up = J["template"].reindex(d["depOn"]).to_numpy()
     keep = pd.Index(t_down).isin(recurring) & pd.Index(t_up).isin(recurring)

@@ -19,6 +19,10 @@ A read strictly after the write sees it (a read at the very instant of a write d
 with no earlier write in the log (of uploaded data, or of files written before the log starts)
 and reads whose last writer is older than T are *excluded and counted*, as are a job's reads of
 its own output (not an inter-job dependency); the counts are in ``deps.attrs["excluded"]``.
+Two jobs writing a file at the same instant leave its last writer unknown, which matters only to a
+read that rule 2 must match to that version (within T): such a read is refused, naming it; a tie
+nobody reads, or reads only before it or after a later write, is not an error. Downloads are
+users' events, not a set: two downloads of a file in the same second are two downloads.
 
 Example
 -------
@@ -95,14 +99,25 @@ def _as_ids(s: pd.Series) -> pd.Series:
 
 
 def _writes(prov: pd.DataFrame) -> pd.DataFrame:
+    """The writes, one row per (job, file, time): ``depOn``, ``file``, ``wtime``. Two jobs may write a file
+    at the same instant; that matters only to a read that must pick its last writer (:func:`_refuse_ties`)."""
     w = prov.loc[prov["op"] == "write", ["job", "file", "time"]].drop_duplicates()
-    tie = w.duplicated(["file", "time"], keep=False)
-    if tie.any():
-        r = w[tie].sort_values(["file", "time"]).iloc[:2]
-        raise ValueError(f"file {show(r['file'].iloc[0])} was written by jobs {show(r['job'].iloc[0])} and {show(r['job'].iloc[1])} "
-                         f"at the same time {show(r['time'].iloc[0])}: the last writer is ambiguous "
-                         f"({int(tie.sum())} such writes)")
     return w.rename(columns={"job": "depOn", "time": "wtime"})
+
+
+def _refuse_ties(m: pd.DataFrame, what: str) -> None:
+    """A read (or download) matched to its last writer by rule 2 but to two jobs that wrote that version at the
+    same instant: which one it saw is unknown, so its dependency (or value) cannot be given to either."""
+    n = m.groupby("read_id")["depOn"].transform("size")
+    tied = m[n > 1]
+    if len(tied):
+        first = tied[tied["read_id"] == tied["read_id"].iloc[0]]
+        r = first.iloc[0]
+        who = f" by job {show(_as_ids(first['job']).iloc[0])}" if what == "read" else ""
+        writers = _as_ids(first["depOn"])
+        raise ValueError(f"the {what} of {show(r['file'])}{who} at {show(r['time'])} sees a version written by jobs "
+                         f"{show(writers.iloc[0])} and {show(writers.iloc[1])} at the same time {show(r['wtime'])}: "
+                         f"the last writer is ambiguous ({tied['read_id'].nunique()} {what}(s) like this)")
 
 
 def _check_window(window) -> float | None:
@@ -129,15 +144,19 @@ def read_matches(
     """
     prov = check_prov(prov)
     T = _check_window(window)
-    reads = prov.loc[prov["op"].isin(ops), ["job", "file", "time"]].drop_duplicates().reset_index(drop=True)
+    reads = prov.loc[prov["op"].isin(ops), ["job", "file", "time", "op"]]
+    # a job reading a file twice at one instant reads it once; downloads are users' events: each one counts
+    reads = reads[~(reads.duplicated() & (reads["op"] == "read"))].drop(columns="op").reset_index(drop=True)
     reads["read_id"] = np.arange(len(reads))
     writes = _writes(prov)
     if read_after_write and last_writer:
-        # the fast, exact path: one backward as-of join per file (strictly earlier writes)
-        m = pd.merge_asof(reads.sort_values("time"), writes.sort_values("wtime"), left_on="time", right_on="wtime",
+        # the fast, exact path: one backward as-of join per file finds the version each read sees (the
+        # latest strictly earlier write time), then every job that wrote that version (two, if tied)
+        versions = writes[["file", "wtime"]].drop_duplicates().sort_values("wtime")
+        m = pd.merge_asof(reads.sort_values("time"), versions, left_on="time", right_on="wtime",
                           by="file", direction="backward", allow_exact_matches=False)
-        no_writer = int(m["depOn"].isna().sum())
-        m = m.dropna(subset=["wtime"])
+        no_writer = int(m["wtime"].isna().sum())
+        m = m.dropna(subset=["wtime"]).merge(writes, on=["file", "wtime"])
     else:
         m = reads.merge(writes, on="file", how="left")
         if read_after_write:
@@ -149,12 +168,14 @@ def read_matches(
             m = m[(m["time"] - m["wtime"]).abs() <= T]
         if last_writer:
             # without the order rule "last" is the latest write of the file, before or after the read
-            m = m.loc[m.groupby("read_id")["wtime"].idxmax()] if len(m) else m
+            m = m[m["wtime"] == m.groupby("read_id")["wtime"].transform("max")] if len(m) else m
     m = m.assign(lag=m["time"] - m["wtime"])
     before = int(m["read_id"].nunique())
     if T is not None:
         m = m[m["lag"].abs() <= T] if not read_after_write else m[m["lag"] <= T]
     outside = before - int(m["read_id"].nunique())
+    if last_writer:  # a tie older than T does not matter: the read is excluded whoever wrote last
+        _refuse_ties(m, "read" if "read" in ops else "download")
     if "read" in ops:
         own = m["job"] == m["depOn"]
         self_reads = int(m.loc[own, "read_id"].nunique())

@@ -73,7 +73,8 @@ def owl_value(
     ``deps`` is the single-hop table (``job``, ``depOn``); ``k`` the job-local values. ``omega``
     and ``jobs`` apply the multi-hop time window (only downstream jobs submitted at most ω after
     the job ended count); ``max_iterations`` truncates Algorithm 1 (paths of at most
-    ``2**max_iterations`` hops). With either, value is no longer conserved.
+    ``2**max_iterations`` hops). With either, value is no longer conserved. A row of ``deps`` whose
+    job is its own ``depOn`` passes no value: it is dropped and counted in ``attrs["self_dependencies"]``.
 
     >>> deps = pd.DataFrame({"job": ["a", "b", "d", "d"], "depOn": ["u", "u", "a", "b"]})   # a diamond
     >>> k = pd.Series({"u": 1.0, "a": 0.0, "b": 0.0, "d": 10.0})
@@ -84,7 +85,9 @@ def owl_value(
     k = check_values(k, deps)
     table, _ = multi_hop(deps, owl_weights, np.multiply, "sum", omega=omega, jobs=jobs, max_iterations=max_iterations)
     ds = _downstream_value(table, k)
-    return (k + ds.reindex(k.index, fill_value=0.0)).rename("agg_value")
+    agg = (k + ds.reindex(k.index, fill_value=0.0)).rename("agg_value")
+    agg.attrs["self_dependencies"] = deps.attrs["self_dependencies"]
+    return agg
 
 
 def valid_jobs(jobs: pd.DataFrame, omega: float, horizon: float) -> pd.Index:
@@ -145,7 +148,8 @@ def value_exploration(
     value); ``mean_job_share`` averages each job's own share over the jobs with a positive value.
     ``over`` restricts both to some jobs of ``k`` (e.g. the :func:`valid_jobs` of a window ω);
     every job of ``k`` still passes its value upstream. ``attrs["agg"]`` holds the aggregate value
-    of every job of ``k`` (what :func:`owl_value` returns with the same ``omega``).
+    of every job of ``k`` (what :func:`owl_value` returns with the same ``omega``), and
+    ``attrs["self_dependencies"]`` the rows of ``deps`` dropped because their job is its own ``depOn``.
 
     >>> deps = pd.DataFrame({"job": [2, 3, 4], "depOn": [1, 2, 3]})   # a chain, all value at its end:
     >>> k = pd.Series({1: 0.0, 2: 0.0, 3: 0.0, 4: 4.0})                # every job's aggregate value is 4
@@ -187,6 +191,7 @@ def value_exploration(
         "mean_job_share": [float((r[2].reindex(keep)[pos] / total[pos]).mean()) if pos.any() else 1.0 for r in rows],
     })
     out.attrs["agg"] = agg
+    out.attrs["self_dependencies"] = deps.attrs["self_dependencies"]  # rows job == depOn, dropped by check_deps
     return out
 
 

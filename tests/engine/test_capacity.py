@@ -197,20 +197,32 @@ def test_set_capacity_refuses_impossible_values():
 
 @st.composite
 def capacity_scenarios(draw):
-    n_leaves = draw(st.integers(1, 3))
-    shares = draw(st.lists(st.floats(0.0, 1.0), min_size=n_leaves, max_size=n_leaves))
-    total = sum(shares) or 1.0
-    specs = [QueueSpec(f"q{i}", share=round(s / total * 0.95, 3), max_share=1.0,
-                       order=draw(st.sampled_from(["fifo", "priority"])), backfill=draw(st.booleans()))
-             for i, s in enumerate(shares)]
+    # a random tree: one to three queues under the root, each a leaf or a parent of one to three leaves
+    specs = []
+
+    def level(parent, depth):
+        n = draw(st.integers(1, 3))
+        shares = draw(st.lists(st.floats(0.0, 1.0), min_size=n, max_size=n))
+        total = sum(shares) or 1.0
+        for s in shares:
+            name = f"q{len(specs)}"
+            share = round(s / total * 0.95, 3)
+            inner = depth == 0 and draw(st.booleans())
+            specs.append(QueueSpec(name, share=share, max_share=draw(st.sampled_from([share, 1.0])), parent=parent,
+                                   order=draw(st.sampled_from(["fifo", "priority"])), backfill=draw(st.booleans())))
+            if inner:
+                level(name, depth + 1)
+    level(None, 0)
+    n_queues = len(specs)
     cfg = ClusterConfig(machines=draw(st.integers(1, 4)), cpu_per_machine=draw(st.integers(2, 8)),
                         mem_per_machine=16, placement=draw(st.sampled_from(["first_fit", "random", "best_fit"])),
                         load=draw(st.floats(0.3, 1.5)), tasks_per_job=draw(st.floats(1.0, 6.0)),
                         stages_per_job=draw(st.integers(1, 3)), mean_task_duration=5.0, horizon=40.0,
                         seed=draw(st.integers(0, 1000)))
     gangs = draw(st.lists(st.integers(1, 4), min_size=1, max_size=4))
-    changes = draw(st.lists(st.tuples(st.floats(1.0, 39.0), st.integers(0, n_leaves - 1), st.integers(0, 8)),
-                            max_size=4))
+    # capacity changes hit any queue, inner ones too (their share children follow them)
+    changes = draw(st.lists(st.tuples(st.floats(1.0, 39.0), st.integers(0, n_queues - 1), st.integers(0, 8)),
+                            max_size=6))
     return cfg, specs, gangs, changes, draw(st.booleans()), draw(st.booleans())
 
 
@@ -232,8 +244,8 @@ def test_invariants_hold_after_every_event_for_random_queue_trees(scenario):
     model = _GangModel.__new__(_GangModel)
     model.gangs = tuple(gangs)
     _GangModel.__init__(model, cfg, specs, elastic=elastic, preemption=preemption, check_every_event=True)
-    for t, leaf, cpu in changes:
-        model.capacity_scheduler.follow(f"q{leaf}", [t], [(cpu, 8)], [(cpu + 2, 16)])
+    for t, queue, cpu in changes:
+        model.capacity_scheduler.follow(f"q{queue}", [t], [(cpu, 8)], [(cpu + 2, 16)])
     model.run_until(cfg.horizon)
     model.check_invariants()  # queues within limits, gangs whole, no job waiting while it fits, ...
     states = model.tasks_by_state()
@@ -249,3 +261,35 @@ def test_invariants_hold_after_every_event_for_random_queue_trees(scenario):
                 started = [x for x in chunk if not np.isnan(x)]
                 assert not started or (len(started) == len(chunk) and len(set(started)) == 1), (
                     f"job {job_.id} stage {stage.index}: gang {k // job_.gang} started partly: {chunk}")
+
+
+def test_a_childs_explicit_capacity_survives_its_parents_change():
+    # p and o share the cluster (8 CPUs); c, under p, is set to 4 CPUs explicitly and runs 4 tasks;
+    # then p is set to 4: c keeps its own 4 (absolute capacities stay as set, as in YARN's absolute
+    # mode), it is not reset to its spec's share of p (2), which would put it over its maximum
+    c_job = job(0, 0.0, 4, 20.0, queue="c")
+    specs = [QueueSpec("p", 0.5, 0.5), QueueSpec("c", 0.5, 0.5, parent="p"), QueueSpec("o", 0.5, 0.5)]
+    model = CapacityClusterModel(cluster(), specs, jobs=[c_job], check_every_event=True)
+    sched = model.capacity_scheduler
+    sched.set_capacity("c", 4)
+    model.schedule(lambda: sched.set_capacity("p", 4), at=5.0)
+    model.run_until(30.0)
+    model.check_invariants()
+    assert starts(c_job) == [0.0] * 4
+    assert sched.queues["c"].guaranteed.tolist() == [4.0, 4.0] and sched.queues["c"].maximum.tolist() == [4.0, 4.0]
+
+
+def test_a_parents_change_rescales_its_share_children_and_a_running_child_keeps_what_runs():
+    # c holds all of p's share; p grows, shrinks below what c runs, then grows again
+    big = job(0, 0.0, 6, 20.0, queue="c")
+    later = job(1, 6.0, 1, 5.0, queue="c")
+    specs = [QueueSpec("p", 0.75, 0.75), QueueSpec("c", 1.0, 1.0, parent="p"), QueueSpec("o", 0.25, 0.25)]
+    model = CapacityClusterModel(cluster(), specs, jobs=[big, later], check_every_event=True)
+    sched = model.capacity_scheduler
+    model.schedule(lambda: sched.set_capacity("p", 4), at=5.0)  # c's maximum follows p's: 4, below the 6 it runs
+    model.schedule(lambda: sched.set_capacity("p", 8), at=25.0)
+    model.run_until(40.0)
+    model.check_invariants()
+    assert starts(big) == [0.0] * 6
+    assert sched.queues["c"].maximum.tolist() == [8.0, 8.0]  # a share of p's, whatever p is set to
+    assert starts(later) == [20.0]  # nothing new while c is over its lowered maximum; it starts when under

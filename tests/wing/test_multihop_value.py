@@ -319,7 +319,6 @@ def test_hidden_value_needs_a_positive_total():
     (pd.DataFrame({"job": [1, np.nan], "depOn": [0, 1]}), r"deps.job has 1 missing"),
     (pd.DataFrame({"job": [1]}), r"lacks column\(s\) \['depOn'\]"),
     (pd.DataFrame({"job": [1, 1], "depOn": [0, 0]}), r"2 duplicate|1 duplicate"),
-    (pd.DataFrame({"job": [1], "depOn": [1]}), r"job 1 depends on itself"),
     ([(1, 0)], r"must be a pandas DataFrame"),
 ])
 def test_bad_dependency_tables_are_refused(deps, match):
@@ -429,3 +428,32 @@ def test_checks_report_a_student_stub_and_wrong_shapes():
         check_owl_weights(lambda d: np.ones(1))
     with pytest.raises(AssertionError, match="join t1.depOn to t2.job"):
         check_extend_reach(lambda t1, t2: extend_reach(t2, t1).rename(columns={"job": "depOn", "depOn": "job"}))
+
+
+def test_a_self_dependency_is_dropped_and_counted_not_refused():
+    # a job that read its own earlier write is not an inter-job dependency: the row is dropped
+    # (counted in attrs["self_dependencies"]), not refused as a one-job cycle
+    from cluster_sim.wing import check_deps, components
+
+    deps = pd.DataFrame({"job": [1, 1, 2], "depOn": [0, 1, 1]})
+    clean = check_deps(deps)
+    assert list(zip(clean["job"], clean["depOn"])) == [(1, 0), (2, 1)] and clean.attrs["self_dependencies"] == 1
+    table, _ = multi_hop(deps)
+    assert as_dict(table) == {(1, 0): 1.0, (2, 1): 1.0, (2, 0): 1.0} and table.attrs["self_dependencies"] == 1
+    k = pd.Series({0: 0.0, 1: 0.0, 2: 4.0})
+    agg = owl_value(deps, k)
+    assert agg.tolist() == [4.0, 4.0, 4.0] and agg.attrs["self_dependencies"] == 1  # job 1 passes all of 2's value on
+    assert value_exploration(deps, k).attrs["self_dependencies"] == 1
+    cc = components(pd.DataFrame({"job": [0, 1, 2, 3]}), deps)
+    assert cc["size"].tolist() == [3, 1] and cc.attrs["self_dependencies"] == 1
+
+
+def test_duplicate_jobs_under_the_window_are_refused_naming_them():
+    # JobRepo holds one row per job: two rows for job 1 with other times must not be resolved by keeping one
+    deps = pd.DataFrame({"job": [1, 2], "depOn": [0, 1]})
+    jobs = pd.DataFrame({"job": [0, 1, 1, 2, 2], "submit": [0.0, 2.0, 2.5, 5.0, 5.0], "end": [1.0, 3.0, 3.5, 6.0, 6.0]})
+    with pytest.raises(ValueError, match=r"jobs has 2 job\(s\) with more than one row \(JobRepo holds one row per "
+                                         r"job\): 1, 2"):
+        multi_hop(deps, omega=4.0, jobs=jobs)
+    with pytest.raises(ValueError, match=r"more than one row .*: 1, 2"):
+        owl_value(deps, pd.Series(1.0, index=[0, 1, 2]), omega=4.0, jobs=jobs)

@@ -26,8 +26,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ...config import Config, Work, param
-from ..lake import LakeConfig
+from ...config import Config, Work, count, param
+from ..lake import GIB, ROW_BYTES, LakeConfig, closure_pairs_per_job, lake_rows
 from ..provenance import DAY
 
 POLICIES = ("prio", "wing_direct", "wing_agg", "wing_mil", "oracle_wing_direct", "oracle_wing_agg")
@@ -40,6 +40,12 @@ VALUE_DAYS = 7
 TAIL_DAYS = VALUE_DAYS + 1
 #: Algorithm 1's loop counter at which every lake converges (2**20 hops): "until it converges"
 CONVERGED = 20
+#: peak bytes per closure pair of Owl's aggregates (``owl_closure``: codes and lengths in 32 bits, the
+#: arrays growing by doubling): 37-43 measured at 4.4M, 26M and 44M pairs (1,000-3,000 jobs a day)
+CLOSURE_PAIR_BYTES = 48.0
+#: the same with ``iterations`` below convergence (``owl_within_hops`` keeps each hop count's pairs:
+#: up to 3.4 times the closure's at 1,000 jobs a day, 24 bytes each, and their concatenation)
+WITHIN_HOPS_PAIR_BYTES = 200.0
 
 
 @dataclass(frozen=True)
@@ -89,8 +95,12 @@ class WingConfig(Config):
     slots_per_machine: int = param(4, lo=1, hi=1024, widget=False, doc="containers a machine holds")
     max_jobs: int = param(60_000, lo=100, hi=10_000_000, widget=False,
                           doc="refuse a lake with more jobs than this (raise it on purpose for a bigger run)")
+    max_memory_gib: float = param(8.0, lo=0.25, hi=4096.0, widget=False,
+                                  doc="refuse a run estimated to need more memory than this, in GiB (leaves room on a "
+                                      "24 GiB machine; raise it on purpose on a bigger one)")
 
     WORK_CAP = "max_jobs"
+    MEMORY_CAP = "max_memory_gib"
 
     @classmethod
     def ci(cls):
@@ -113,13 +123,32 @@ class WingConfig(Config):
                              "the profiles learn from history jobs whose window ω the history covers")
 
     def work(self) -> Work:
+        """Jobs, a rough time, and the memory the preparation holds at its peak: the lake (``lake.ROW_BYTES``
+        a ProvRepo row) and Owl's closure over the history (or over the run and the week after it, if
+        longer), its pairs estimated by :func:`~cluster_sim.wing.lake.closure_pairs_per_job`.
+
+        Measured: the bench's 5,000 jobs a day (``bench/wing.py --part scheduling``) held 1.8 GiB
+        (estimated 3.0); ``paper()`` is estimated at 0.6 GiB. The paper's 40,000 jobs a day at 150
+        organisations would need about 95 GiB (two billion pairs over two weeks of history).
+        """
         jobs = self.days * self.jobs_per_day
         # the lake and Wing's pipeline (about 0.15 ms a job, plus the closure within ω, which grows faster than
         # the jobs a window holds) and the simulation of the run (about 2 ms a simulated job at tight capacity)
         per_window = self.jobs_per_day * self.omega_days / 3000.0
         seconds = 1.5e-4 * jobs * (1.0 + per_window ** 1.5) + 2e-3 * self.run_days * self.jobs_per_day
+        lake = ROW_BYTES * lake_rows(jobs)
+        closed_days = max(self.history_days, self.run_days + TAIL_DAYS)  # the two closures run one after the other
+        per_job = closure_pairs_per_job(self.jobs_per_day, self.omega_days, self.orgs)
+        pairs = closed_days * self.jobs_per_day * per_job
+        per_pair = CLOSURE_PAIR_BYTES if self.iterations == CONVERGED else WITHIN_HOPS_PAIR_BYTES
+        formula = (f"the lake {lake / GIB:.1f} GiB + {per_pair:g} bytes x {count(pairs)} (ancestor, descendant) pairs "
+                   f"within ω = {closed_days} days x {self.jobs_per_day} jobs a day x {per_job:.0f} pairs a job, from "
+                   f"jobs_per_day {self.jobs_per_day}, omega_days {self.omega_days:g}, orgs {self.orgs}"
+                   + ("" if self.iterations == CONVERGED else f", iterations {self.iterations} (every hop count's pairs)"))
         return Work(jobs, "jobs", f"days × jobs_per_day = ({self.history_days} + {self.run_days} + {TAIL_DAYS}) × "
-                    f"{self.jobs_per_day}", up=("jobs_per_day", "run_days", "history_days"), down=(), seconds=seconds)
+                    f"{self.jobs_per_day}", up=("jobs_per_day", "run_days", "history_days"), down=(), seconds=seconds,
+                    memory=lake + per_pair * pairs, memory_formula=formula,
+                    memory_up=("jobs_per_day", "history_days", "omega_days"), memory_down=("orgs",))
 
     # ---- derived ---------------------------------------------------------------------------------
     @property
@@ -143,7 +172,8 @@ class WingConfig(Config):
         """The generator's config for this experiment's lake (its other fields at LakeConfig's defaults)."""
         return LakeConfig(days=self.days, jobs_per_day=self.jobs_per_day, orgs=self.orgs,
                           users_per_org=self.users_per_org, polling_share=self.polling_share,
-                          max_containers=self.max_containers, runtime_scale=self.runtime_scale, seed=self.seed)
+                          max_containers=self.max_containers, runtime_scale=self.runtime_scale, seed=self.seed,
+                          max_memory_gib=self.max_memory_gib)
 
     def lake_key(self) -> tuple:
         """What the lake and Wing's profiles depend on (a run with another policy or capacity reuses them)."""

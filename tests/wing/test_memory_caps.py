@@ -1,0 +1,108 @@
+"""Memory grows faster than the jobs in Wing's labs: the closure holds every (ancestor, descendant) pair
+within ω. Each config estimates it (the lake's rows, the closure's pairs) and one over the cap is refused
+when it is built, before anything runs; the doubling builds its joins a slice at a time."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import cluster_sim.wing.experiments as lab04
+import cluster_sim.wing.lake as lake_module
+import cluster_sim.wing.multihop as multihop
+import cluster_sim.wing.scheduling.experiments as lab05
+import cluster_sim.wing.scheduling.workload as lab05_workload
+from cluster_sim.wing import LakeConfig, WingDepsConfig, generate_lake, multi_hop, single_hop
+from cluster_sim.wing.lake import closure_pairs_per_job
+from cluster_sim.wing.scheduling import WingConfig
+from cluster_sim.wing.scheduling.config import TAIL_DAYS
+
+
+@pytest.fixture
+def nothing_runs(monkeypatch):
+    """Every way a Wing run starts raises: a refusal that reaches none of them happened before anything ran."""
+    def ran(*args, **kwargs):
+        raise AssertionError("a lake was generated or a closure built: the config was not refused first")
+
+    for module in (lab04, lake_module, lab05_workload):
+        monkeypatch.setattr(module, "generate_lake", ran)
+    monkeypatch.setattr(multihop, "doubling", ran)
+    monkeypatch.setattr(multihop, "owl_closure", ran)
+    monkeypatch.setattr(lab05_workload, "owl_closure", ran)
+
+
+def test_a_lab04_config_over_the_memory_cap_is_refused_before_anything_runs(nothing_runs):
+    # five times ci's jobs a day at its four organisations: 1,815 pairs a job within ω, 30.6 GiB
+    with pytest.raises(ValueError, match=r"WingDepsConfig would need about 30.6 GiB of memory \(the lake 0.4 GiB \+ "
+                                         r"170 bytes x 190,608,661 \(ancestor, descendant\) pairs within ω .*more than "
+                                         r"max_memory_gib=8 GiB: lower days, jobs_per_day, omega_days, cross_org_share, "
+                                         r"downloads_per_job or raise orgs; or raise max_memory_gib on purpose"):
+        lab04.run(WingDepsConfig.ci().replace(jobs_per_day=5_000, max_jobs=200_000))
+    with pytest.raises(ValueError, match=r"would need about .* GiB of memory"):  # the notebook's parameters cell
+        WingDepsConfig.from_preset("paper", omega_days=20.0, days=28, max_jobs=100_000)
+
+
+def test_a_lab05_config_and_a_lake_over_the_memory_cap_are_refused_before_anything_runs(nothing_runs):
+    with pytest.raises(ValueError, match=r"WingConfig would need about .* GiB of memory \(the lake .* pairs within ω = "
+                                         r"14 days x 20000 jobs a day .*lower jobs_per_day, history_days, omega_days "
+                                         r"or raise orgs; or raise max_memory_gib on purpose"):
+        lab05.run(WingConfig.paper().replace(jobs_per_day=20_000, max_jobs=1_000_000))
+    with pytest.raises(ValueError, match=r"LakeConfig would need about 11.9 GiB of memory \(450 bytes x 28,350,000 "
+                                         r"ProvRepo rows = 63 days x 50000 jobs a day .*lower days, jobs_per_day"):
+        generate_lake(LakeConfig(days=63, jobs_per_day=50_000))
+
+
+def test_the_paper_presets_and_the_bench_stay_under_the_cap_and_40k_a_day_is_possible_on_purpose():
+    for cfg in (WingDepsConfig.paper(), WingConfig.paper(), LakeConfig.paper()):
+        assert cfg.work().gib < cfg.max_memory_gib, (type(cfg).__name__, cfg.work().memory_formula)
+    paper = WingConfig.paper()  # bench/wing.py's scheduling section: 5,000 jobs a day, one simulated day
+    bench = paper.replace(jobs_per_day=5_000, run_days=1,
+                          max_jobs=max(paper.max_jobs, (paper.history_days + 1 + TAIL_DAYS) * 5_000))
+    assert bench.work().gib < bench.max_memory_gib
+    # the paper's 40,000 jobs a day: over the default cap, not impossible
+    big = dict(jobs_per_day=40_000, orgs=150, users_per_org=9, max_jobs=10_000_000)
+    with pytest.raises(ValueError, match="max_memory_gib"):
+        WingConfig.paper().replace(**big)
+    assert WingConfig.paper().replace(**big, max_memory_gib=4096.0).work().gib > 8
+
+
+@pytest.mark.parametrize("cfg", [WingDepsConfig.ci(), WingDepsConfig.default(),
+                                 WingDepsConfig.ci().replace(orgs=1, users_per_org=2),
+                                 WingDepsConfig.ci().replace(cross_org_share=1.0, omega_days=3.0)],
+                         ids=["ci", "default", "one org", "all cross-org"])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_the_closures_pairs_are_within_the_estimate(cfg, seed):
+    # counted, not timed: the (ancestor, descendant) pairs within ω the closure of a real lake holds
+    cfg = cfg.replace(seed=seed)
+    lake = generate_lake(cfg.lake_config())
+    pairs = len(multi_hop(single_hop(lake.prov, cfg.window), omega=cfg.omega, jobs=lake.jobs).table)
+    estimate = cfg.days * cfg.jobs_per_day * closure_pairs_per_job(cfg.jobs_per_day, cfg.omega_days, cfg.orgs,
+                                                                   cfg.cross_org_share)
+    assert 0 < pairs <= estimate, f"{pairs} pairs, estimated {estimate:.0f}"
+
+
+def test_the_doubling_builds_its_joins_a_slice_at_a_time_with_the_same_sums(monkeypatch):
+    lake = generate_lake(LakeConfig.ci())
+    deps = single_hop(lake.prov)
+    built = []
+    join = multihop._join
+
+    def counted(t1, t2, e_op):
+        out = join(t1, t2, e_op)
+        built.append(len(out[0]))
+        return out
+
+    monkeypatch.setattr(multihop, "_join", counted)
+
+    def closure(rows):
+        monkeypatch.setattr(multihop, "JOIN_SLICE_ROWS", rows)
+        built.clear()
+        states = [(s, f) for _, s, f, _ in multihop.doubling(deps, omega=7 * 86400.0, jobs=lake.jobs)]
+        return states, list(built)
+
+    whole, at_once = closure(10**12)
+    sliced, in_slices = closure(100)
+    assert sum(in_slices) == sum(at_once)  # the same join rows ...
+    assert max(in_slices) < max(at_once) / 5  # ... never all in memory at once
+    for (s1, f1), (s2, f2) in zip(whole, sliced, strict=True):  # and the same sums, bit for bit
+        for a, b in zip(list(s1) + list(f1), list(s2) + list(f2)):
+            assert np.array_equal(a, b) and a.dtype == b.dtype
