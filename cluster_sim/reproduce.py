@@ -5,9 +5,11 @@ no panels), and the report gathers, per lab, the section that puts our numbers b
 (the "What the paper reports vs what we see" section; the tour's "What theory says vs what we see"):
 its prose, tables and figures as the notebook computed them, then the notebook's closing cell (its
 claims, checked, and its headline metrics), then every figure the notebook drew outside its panel, each
-under the heading of the section that drew it (the headings cite the paper's figures). Each lab's entry says the preset, the wall time and
-whether every claim held; the top of the report records the environment (Python, packages, cores,
-git commit). The executed notebooks are kept next to the report, each also as HTML, so every number
+under the heading of the section that drew it (the headings cite the paper's figures). Each lab's entry says the preset,
+the wall time and how many of its claims were reproduced, within noise, reversed and reported only, counted from the
+claims table its closing cell displayed (:func:`cluster_sim.claims.record`), never written by hand; the same rows go to
+``claims.csv`` beside the report (``lab, claim, paper, ours, low, high, n, verdict``). The top of the report records
+the environment (Python, packages, cores, git commit). The executed notebooks are kept next to the report, each also as HTML, so every number
 can be traced to the cell that computed it.
 
     python -m cluster_sim.reproduce --scale ci                 # reports/reproduce/ci/report.html
@@ -22,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import csv
 import datetime as _dt
 import html
 import importlib.metadata
@@ -54,6 +57,7 @@ class LabRun:
     executed: Path | None = None
     cells: list = field(default_factory=list)
     figures: list = field(default_factory=list)
+    claims: list = field(default_factory=list)  # the rows of the claims table the closing cell displayed
 
     @property
     def lab(self) -> str:
@@ -149,7 +153,50 @@ def execute(path: Path, scale: str, out_dir: Path, timeout: int) -> LabRun:
         except ValueError as err:
             run.error = run.error or str(err)
         run.figures = figure_cells(nb)
+        run.claims = claim_rows(nb)
     return run
+
+
+def claim_rows(nb) -> list[dict]:
+    """The claims tables an executed notebook displayed (:func:`cluster_sim.claims.record`), in order."""
+    from .claims import MIME
+
+    rows = []
+    for c in nb.cells:
+        for out in c.get("outputs", []) if c.cell_type == "code" else []:
+            if MIME in out.get("data", {}):
+                rows.extend(out["data"][MIME])
+    return rows
+
+
+def claim_counts(run: LabRun) -> str:
+    """The lab's status line: failed, or its claims counted by verdict."""
+    from .claims import VERDICTS
+
+    if run.error:
+        return "**failed**"
+    if not run.claims:
+        return "no claims table"
+    counts = {v: sum(r["verdict"] == v for r in run.claims) for v in VERDICTS}
+    return ", ".join(f"{n} {'reported only' if v == 'reported' else v}" for v, n in counts.items() if n)
+
+
+def write_claims_csv(runs: list[LabRun], path: Path) -> Path:
+    """Every lab's claims, one row each: ``lab`` (the notebook's number), ``claim``, ``paper`` (the paper's
+    value, else its words), ``ours``, ``low``/``high`` (the interval of the paired difference; empty for a
+    claim that is only reported), ``n`` (seeds) and ``verdict``."""
+    from .claims import COLUMNS
+
+    with open(path, "w", newline="") as fh:
+        out = csv.writer(fh)
+        out.writerow(COLUMNS)
+        for r in runs:
+            for row in r.claims:
+                paper = row.get("paper")
+                out.writerow([r.lab[:2], row["claim"], row.get("paper_text") if paper is None else paper,
+                              row["ours"], *("" if row.get(k) is None else row[k] for k in ("low", "high")),
+                              row["n"], row["verdict"]])
+    return path
 
 
 def environment() -> dict[str, str]:
@@ -185,18 +232,21 @@ def build_report(runs: list[LabRun], scale: str, out_dir: Path, total_seconds: f
     rows = "\n".join(f"| {k} | {v} |" for k, v in env.items())
     failed = [r for r in runs if r.error]
     summary = "\n".join(
-        f"| [{r.lab}](#{r.lab}) | {'**failed**' if r.error else 'every claim holds'} | {r.seconds:.1f} s | "
+        f"| [{r.lab}](#{r.lab}) | {claim_counts(r)} | {r.seconds:.1f} s | "
         f"[{r.notebook.name}]({r.notebook.stem}.html) |" for r in runs)
+    write_claims_csv(runs, out_dir / "claims.csv")
     cells = [nbformat.v4.new_markdown_cell(
         f"# cluster_sim: every lab at preset `{scale}`\n\n"
         f"Each lab's notebook was executed headless (papermill, `preset={scale!r}`, `interactive=False`, the "
-        f"notebook's own seeds). Below each lab: its section putting our numbers beside the paper's, as the notebook "
-        f"computed them, and its closing cell (the claims it checks and its headline metrics).\n\n"
-        f"{len(runs) - len(failed)} of {len(runs)} labs ran and held every claim; total wall time "
+        f"notebook's own seed pools). Below each lab: its section putting our numbers beside the paper's, as the "
+        f"notebook computed them, and its closing cell (the claims it measures over its seed pool, each with a "
+        f"paired interval and a verdict; a claim that must reproduce and does not fails the notebook). The counts "
+        f"below are read from those tables (every row is in `claims.csv`).\n\n"
+        f"{len(runs) - len(failed)} of {len(runs)} labs ran to the end; total wall time "
         f"{total_seconds:.0f} s.\n\n| lab | claims | wall time | executed notebook |\n| --- | --- | --- | --- |\n"
         f"{summary}\n\n## Environment\n\n| | |\n| --- | --- |\n{rows}")]
     for r in runs:
-        status = f"**failed**: `{r.error}`" if r.error else "every claim holds"
+        status = f"**failed**: `{r.error}`" if r.error else f"claims: {claim_counts(r)}"
         cells.append(nbformat.v4.new_markdown_cell(
             f'<a id="{r.lab}"></a>\n\n## {_title(r.notebook)}\n\n`{r.notebook.name}` at preset `{scale}`: '
             f"{r.seconds:.1f} s wall time; {status}."))
@@ -244,7 +294,7 @@ def main(argv: list[str] | None = None) -> int:
     for path in paths:
         print(f"running {path.name} at {args.scale} ...", flush=True)
         run = execute(path, args.scale, out_dir, args.timeout)
-        print(f"  {run.seconds:.1f} s, {'FAILED: ' + run.error.splitlines()[0] if run.error else 'every claim holds'}",
+        print(f"  {run.seconds:.1f} s, {'FAILED: ' + run.error.splitlines()[0] if run.error else claim_counts(run)}",
               flush=True)
         runs.append(run)
     report = build_report(runs, args.scale, out_dir, time.perf_counter() - t0)

@@ -5,12 +5,14 @@ Executing every notebook again here would repeat what tests/notebooks already ru
 and one lab (the tour, the cheapest) goes through the whole command at preset ci.
 """
 
+import csv
 import re
 
 import nbformat
 import pytest
 
-from cluster_sim.reproduce import LabRun, build_report, figure_cells, main, notebooks, report_cells
+from cluster_sim.claims import MIME, VERDICTS, Claim, measure, records
+from cluster_sim.reproduce import LabRun, build_report, claim_rows, figure_cells, main, notebooks, report_cells
 
 
 def test_every_lab_has_a_paper_vs_ours_section_and_closing_claims():
@@ -44,9 +46,13 @@ def test_unknown_labs_and_scales_are_refused(capsys):
 def test_make_reproduce_runs_a_lab_and_reports_its_table(tmp_path):
     assert main(["--scale", "ci", "--labs", "00", "--out", str(tmp_path)]) == 0
     report = (tmp_path / "report.html").read_text()
-    assert "What theory says vs what we see" in report and "every claim holds" in report
-    # the claims table the tour computed, with its verdict column, is in the report
-    assert "holds" in report and "<table" in report
+    assert "What theory says vs what we see" in report and "<table" in report
+    # the summary counts the claims table the tour displayed, and claims.csv holds the same rows
+    rows = list(csv.DictReader(open(tmp_path / "claims.csv")))
+    assert rows and {r["lab"] for r in rows} == {"00"}
+    counts = {v: sum(r["verdict"] == v for r in rows) for v in VERDICTS}
+    line = ", ".join(f"{n} {'reported only' if v == 'reported' else v}" for v, n in counts.items() if n)
+    assert f"claims: {line}" in report
     assert (tmp_path / "00_cluster_sim_tour.html").exists()
     assert report.count("<img") >= 3, "the tour's figures (outside its panel) are missing from the report"
 
@@ -70,3 +76,31 @@ def test_the_report_shows_every_figure_a_lab_drew_outside_its_panel(tmp_path):
     run = LabRun(path, "ci", seconds=1.0, cells=report_cells(nbformat.read(path, as_version=4)), figures=figures)
     html = build_report([run], "ci", tmp_path, 1.0).read_text()
     assert html.count("<img") == 1 and "iVBORw0KGgo=" in html and "cGFuZWw=" not in html
+
+
+def test_the_summary_and_claims_csv_are_counted_from_the_claims_tables(tmp_path):
+    """Never "every claim holds" above rows that do not: the counts come from the tables the notebooks displayed."""
+    import pandas as pd
+
+    frame = pd.DataFrame({"policy": ["a", "b"] * 3, "seed": [0, 0, 1, 1, 2, 2], "v": [1.0, 0.0, 1.1, 0.1, 0.9, 0.0]})
+    table = measure([
+        Claim("a_beats_b", "a beats b", "Fig. 1", "v", treatment={"policy": "a"}, baseline={"policy": "b"},
+              direction="higher", paper=0.8, must=True, why="central"),
+        Claim("b_beats_a", "b beats a", "Fig. 2", "v", treatment={"policy": "b"}, baseline={"policy": "a"},
+              direction="higher", why="reported"),
+        Claim("size", "a's size", "Fig. 3", "v", treatment={"policy": "a"},
+              paper_text="93 %, 84 % and 47 % of the value at 20 % capacity, one cluster-wide queue", why="trace"),
+    ], frame, lab="05")
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("record(table)", outputs=[
+        nbformat.v4.new_output("display_data", data={MIME: records(table), "text/plain": "..."})])])
+    assert [r["claim"] for r in claim_rows(nb)] == ["a_beats_b", "b_beats_a", "size"]
+    path = notebooks(["05"])[0]
+    run = LabRun(path, "ci", seconds=1.0, cells=report_cells(nbformat.read(path, as_version=4)), claims=claim_rows(nb))
+    html = build_report([run], "ci", tmp_path, 1.0).read_text()
+    assert "1 reproduced, 1 reversed, 1 reported only" in html
+    rows = list(csv.DictReader(open(tmp_path / "claims.csv")))
+    assert list(rows[0]) == ["lab", "claim", "paper", "ours", "low", "high", "n", "verdict"]
+    assert [(r["lab"], r["claim"], r["verdict"]) for r in rows] == [
+        ("05", "a_beats_b", "reproduced"), ("05", "b_beats_a", "reversed"), ("05", "size", "reported")]
+    assert rows[0]["paper"] == "0.8" and float(rows[0]["low"]) > 0 and rows[2]["low"] == rows[2]["high"] == ""
+    assert rows[2]["paper"].endswith("one cluster-wide queue")  # whole, never cut with "…"
