@@ -22,6 +22,10 @@ Example
 Traceback (most recent call last):
 ...
 ValueError: SLOConfig.alpha=1.5 is out of range: allowed 0 <= alpha <= 1 (weight of over-allocation against the final debt (the paper's best: 0.01))
+>>> SLOConfig.ci().replace(alpha=1.0)
+Traceback (most recent call last):
+...
+ValueError: SLOConfig.alpha=1.0 is out of range: allowed 0 <= alpha < 1 (at alpha = 1 the LP weighs only over-allocation and R* = 0, an empty contract; the paper's best: 0.01)
 """
 
 from __future__ import annotations
@@ -71,7 +75,7 @@ class SLOConfig(Config):
     min_slack_ratio: float = param(0.25, lo=0.0, hi=10.0, step=0.05, widget=False,
                                    doc="least median (T_outRead - T_end) / (T_end - T_start) for an actionable deadline")
     # ---- the job resource model (§5) -------------------------------------------------------------------
-    alpha: float = param(0.01, lo=0.0, hi=1.0, step=0.01,
+    alpha: float = param(0.01, lo=0.0, hi=1.0, step=0.01, slider=(0.0, 0.99),
                          doc="weight of over-allocation against the final debt (the paper's best: 0.01)")
     beta_fraction: float = param(0.1, lo=0.0, hi=10.0, step=0.05, slider=(0.0, 2.0),
                                  doc="the regulariser's weight beta as a fraction of V (the paper: 0.1)")
@@ -92,6 +96,11 @@ class SLOConfig(Config):
     WORK_CAP = "max_lp_cells"
 
     def validate(self) -> None:
+        if self.alpha >= 1.0:
+            # at alpha = 1 the LP's objective weighs only over-allocation: R* = 0 minimises it, an empty
+            # contract that "wastes nothing" and promises nothing
+            raise ValueError(f"SLOConfig.alpha={self.alpha!r} is out of range: allowed 0 <= alpha < 1 (at alpha = 1 "
+                             "the LP weighs only over-allocation and R* = 0, an empty contract; the paper's best: 0.01)")
         self.history_params()  # the generator's own cross-field checks, named by its fields
 
     @classmethod
