@@ -231,6 +231,10 @@ class MorpheusConfig(Config):
     min_parallelism: float = param(0.5, lo=0.0, hi=1.0, step=0.05, widget=False,
                                    doc="each minute of a reservation is allocated in gangs of this share of its "
                                        "containers (0: one container at a time, LowCost may stretch it freely)")
+    worst_case: str = param("keep", choices=("keep", "literal"), widget=False,
+                            doc="when a periodic queue shrinks below what its runs hold: 'keep' lets running tasks "
+                                "finish (YARN's capacity scheduler without preemption), 'literal' takes the youngest "
+                                "back at once (a reservation queue: no run ever holds more than its reservation)")
     alignment: float = param(1.0, lo=0.0, hi=10.0, step=0.1, widget=False,
                              doc="§7's alignment penalty weight for jobs whose input arrives at variable times")
     rho: float = param(2.0, lo=0.1, hi=10.0, step=0.1, slider=(0.5, 4.0),

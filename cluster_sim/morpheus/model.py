@@ -222,13 +222,14 @@ class MorpheusModel(CapacityClusterModel):
     job_manager_class = CappedJobManager
 
     def __init__(self, cluster: ClusterConfig, runs: list[Run], adhoc, provisioning: dict, *,
-                 reprovision_with=None, collector=None, check_every_event: bool = False):
+                 reprovision_with=None, collector=None, check_every_event: bool = False, literal: bool = False):
         names = sorted({r.template.name for r in runs} | set(provisioning))
         specs = [QueueSpec(n, 0.0, 0.0) for n in names] + [QueueSpec(ADHOC, 0.0, 1.0)]
         jobs = build_jobs(runs, adhoc)
         super().__init__(cluster, specs, jobs=jobs, elastic=True, preemption=False,
                          check_every_event=check_every_event, record_series=True)
         self.scheduler = self.capacity_scheduler
+        self.literal = literal  # a shrinking periodic queue takes back what it holds above its new capacity
         self.total = int(self.scheduler.total[0])
         self.names = names
         self.provisioning = {n: provisioning.get(n, Provisioning()) for n in names}
@@ -275,6 +276,8 @@ class MorpheusModel(CapacityClusterModel):
             return False
         self.now_capacity[name] = c
         self.scheduler.set_capacity(name, (c, c))
+        if self.literal:
+            self.scheduler.reclaim(name)
         self.capacity_log[name].append((self.time, c))
         if residual:
             self._residual()
@@ -356,6 +359,12 @@ class MorpheusModel(CapacityClusterModel):
             if q.guaranteed[0] != want or q.maximum[0] != want:
                 raise AssertionError(f"queue {name!r} is guaranteed {q.guaranteed[0]:g} (maximum {q.maximum[0]:g}) "
                                      f"at {self.time:g} s, but it is provisioned {want}")
+        if self.literal:
+            for name in self.names:
+                held = float(self.scheduler.used(queues[name])[0])
+                if held > self.now_capacity[name] + 1e-9:
+                    raise AssertionError(f"periodic queue {name!r} holds {held:g} containers at {self.time:g} s, "
+                                         f"above its reservation {self.now_capacity[name]} (worst_case='literal')")
         rest = max(self.total - sum(self.now_capacity.values()), 0)
         if queues[ADHOC].guaranteed[0] != rest:
             raise AssertionError(f"the ad hoc queue is guaranteed {queues[ADHOC].guaranteed[0]:g}, the rest is {rest}")
