@@ -277,3 +277,22 @@ def test_the_inference_service_fits_what_fit_skyline_fits_on_the_recorded_runs()
             expected = fit_skyline(align_skylines(runs), slo.alpha, beta_fraction=slo.beta_fraction)
             np.testing.assert_allclose(contract.skyline, expected.skyline, atol=1e-6,
                                        err_msg=f"{name} at t = {t:g} s")
+
+
+@pytest.mark.parametrize("answer", [1, 5, 7, 8, 20, 64])
+def test_footprint_bisection_finds_a_known_answer(monkeypatch, answer):
+    # attainment as a known step in the cluster's size: the smallest size reaching the target is `answer`
+    from cluster_sim.morpheus import simulation
+
+    calls = []
+
+    def known(config, machines, seeds, **kw):
+        calls.append(machines)
+        return 0.9 if machines >= answer else 0.5
+
+    monkeypatch.setattr(simulation, "attainment", known)
+    c = MorpheusConfig.ci()  # 8 machines: answers above it make the search grow the cluster first
+    m, tried = footprint(c, 0.8, seeds=(0,))
+    assert m == answer, f"bisection found {m}, the known answer is {answer} (tried {tried})"
+    assert len(calls) == len(set(calls)), "a size was simulated twice"
+    assert len(calls) <= 2 * math.ceil(math.log2(8 * c.machines)) + 2, f"too many sizes tried: {sorted(calls)}"
