@@ -237,6 +237,10 @@ class MorpheusConfig(Config):
                                 "back at once (a reservation queue: no run ever holds more than its reservation)")
     alignment: float = param(1.0, lo=0.0, hi=10.0, step=0.1, widget=False,
                              doc="§7's alignment penalty weight for jobs whose input arrives at variable times")
+    recent_counts_grants: bool = param(False, choices=(False, True), widget=False,
+                                       doc="DRA's R_recent: False (ours) is the job's reservation alone, so a run "
+                                           "whose reservation ended is refused once the look-back holds none of it; "
+                                           "True (the other reading) counts earlier grants too")
     rho: float = param(2.0, lo=0.1, hi=10.0, step=0.1, slider=(0.5, 4.0),
                        doc="DRA's fudge factor: extra containers capped at rho * max(reservation in the last minutes)")
     hold_seconds: float = param(60.0, lo=10.0, hi=1800.0, step=10.0, slider=(30.0, 300.0),

@@ -66,6 +66,7 @@ class Reprovisioner(mesa.Agent):
         super().__init__(model)
         self.plan, self.job_ids, self.rule = plan, dict(job_ids), rule
         self.live: dict[str, tuple[int, int, float]] = {}  # queue -> (grant id, containers, expiry)
+        self.granted: dict[str, dict[int, int]] = {}  # queue -> absolute plan step -> containers granted
         self.decisions: list[dict] = []
         model.schedule_every(self.tick, STEP, start=0.0, priority=Priority.LOW)
 
@@ -89,7 +90,10 @@ class Reprovisioner(mesa.Agent):
             return
         now = model.time
         job_id = self.job_ids[name]
-        grant, gid = reprovision(self.plan, job_id, now, demand, self.rule)
+        past = self.granted.setdefault(name, {})
+        recent_steps = self.rule.recent_steps(now, STEP)
+        grant, gid = reprovision(self.plan, job_id, now, demand, self.rule,
+                                 granted_recent=[past.get(int(s), 0) for s in recent_steps])
         recent = self.plan.allocations[job_id].containers(self.plan.horizon)[
             self.rule.recent_steps(now, STEP) % self.plan.horizon]
         self.decisions.append(dict(time=now, job=name, demand=demand, reserved=reserved, recent_max=int(recent.max()),
@@ -98,6 +102,8 @@ class Reprovisioner(mesa.Agent):
         if gid is None:
             return
         self.live[name] = (gid, grant.containers, now + self.rule.hold_seconds)
+        for s in self.rule.hold_steps(now, STEP):
+            past[int(s)] = past.get(int(s), 0) + grant.containers
         model.apply(name)
         model.schedule(lambda: self.expire(name, gid), after=self.rule.hold_seconds)
 

@@ -269,7 +269,8 @@ def build_model(config: MorpheusConfig, *, check_every_event: bool = False, coll
     end = max(end, config.cycle_minutes * STEP)
     end_steps = int(math.ceil(end / STEP)) + 1
     prov, plan, ids, refused = provision(config, w, end_steps)
-    rule = ReprovisionRule(rho=config.rho, hold_seconds=config.hold_seconds, recent_seconds=config.recent_seconds)
+    rule = ReprovisionRule(rho=config.rho, hold_seconds=config.hold_seconds, recent_seconds=config.recent_seconds,
+                           recent_counts_grants=config.recent_counts_grants)
     dra = (plan, ids, rule) if config.arm == "morpheus_dra" else None
     model = MorpheusModel(cluster_config(config, end), list(w.runs), adhoc_jobs(config, end), prov,
                           reprovision_with=dra, collector=collector, check_every_event=check_every_event,
