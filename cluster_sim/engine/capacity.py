@@ -498,6 +498,40 @@ class CapacityScheduler(mesa.Agent):
         self.model.queue_changed(1)
         return True
 
+    def reclaim(self, name: str) -> int:
+        """Bring leaf queue ``name`` down to its maximum now: its youngest running tasks are taken back
+        (evicted and queued again, their work lost, as YARN's preemption of a shrinking reservation
+        queue kills containers) until it holds no more than its maximum. Returns how many were taken."""
+        q = self._queue(name)
+        if not q.leaf:
+            raise ValueError(f"queue {name!r} is not a leaf: reclaim a leaf queue")
+        self._used_now = None  # the ledger changes from here on
+        taken = 0
+        while (self.used(q) > q.maximum + 1e-9).any():
+            running = [h.owner for h in self.csv.ledger.holds() if h.queue == name and h.visible]
+            if not running:
+                break
+            task = max(running, key=lambda t: (t.start, t.id))
+            self.csv.evict(task)
+            task.note = f"reclaimed at {self.model.time:g} when queue {name!r} shrank below what it held"
+            self.preempted += 1
+            job = task.job
+            pending = self._pending.setdefault(job.id, [])
+            new = not pending
+            pending.insert(0, task)
+            if new:
+                q.add(job, self._need(job))
+            else:
+                q.needs[q.jobs.index(job)] = self._need(job)
+            self._waiting += 1
+            self.model.queue_changed(1)
+            taken += 1
+        for node in q.path():
+            node.excess = np.minimum(node.excess, (self.used(node) - node.maximum).clip(min=0))
+        if taken:
+            self._request_pass()
+        return taken
+
     # ---- invariants --------------------------------------------------------------------------------
     def check(self) -> None:
         """No queue over its limit (maximum, plus what it held above a lowered maximum), every

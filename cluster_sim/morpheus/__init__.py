@@ -59,15 +59,16 @@ from .skyline import (
 from .telemetry import TelemetryLog
 from .experiments import (
     DriftResult, LazyExample, Pooled, SLOResult, alpha_sweep, drift_experiment, history_sweep, lazy_example,
-    paper_table, pooled_fleet, refit, regulariser_sweep,
+    pooled_fleet, refit, regulariser_sweep,
 )
+from .experiments import claims_table as slo_claims_table
 from .experiments import run as _run_slo
 from .simulation import MorpheusResult, compare, footprint, simulate
 from .simulation import run as _run_morpheus
 from .experiments_packing import (
     adhoc_in_residual, competitive_table, fig7_example, footprints, lcm_example, pack_many,
 )
-from .experiments_packing import paper_table as packing_paper_table
+from .experiments_packing import claims_table as packing_claims_table
 from .plots_packing import plot_comparison, plot_cycle, plot_fig7, plot_lcm, plot_packing, plot_residual
 from .plots import (
     plot_drift, plot_fig2a, plot_fig4, plot_fig5, plot_fig9a, plot_fig9bc, plot_history_sweep, plot_lazy, plot_life,
@@ -89,10 +90,10 @@ def run(config):
 
 __all__ = [
     "ARMS", "MorpheusConfig", "MorpheusResult", "TinyInstanceConfig", "compare", "footprint", "simulate", "adhoc_in_residual",
-    "competitive_table", "fig7_example", "footprints", "lcm_example", "pack_many", "packing_paper_table",
+    "competitive_table", "fig7_example", "footprints", "lcm_example", "pack_many", "packing_claims_table",
     "plot_comparison", "plot_cycle", "plot_fig7", "plot_lcm", "plot_packing", "plot_residual",
     "SLOConfig", "SLOResult", "Pooled", "DriftResult", "LazyExample", "TelemetryLog", "run", "alpha_sweep",
-    "drift_experiment", "history_sweep", "lazy_example", "paper_table", "pooled_fleet", "refit", "regulariser_sweep",
+    "drift_experiment", "history_sweep", "lazy_example", "slo_claims_table", "pooled_fleet", "refit", "regulariser_sweep",
     "plot_drift", "plot_fig2a", "plot_fig4", "plot_fig5", "plot_fig9a", "plot_fig9bc", "plot_history_sweep",
     "plot_lazy", "plot_life", "plot_penalty_terms", "plot_periodicity", "plot_result",
     "AdHocJob", "Allocation", "ExactResult", "Grant", "PeriodicJob", "Refusal", "ReprovisionRule", "ReservationPlan",

@@ -22,6 +22,10 @@ Example
 Traceback (most recent call last):
 ...
 ValueError: SLOConfig.alpha=1.5 is out of range: allowed 0 <= alpha <= 1 (weight of over-allocation against the final debt (the paper's best: 0.01))
+>>> SLOConfig.ci().replace(alpha=1.0)
+Traceback (most recent call last):
+...
+ValueError: SLOConfig.alpha=1.0 is out of range: allowed 0 <= alpha < 1 (at alpha = 1 the LP weighs only over-allocation and R* = 0, an empty contract; the paper's best: 0.01)
 """
 
 from __future__ import annotations
@@ -71,7 +75,7 @@ class SLOConfig(Config):
     min_slack_ratio: float = param(0.25, lo=0.0, hi=10.0, step=0.05, widget=False,
                                    doc="least median (T_outRead - T_end) / (T_end - T_start) for an actionable deadline")
     # ---- the job resource model (§5) -------------------------------------------------------------------
-    alpha: float = param(0.01, lo=0.0, hi=1.0, step=0.01,
+    alpha: float = param(0.01, lo=0.0, hi=1.0, step=0.01, slider=(0.0, 0.99),
                          doc="weight of over-allocation against the final debt (the paper's best: 0.01)")
     beta_fraction: float = param(0.1, lo=0.0, hi=10.0, step=0.05, slider=(0.0, 2.0),
                                  doc="the regulariser's weight beta as a fraction of V (the paper: 0.1)")
@@ -92,6 +96,11 @@ class SLOConfig(Config):
     WORK_CAP = "max_lp_cells"
 
     def validate(self) -> None:
+        if self.alpha >= 1.0:
+            # at alpha = 1 the LP's objective weighs only over-allocation: R* = 0 minimises it, an empty
+            # contract that "wastes nothing" and promises nothing
+            raise ValueError(f"SLOConfig.alpha={self.alpha!r} is out of range: allowed 0 <= alpha < 1 (at alpha = 1 "
+                             "the LP weighs only over-allocation and R* = 0, an empty contract; the paper's best: 0.01)")
         self.history_params()  # the generator's own cross-field checks, named by its fields
 
     @classmethod
@@ -222,8 +231,16 @@ class MorpheusConfig(Config):
     min_parallelism: float = param(0.5, lo=0.0, hi=1.0, step=0.05, widget=False,
                                    doc="each minute of a reservation is allocated in gangs of this share of its "
                                        "containers (0: one container at a time, LowCost may stretch it freely)")
+    worst_case: str = param("keep", choices=("keep", "literal"), widget=False,
+                            doc="when a periodic queue shrinks below what its runs hold: 'keep' lets running tasks "
+                                "finish (YARN's capacity scheduler without preemption), 'literal' takes the youngest "
+                                "back at once (a reservation queue: no run ever holds more than its reservation)")
     alignment: float = param(1.0, lo=0.0, hi=10.0, step=0.1, widget=False,
                              doc="§7's alignment penalty weight for jobs whose input arrives at variable times")
+    recent_counts_grants: bool = param(False, choices=(False, True), widget=False,
+                                       doc="DRA's R_recent: False (ours) is the job's reservation alone, so a run "
+                                           "whose reservation ended is refused once the look-back holds none of it; "
+                                           "True (the other reading) counts earlier grants too")
     rho: float = param(2.0, lo=0.1, hi=10.0, step=0.1, slider=(0.5, 4.0),
                        doc="DRA's fudge factor: extra containers capped at rho * max(reservation in the last minutes)")
     hold_seconds: float = param(60.0, lo=10.0, hi=1800.0, step=10.0, slider=(30.0, 300.0),

@@ -18,15 +18,16 @@ import math
 import numpy as np
 import pandas as pd
 
+from ..claims import Claim, measure, pool
 from ..sweep import run_grid
-from .config import MorpheusConfig, TinyInstanceConfig
-from .exact import compare_with_optimum, tiny_instance
+from .config import ARMS, MorpheusConfig, TinyInstanceConfig
+from .exact import theorem_6_1_bound, tiny_instance
 from .lowcost import AdHocJob, PeriodicJob, lowcost_window
 from .plan import ReservationPlan
 from .simulation import compare, footprint
 
 __all__ = ["FIG7", "fig7_example", "lcm_example", "pack_many", "adhoc_in_residual", "competitive_table",
-           "footprints", "paper_table"]
+           "footprints", "claims_table", "CLAIMS", "THEOREM_CLAIMS"]
 
 #: Fig. 7's job: the paper gives stage 3's 16 of a remaining 38 and the 19 steps left; the rest is ours
 FIG7 = dict(period=20, a=0, d=20, demands=(10, 12, 16, 8), gang=(1, 1, 1, 8))
@@ -110,27 +111,41 @@ def adhoc_in_residual(plan: ReservationPlan, n_jobs: int, *, seed: int = 0):
 
 
 def _competitive_point(config: TinyInstanceConfig) -> dict:
-    """competitive_table's point: one tiny instance, its peaks and the optimum (``placed`` False when an
-    online placer refuses one of its jobs)."""
-    c = compare_with_optimum(*tiny_instance(config.seed, horizon=config.horizon, n_jobs=config.n_jobs,
-                                            capacity=config.capacity, same_skyline=config.same_skyline))
-    if c is None:
-        return dict(placed=False)
-    return dict(placed=True, optimum=c.optimum, lowcost=c.lowcost, greedy=c.greedy, ratio=c.ratio,
-                greedy_ratio=c.greedy_ratio, log_pmax_pmin=c.log_period_ratio)
+    """competitive_table's point: one tiny instance, what each online placer refused, their peaks and the
+    optimum (``optimum_fits`` False, and the optimum NaN, when no plan holds every job within capacity)."""
+    from .plan import ReservationPlan
+    from .exact import exact_min_peak
+
+    jobs, capacity, horizon = tiny_instance(config.seed, horizon=config.horizon, n_jobs=config.n_jobs,
+                                            capacity=config.capacity, same_skyline=config.same_skyline)
+    try:
+        optimum = exact_min_peak(jobs, capacity, horizon).height
+    except RuntimeError:  # HiGHS: no plan of height <= 1 holds every job
+        optimum = math.nan
+    row = dict(log_pmax_pmin=theorem_6_1_bound([j.period for j in jobs]), optimum=optimum,
+               optimum_fits=not math.isnan(optimum))
+    for method in ("lowcost", "greedy"):
+        plan = ReservationPlan(capacity, horizon)
+        refused = sum(plan.place(j, method=method) is None for j in jobs)
+        row[f"refused_{method}"] = refused
+        row[method] = plan.peak() if refused == 0 else math.nan
+        row[f"{method}_ratio"] = row[method] / optimum if refused == 0 and row["optimum_fits"] else math.nan
+    row["both_placed"] = row["refused_lowcost"] == 0 and row["refused_greedy"] == 0
+    return row
 
 
 def competitive_table(seeds=range(12), *, client=None, cache=None, **tiny) -> pd.DataFrame:
     """LowCost and earliest-first against the exact MILP optimum on seeded tiny instances (jobs arriving
-    one by one; instances an online placer refuses are skipped and counted), with Theorem 6.1's
-    log(Pmax/Pmin). ``tiny`` sets :class:`~.config.TinyInstanceConfig`'s fields; each seed is a point of
+    one by one), with Theorem 6.1's log(Pmax/Pmin). Every instance is kept: ``refused_lowcost`` and
+    ``refused_greedy`` count the jobs each online placer refused, ``optimum_fits`` says whether the
+    offline optimum places them all; the measured ratio peak / optimum (``lowcost_ratio``,
+    ``greedy_ratio``) is defined where both the placer and the optimum place every job. ``tiny`` sets :class:`~.config.TinyInstanceConfig`'s fields; each seed is a point of
     a :func:`cluster_sim.sweep.run_grid` sweep (``client`` and ``cache`` go to it)."""
     df = run_grid(_competitive_point, TinyInstanceConfig().replace(**tiny), {}, seeds=[int(s) for s in seeds],
-                  client=client, cache=cache)
-    values = ["optimum", "lowcost", "greedy", "ratio", "greedy_ratio", "log_pmax_pmin"]
-    rows = [dict(seed=int(r["seed"]), placed=True, **{k: r[k] for k in values}) if r["placed"]
-            else dict(seed=int(r["seed"]), placed=False) for r in df.to_dict("records")]
-    return pd.DataFrame(rows)
+                  client=client, cache=cache, progress=False)
+    cols = ["seed", "optimum_fits", "optimum", "lowcost", "greedy", "lowcost_ratio", "greedy_ratio",
+            "refused_lowcost", "refused_greedy", "both_placed", "log_pmax_pmin"]
+    return df[cols].assign(seed=df.seed.astype(int))
 
 
 def footprints(config: MorpheusConfig, arms=("user", "morpheus_dra"), seeds=(0, 1, 2), target: float | None = None,
@@ -153,42 +168,109 @@ def footprints(config: MorpheusConfig, arms=("user", "morpheus_dra"), seeds=(0, 
     return {"target": target, "arms": out}
 
 
-def paper_table(table: pd.DataFrame, fp: dict, ratios: pd.DataFrame) -> pd.DataFrame:
-    """The paper's numbers beside ours, with verdicts computed from ours."""
-    rows = []
+# ---- Lab 03's claims (cluster_sim.claims) ---------------------------------------------------------------------
+#: seeds per claim pool, by preset (cycles of ``jobs`` templates): the intervals' half-widths on the
+#: violation rate are about 0.03-0.05 at ci over 12 seeds and at default over 6 (a ci cycle has about nine
+#: runs, so one seed moves its rate by a ninth); over 10 ci seeds DRA's interval ended 0.0002 from zero
+#: at one seed offset
+POOL_SIZES = {"ci": 12, "default": 6, "paper": 4}
+#: tiny instances of Theorem 6.1's table (each a MILP of a few hundred variables)
+TINY_INSTANCES = 40
 
-    def add(claim, paper, ours, verdict):
-        rows.append(dict(claim=claim, paper=paper, ours=ours, verdict=verdict))
 
-    counts = table[["runs", "violations"]].astype(int)
-    u, d, s = (table.loc[a] for a in ("user", "morpheus_dra", "morpheus"))
-    uv, dv, sv = (int(counts.loc[a, "violations"]) for a in ("user", "morpheus_dra", "morpheus"))
-    n = int(counts.loc["user", "runs"])
-    fewer = uv / dv if dv else math.inf
-    add("worst-case SLO violations, users / Morpheus (same cluster)", "5-13x fewer",
-        f"{uv}/{n} vs {dv}/{n}: {fewer:.1f}x fewer",
-        "holds, smaller than the paper's" if 1 < fewer < 5 else ("holds" if fewer >= 5 else "does not hold"))
-    add("share of the cluster reserved for periodic jobs, Morpheus vs users", "lower (Fig. 9d)",
-        f"{d.reserved_share:.0%} vs {u.reserved_share:.0%}",
-        "holds" if d.reserved_share < u.reserved_share else "does not hold")
-    add("utilisation at equal cluster", "retained",
-        f"{d.utilisation:.0%} vs {u.utilisation:.0%}",
-        "holds" if d.utilisation >= u.utilisation - 0.02 else "does not hold")
-    add("dynamic reprovisioning on vs off (Fig. 10b)", "fewer violations",
-        f"{dv} vs {sv} of {n}", "holds" if dv < sv else "does not hold")
-    mu, md = fp["arms"]["user"][0], fp["arms"]["morpheus_dra"][0]
-    if mu and md:
-        cut = 1 - md / mu
-        add(f"smallest cluster at the users' attainment ({fp['target']:.0%})", "14-28% smaller (>60% with DRA)",
-            f"{mu} -> {md} machines: {cut:.0%} smaller",
-            "holds" if cut >= 0.14 else ("holds, smaller than the paper's" if cut > 0 else "does not hold"))
-    for arm, paper in (("packing_only", "6% smaller cluster"), ("model_only", "16% smaller cluster"),
-                       ("morpheus", "19% smaller cluster")):
-        v = int(counts.loc[arm, "violations"])
-        add(f"Fig. 10a breakdown: {arm} (static)", paper, f"{v}/{n} violations on the users' cluster (users: {uv})",
-            "fewer violations than users" if v < uv else "does not hold: no fewer violations")
-    placed = ratios[ratios.placed]
-    add("LowCost's peak against the optimum (Theorem 6.1)", "O(log Pmax/Pmin)-competitive",
-        f"ratio {placed.ratio.min():.2f}-{placed.ratio.max():.2f} on {len(placed)} tiny instances",
-        "holds" if (placed.ratio >= 1 - 1e-9).all() else "does not hold")
-    return pd.DataFrame(rows)
+def run_metrics(result) -> dict:
+    """A claims run's row: the worst-case violation rate of its periodic runs and the cluster shares."""
+    runs = len(result.runs)
+    return dict(runs=runs, violations=result.violations, violation_rate=result.violations / runs if runs else 0.0,
+                reserved_share=result.reserved_share, utilisation=result.utilisation, grants=result.grants,
+                above_reservation=result.above_reservation)
+
+
+CLAIMS = [
+    Claim("dra_beats_static", "Dynamic reprovisioning repairs runs that outgrow their reservations: fewer worst-case "
+          "violations than the same plan without it", "§7, Fig. 10b", "violation_rate",
+          treatment={"arm": "morpheus_dra"}, baseline={"arm": "morpheus"}, direction="lower",
+          paper_text="fewer violations (Fig. 10b: 'repair underallocations dynamically')", must=True,
+          why="the mechanism of §7 on our workload: a run that outgrows R* gets more containers only with DRA",
+          hint="more seeds (a larger pool), or check the Reprovisioner's caps (rho, hold_seconds)"),
+    Claim("dra_beats_users", "Morpheus (with DRA) has fewer worst-case SLO violations than the users' own "
+          "provisioning on the same cluster", "§9.2, Fig. 10", "violation_rate",
+          treatment={"arm": "morpheus_dra"}, baseline={"arm": "user"}, direction="lower",
+          paper_text="5-13x fewer violations", must=False,
+          why="reported: measured over 12 ci seeds the pooled counts are 9/106 against 15/106, but the paired "
+              "interval at our pool sizes straddles zero at some seed offsets; the paper's 5-13x comes from a "
+              "month of its trace",
+          hint=""),
+    Claim("static_beats_users", "Morpheus without reprovisioning (R* packed by LowCost) has fewer worst-case "
+          "violations than the users", "§9.2, Fig. 10a", "violation_rate",
+          treatment={"arm": "morpheus"}, baseline={"arm": "user"}, direction="lower",
+          paper_text="19% smaller cluster at equal attainment (Fig. 10a)", must=False,
+          why="reported, does not reproduce: a run whose reservation R* ends with tasks left gets nothing more, "
+              "our coarse tasks cannot catch up lost area as the LP's fluid model assumes, and a late run eats "
+              "the next run's reservation in the job's one queue (12 ci seeds: 17/106 against users' 15/106)"),
+    Claim("packing_only_vs_users", "Packing alone (users' counts packed by LowCost)", "Fig. 10a", "violation_rate",
+          treatment={"arm": "packing_only"}, baseline={"arm": "user"}, direction="lower",
+          paper_text="6% smaller cluster", must=False,
+          why="reported: Fig. 10a's breakdown is a cluster size on the paper's trace; ours is the violation rate "
+              "on the same cluster"),
+    Claim("model_only_vs_users", "The job model alone (R* from each run's submission)", "Fig. 10a",
+          "violation_rate", treatment={"arm": "model_only"}, baseline={"arm": "user"}, direction="lower",
+          paper_text="16% smaller cluster", must=False,
+          why="reported: as packing alone; R* without repair misses for the same reason as static Morpheus"),
+    Claim("reserved_share_lower", "Morpheus reserves a smaller share of the cluster for periodic jobs than the "
+          "users' counts", "§9.2, Fig. 9d", "reserved_share", treatment={"arm": "morpheus_dra"},
+          baseline={"arm": "user"}, direction="lower", paper_text="lower", must=False,
+          why="reported: R* is fitted to the runs and users ask for more than they use (Fig. 2a), and the "
+              "difference reproduces at default (6 seeds), but at ci (two-hour cycles of six jobs) its interval "
+              "straddles zero at some seed offsets; we have not found why, so it is not a must"),
+    Claim("static_above_reservation", "Share of static Morpheus runs' container-time held above their reservation "
+          "(tasks keep their containers when a reservation shrinks: opportunistic use)", "§9.2's worst case",
+          "above_reservation", where={"arm": "morpheus"}, paper_text="0 (the worst case denies opportunistic use)",
+          why="reported: our queues let running tasks finish when a reservation shrinks (worst_case='keep'); "
+              "worst_case='literal' takes them back and makes this 0"),
+    Claim("dra_above_reservation", "... and of Morpheus with DRA", "§9.2's worst case", "above_reservation",
+          where={"arm": "morpheus_dra"}, paper_text="0", why="reported: as above"),
+    Claim("utilisation_retained", "Utilisation is retained at equal cluster", "§9.2", "utilisation",
+          treatment={"arm": "morpheus_dra"}, baseline={"arm": "user"}, direction="equal", tolerance=0.02,
+          paper_text="retained", must=True,
+          why="ad hoc jobs borrow whatever periodic queues leave idle, so the cluster stays as busy",
+          hint="lower adhoc_load if the cluster saturates, or more seeds"),
+]
+
+THEOREM_CLAIMS = [
+    Claim("lowcost_ratio", "LowCost's peak / the offline optimum on tiny instances (measured, not the bound: the "
+          "paper states O(log Pmax/Pmin) with no constant)", "§6, Theorem 6.1", "lowcost_ratio",
+          where={"refused_lowcost": 0, "optimum_fits": True}, paper_text="O(log Pmax/Pmin), no constant", must=False,
+          why="reported: the theorem bounds the ratio up to a constant the paper does not give"),
+    Claim("lowcost_refusals", "Jobs LowCost refuses per tiny instance where the optimum places every job",
+          "§6, Theorem 6.1", "refused_lowcost", where={"optimum_fits": True},
+          paper_text="(the theorem assumes every job placed)", must=False,
+          why="reported: an online placer can refuse what the offline optimum places"),
+    Claim("greedy_refusals", "Jobs earliest-first refuses per tiny instance where the optimum places every job",
+          "§6", "refused_greedy", where={"optimum_fits": True},
+          paper_text="", must=False, why="reported, beside LowCost's"),
+]
+
+
+def claims_table(config: MorpheusConfig, *, pool_size: int | None = None, client=None, cache=None) -> pd.DataFrame:
+    """Lab 03's claims measured over ``claims.pool(config.seed, pool_size)`` (default by preset size:
+    :data:`POOL_SIZES`): every arm on every seed of the pool (paired by seed), and Theorem 6.1's tiny
+    instances (:data:`TINY_INSTANCES` seeds from the config's). ``client`` and ``cache`` go to
+    :func:`cluster_sim.sweep.run_grid`."""
+    from .simulation import run
+
+    size = POOL_SIZES[_preset_of(config)] if pool_size is None else pool_size
+    seeds = pool(config.seed, size)
+    frame = run_grid(run, config, {"arm": list(ARMS)}, seeds=seeds, metrics=run_metrics, client=client,
+                     cache=cache)
+    tiny = competitive_table(range(config.seed, config.seed + TINY_INSTANCES), client=client, cache=cache)
+    return pd.concat([measure(CLAIMS, frame, lab="03"), measure(THEOREM_CLAIMS, tiny, lab="03")],
+                     ignore_index=True)
+
+
+def _preset_of(config: MorpheusConfig) -> str:
+    """The preset a config is closest to (by its number of jobs), for the pool's size."""
+    for name in ("ci", "default"):
+        if config.jobs <= getattr(MorpheusConfig, name)().jobs:
+            return name
+    return "paper"

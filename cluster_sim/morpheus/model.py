@@ -66,6 +66,7 @@ class Reprovisioner(mesa.Agent):
         super().__init__(model)
         self.plan, self.job_ids, self.rule = plan, dict(job_ids), rule
         self.live: dict[str, tuple[int, int, float]] = {}  # queue -> (grant id, containers, expiry)
+        self.granted: dict[str, dict[int, int]] = {}  # queue -> absolute plan step -> containers granted
         self.decisions: list[dict] = []
         model.schedule_every(self.tick, STEP, start=0.0, priority=Priority.LOW)
 
@@ -89,7 +90,10 @@ class Reprovisioner(mesa.Agent):
             return
         now = model.time
         job_id = self.job_ids[name]
-        grant, gid = reprovision(self.plan, job_id, now, demand, self.rule)
+        past = self.granted.setdefault(name, {})
+        recent_steps = self.rule.recent_steps(now, STEP)
+        grant, gid = reprovision(self.plan, job_id, now, demand, self.rule,
+                                 granted_recent=[past.get(int(s), 0) for s in recent_steps])
         recent = self.plan.allocations[job_id].containers(self.plan.horizon)[
             self.rule.recent_steps(now, STEP) % self.plan.horizon]
         self.decisions.append(dict(time=now, job=name, demand=demand, reserved=reserved, recent_max=int(recent.max()),
@@ -98,6 +102,8 @@ class Reprovisioner(mesa.Agent):
         if gid is None:
             return
         self.live[name] = (gid, grant.containers, now + self.rule.hold_seconds)
+        for s in self.rule.hold_steps(now, STEP):
+            past[int(s)] = past.get(int(s), 0) + grant.containers
         model.apply(name)
         model.schedule(lambda: self.expire(name, gid), after=self.rule.hold_seconds)
 
@@ -222,13 +228,14 @@ class MorpheusModel(CapacityClusterModel):
     job_manager_class = CappedJobManager
 
     def __init__(self, cluster: ClusterConfig, runs: list[Run], adhoc, provisioning: dict, *,
-                 reprovision_with=None, collector=None, check_every_event: bool = False):
+                 reprovision_with=None, collector=None, check_every_event: bool = False, literal: bool = False):
         names = sorted({r.template.name for r in runs} | set(provisioning))
         specs = [QueueSpec(n, 0.0, 0.0) for n in names] + [QueueSpec(ADHOC, 0.0, 1.0)]
         jobs = build_jobs(runs, adhoc)
         super().__init__(cluster, specs, jobs=jobs, elastic=True, preemption=False,
                          check_every_event=check_every_event, record_series=True)
         self.scheduler = self.capacity_scheduler
+        self.literal = literal  # a shrinking periodic queue takes back what it holds above its new capacity
         self.total = int(self.scheduler.total[0])
         self.names = names
         self.provisioning = {n: provisioning.get(n, Provisioning()) for n in names}
@@ -275,6 +282,8 @@ class MorpheusModel(CapacityClusterModel):
             return False
         self.now_capacity[name] = c
         self.scheduler.set_capacity(name, (c, c))
+        if self.literal:
+            self.scheduler.reclaim(name)
         self.capacity_log[name].append((self.time, c))
         if residual:
             self._residual()
@@ -356,6 +365,12 @@ class MorpheusModel(CapacityClusterModel):
             if q.guaranteed[0] != want or q.maximum[0] != want:
                 raise AssertionError(f"queue {name!r} is guaranteed {q.guaranteed[0]:g} (maximum {q.maximum[0]:g}) "
                                      f"at {self.time:g} s, but it is provisioned {want}")
+        if self.literal:
+            for name in self.names:
+                held = float(self.scheduler.used(queues[name])[0])
+                if held > self.now_capacity[name] + 1e-9:
+                    raise AssertionError(f"periodic queue {name!r} holds {held:g} containers at {self.time:g} s, "
+                                         f"above its reservation {self.now_capacity[name]} (worst_case='literal')")
         rest = max(self.total - sum(self.now_capacity.values()), 0)
         if queues[ADHOC].guaranteed[0] != rest:
             raise AssertionError(f"the ad hoc queue is guaranteed {queues[ADHOC].guaranteed[0]:g}, the rest is {rest}")

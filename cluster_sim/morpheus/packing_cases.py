@@ -27,6 +27,8 @@ True
 
 from __future__ import annotations
 
+import math
+
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
@@ -168,7 +170,7 @@ def diagnose(window, job, split: Callable, place: Callable, max_end_points=None)
             where = f"end point {e} (window steps count from a = {job.a}), stage {k}"
             if not _same(tuple(got) if got is not None else None, want):
                 return (f"{where}: {getattr(split, '__name__', 'split')}(demands, k={k}, tau_r={tau_r}) "
-                        f"returned {got!r}, expected {want!r}")
+                        f"returned {got!r}, expected {want!r}" + _split_hint(job.demands, k, tau_r, got))
             tau_l = want[0]
             ref = place_stage_gangs(L, C, tau_l, tau_r, job.demands[k], job.gangs[k], z)
             mine = call_student(place, L, C, tau_l, tau_r, job.demands[k], job.gangs[k], z,
@@ -183,6 +185,38 @@ def diagnose(window, job, split: Callable, place: Callable, max_end_points=None)
                 break
             tau_r = int(np.flatnonzero(ref)[0]) - 1
     return None
+
+
+def _readings(demands, k: int, tau_r: int, avail: int, shared: int) -> set:
+    """The intervals |I_k| = s_k / shared * avail gives, rounded down or up (a student may round either way),
+    capped as LowCost caps it (a length of 0 or less is what an off-by-one leaves with no step to spare)."""
+    earlier = sum(1 for s in demands[:k] if s > 0)
+    exact = demands[k] * avail / shared
+    return {(tau_r - min(max(n, 1), avail - earlier) + 1, tau_r) for n in (math.floor(exact), math.ceil(exact))}
+
+
+def _split_hint(demands, k: int, tau_r: int, got) -> str:
+    """What the student's interval says about their reading of |I_k| (the exercise's misconceptions)."""
+    try:
+        lo, hi = (int(x) for x in got)
+    except (TypeError, ValueError):
+        return " (return a pair (tau_l, tau_r) of whole steps)"
+    avail, remaining, total = tau_r + 1, sum(demands[: k + 1]), sum(demands)  # window steps 0..tau_r (a = 0)
+    readings = []
+    if (lo, hi) in _readings(demands, k, tau_r, avail - 1, remaining):
+        readings.append(f"counts the steps still available as tau_r - a = {avail - 1}; both ends count: "
+                        f"tau_r - a + 1 = {avail}")
+    if (lo, hi) in _readings(demands, k, tau_r, avail, total):
+        readings.append(f"shares the time over the total demand {total}; LowCost shares it over the demand still "
+                        f"to place, stages 0..{k}: {remaining}")
+    if readings:
+        return " -- your split " + "; or it ".join(readings) + (" (both readings give this interval here)"
+                                                                 if len(readings) > 1 else "")
+    if lo > hi:
+        return f" -- an empty interval (tau_l {lo} > tau_r {hi}): a stage gets at least one step"
+    if hi != tau_r:
+        return f" -- the interval must end at tau_r = {tau_r}, right before the next stage's allocation"
+    return ""
 
 
 @remembered(maxsize=64)
@@ -203,7 +237,16 @@ def check_packing(split: Callable = stage_interval, place: Callable = place_stag
     for seed in seeds:
         for case in exercise_cases(seed):
             want, windows = _expected(case)
-            got, _ = call_student(_replay, case, split, place, name="LowCost with your building blocks")
+            try:
+                got, _ = call_student(_replay, case, split, place, name="LowCost with your building blocks")
+            except ValueError as error:
+                # the library refused what your blocks handed it (e.g. an empty interval): name your call
+                for i, job in enumerate(case.jobs):
+                    why = diagnose(windows[i], job, split, place, ReservationPlan(1).max_end_points)
+                    if why:
+                        raise AssertionError(f"{_head(case, i)}:\n  {why}") from error
+                raise
+            msg = first_difference(got, want, case)
             msg = first_difference(got, want, case)
             if msg:
                 i = next(i for i, (a, b) in enumerate(zip(got, want)) if a != b)

@@ -15,6 +15,9 @@ Readings where the paper is terse (ours, stated once):
 * ``R_recent`` is the job's own reservation (its skyline in the plan, without earlier grants, so
   grants never compound), over the steps that overlap ``[now - recent_seconds, now]``; "reserved
   now" does include a grant still running, so a job is not granted twice for one shortfall;
+* with ``recent_counts_grants=True`` (the other reading, shown beside ours) ``R_recent`` also counts the
+  containers granted over those steps, so a job whose reservation has ended can be stretched again and
+  again from its own grants; ours refuses it once the look-back holds no reservation ("no recent skyline");
 * "accepted only if enough resources exist in the plan" is all-or-nothing by default; with
   ``partial=True`` the rule grants what the plan holds instead.
 
@@ -63,12 +66,14 @@ class Grant:
 @dataclass(frozen=True)
 class ReprovisionRule:
     """DRA's parameters: ``rho`` (the cap's fudge factor), ``hold_seconds`` (T), ``recent_seconds``
-    (the look-back of ``R_recent``) and ``partial`` (grant what fits instead of nothing)."""
+    (the look-back of ``R_recent``), ``partial`` (grant what fits instead of nothing) and
+    ``recent_counts_grants`` (``R_recent`` counts earlier grants too: the other reading)."""
 
     rho: float = 2.0
     hold_seconds: float = 60.0
     recent_seconds: float = 120.0
     partial: bool = False
+    recent_counts_grants: bool = False
 
     def __post_init__(self):
         _number("rho", self.rho, strict=True)
@@ -76,6 +81,8 @@ class ReprovisionRule:
         _number("recent_seconds", self.recent_seconds)
         if not isinstance(self.partial, bool):
             raise ValueError(f"partial={self.partial!r} is not allowed: need True or False")
+        if not isinstance(self.recent_counts_grants, bool):
+            raise ValueError(f"recent_counts_grants={self.recent_counts_grants!r} is not allowed: need True or False")
 
     def decide(self, demand, reserved_now, recent, room) -> Grant:
         """The grant for a job whose ``demand`` meets ``reserved_now`` containers of reservation,
@@ -114,12 +121,14 @@ class ReprovisionRule:
                          int(math.floor(now / step_seconds)) + 1)
 
 
-def reprovision(plan, job_id: int, now: float, demand, rule: ReprovisionRule = ReprovisionRule()):
+def reprovision(plan, job_id: int, now: float, demand, rule: ReprovisionRule = ReprovisionRule(), granted_recent=None):
     """Apply DRA to one job of a :class:`~cluster_sim.morpheus.plan.ReservationPlan` at ``now`` s.
 
     Reads the job's reservation from the plan, decides with ``rule`` and, when something is
     granted, adds it to the plan for the hold window. Returns ``(grant, grant_id or None)``; the
-    caller ends the grant with ``plan.remove_grant(grant_id)`` after T seconds.
+    caller ends the grant with ``plan.remove_grant(grant_id)`` after T seconds. ``granted_recent``: the
+    containers granted to the job at each step of ``rule.recent_steps(now)`` (the caller's record),
+    added to ``R_recent`` when ``rule.recent_counts_grants``.
 
     >>> from cluster_sim.morpheus.plan import ReservationPlan
     >>> from cluster_sim.morpheus.lowcost import PeriodicJob
@@ -137,7 +146,13 @@ def reprovision(plan, job_id: int, now: float, demand, rule: ReprovisionRule = R
     with_grants = plan.containers(job_id)
     cur = int(math.floor(_number("now", now) / dt)) % H
     hold = rule.hold_steps(now, dt) % H
-    recent = skyline[rule.recent_steps(now, dt) % H]
+    steps = rule.recent_steps(now, dt)
+    recent = skyline[steps % H]
+    if rule.recent_counts_grants and granted_recent is not None:
+        extra = np.asarray(granted_recent, dtype=float)
+        if extra.shape != recent.shape:
+            raise ValueError(f"granted_recent has {extra.size} values, need one per recent step ({recent.size})")
+        recent = recent + extra
     z = alloc.job.container
     grant = rule.decide(demand, with_grants[cur], recent, plan.room(hold, z))
     gid = plan.add_grant(job_id, hold, grant.containers, z) if grant.containers else None

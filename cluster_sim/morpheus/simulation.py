@@ -155,6 +155,7 @@ class MorpheusResult:
     tasks: int
     end: float
     seconds: float
+    above_reservation: float = 0.0  # share of the periodic runs' container-time held above their reservation
 
     @property
     def seed(self) -> int:
@@ -268,10 +269,12 @@ def build_model(config: MorpheusConfig, *, check_every_event: bool = False, coll
     end = max(end, config.cycle_minutes * STEP)
     end_steps = int(math.ceil(end / STEP)) + 1
     prov, plan, ids, refused = provision(config, w, end_steps)
-    rule = ReprovisionRule(rho=config.rho, hold_seconds=config.hold_seconds, recent_seconds=config.recent_seconds)
+    rule = ReprovisionRule(rho=config.rho, hold_seconds=config.hold_seconds, recent_seconds=config.recent_seconds,
+                           recent_counts_grants=config.recent_counts_grants)
     dra = (plan, ids, rule) if config.arm == "morpheus_dra" else None
     model = MorpheusModel(cluster_config(config, end), list(w.runs), adhoc_jobs(config, end), prov,
-                          reprovision_with=dra, collector=collector, check_every_event=check_every_event)
+                          reprovision_with=dra, collector=collector, check_every_event=check_every_event,
+                          literal=config.worst_case == "literal")
     return model, w, plan, refused, end
 
 
@@ -287,6 +290,20 @@ def simulate(config: MorpheusConfig, *, check_every_event: bool = False) -> Morp
 def _integral(times, values, end: float) -> float:
     t = np.append(np.asarray(times, float), end)
     return float(np.sum(np.asarray(values, float) * np.diff(t)))
+
+
+def _above(usage, capacity_log, end: float) -> float:
+    """Container-seconds a queue held above its capacity (opportunistic use: tasks kept running after the
+    reservation shrank), from its usage steps and its capacity log."""
+    ut, uv = usage
+    ct = np.array([t for t, _ in capacity_log], float)
+    cv = np.array([c for _, c in capacity_log], float)
+    times = np.union1d(np.union1d(ut, ct), [end])
+    times = times[times <= end]
+    u = uv[np.searchsorted(ut, times, side="right") - 1] if len(ut) else np.zeros_like(times)
+    c = cv[np.searchsorted(ct, times, side="right") - 1]
+    u = np.where(np.searchsorted(ut, times, side="right") > 0, u, 0.0)
+    return float(np.sum(np.clip(u - c, 0, None)[:-1] * np.diff(times)))
 
 
 def collect(model: MorpheusModel, config, w: Workload, plan, refused, end: float, seconds: float) -> MorpheusResult:
@@ -334,6 +351,7 @@ def collect(model: MorpheusModel, config, w: Workload, plan, refused, end: float
         row = runs[(runs.template == name) & runs.held_back].iloc[0]
         focus = dict(template=name, run=row.to_dict(), capacity=model.capacity_log[name], usage=periodic_steps[name],
                      contract=w.contracts.get(name))
+    above = sum(_above(periodic_steps[n], model.capacity_log[n], end) for n in model.names)
     decisions = pd.DataFrame(model.reprovisioner.decisions if model.reprovisioner else [],
                              columns=["time", "job", "demand", "reserved", "recent_max", "asked", "cap", "room",
                                       "granted", "reason"])
@@ -343,6 +361,7 @@ def collect(model: MorpheusModel, config, w: Workload, plan, refused, end: float
         periodic_utilisation=float(periodic_used / provisioned_total) if provisioned_total > 0 else 0.0,
         reserved_share=float(reserved_total / (C * end)), runs=runs, decisions=decisions, refused=refused,
         plan=plan, workload=w, series=series, focus=focus,
+        above_reservation=float(above / periodic_used) if periodic_used > 0 else 0.0,
         tasks=sum(j.n_tasks for j in model.jobs), end=end, seconds=seconds)
 
 

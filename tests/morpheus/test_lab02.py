@@ -17,7 +17,7 @@ from matplotlib.figure import Figure
 from cluster_sim.checking import NOT_IMPLEMENTED
 from cluster_sim.morpheus import (
     SLOConfig, TelemetryLog, align_skylines, debt, debt_constraints, drift_experiment, fit_skyline, history_sweep,
-    infer_contracts, lazy_example, paper_table, penalty, plot_drift, plot_fig2a, plot_fig4, plot_fig5, plot_fig9a,
+    infer_contracts, lazy_example, penalty, slo_claims_table, plot_drift, plot_fig2a, plot_fig4, plot_fig5, plot_fig9a,
     plot_fig9bc, plot_history_sweep, plot_lazy, plot_life, plot_penalty_terms, plot_periodicity, plot_result,
     pooled_fleet, refit, regulariser_sweep, run,
 )
@@ -241,15 +241,35 @@ def test_drift_contract_follows_the_job_and_is_refitted_from_the_past_only():
     assert (d.runs.period_start >= d.runs.fitted_day * 86400).all()  # replayed only after the refit
 
 
-# ---- the paper table ------------------------------------------------------------------------------------
-def test_paper_table_computes_every_verdict(result, pooled):
-    lz, reg = lazy_example(), regulariser_sweep(result, fractions=(0.0, 0.1))
-    d = drift_experiment(TINY)
-    t = paper_table(pooled, lz, reg, d, month_lp_size(3, 20))
-    assert list(t.columns) == ["paper", "ours", "verdict"]
-    assert t.verdict.str.len().gt(0).all() and len(t) == 13
-    assert t.loc["LP size for a month at one-minute steps (§5)", "verdict"] == "holds"
-    assert t.loc["beta = 0.1 V removes lazy solutions (§5): the constructed case", "verdict"] == "holds"
+# ---- the claims (issue 25) ---------------------------------------------------------------------------------
+def test_lab02_claims_reproduce_at_ci(tmp_path):
+    from cluster_sim import claims
+
+    table = slo_claims_table(SLOConfig.ci(), pool_size=4, cache=tmp_path)
+    claims.check(table)
+    rows = table.set_index("claim")
+    assert rows.loc["rstar_fewer_misses", "role"] == "reported"  # 13x does not reproduce: never a "holds"
+    assert rows.loc["over_provisioned", "paper"] == 0.75 and rows.loc["over_provisioned", "verdict"] == "reported"
+
+
+def test_alpha_ignored_fails_its_claim(monkeypatch):
+    from cluster_sim import claims
+    from cluster_sim.morpheus import fleet
+
+    real = fleet.fit_skyline
+    # the LP's alpha switched off: every policy's R* fitted at the smallest alpha
+    monkeypatch.setattr(fleet, "fit_skyline", lambda runs, alpha, **kw: real(runs, min(FLEET_ALPHAS), **kw))
+    table = slo_claims_table(SLOConfig.ci(), pool_size=3, cache=False)
+    with pytest.raises(claims.ClaimFailed, match="alpha_trades_waste"):
+        claims.check(table)
+
+
+def test_alpha_one_is_refused_as_an_empty_contract():
+    # at alpha = 1 the LP weighs only over-allocation: R* = 0, which the old closing cell read as "wastes nothing"
+    runs = np.array([[2.0, 3.0, 1.0], [1.0, 4.0, 2.0]])
+    assert fit_skyline(runs, 1.0).skyline.sum() == pytest.approx(0.0, abs=1e-7)
+    with pytest.raises(ValueError, match=r"alpha=1.0 is out of range: allowed 0 <= alpha < 1 \(at alpha = 1"):
+        SLOConfig.ci().replace(alpha=1.0)
 
 
 def test_the_month_lp_is_the_papers_size():

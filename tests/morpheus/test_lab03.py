@@ -225,9 +225,11 @@ def test_fig7_and_fig6_examples():
 
 def test_lowcost_never_beats_the_milp_optimum():
     t = competitive_table(range(6))
-    placed = t[t.placed]
-    assert len(placed) > 0
-    assert (placed.lowcost >= placed.optimum - 1e-9).all() and (placed.greedy >= placed.optimum - 1e-9).all()
+    fits = t[t.optimum_fits]
+    assert len(fits) > 0
+    for m in ("lowcost", "greedy"):
+        placed = fits[fits[f"refused_{m}"] == 0]
+        assert (placed[m] >= placed.optimum - 1e-9).all()
 
 
 def test_pack_many_keeps_both_plans_valid_and_refuses_bad_input():
@@ -239,24 +241,6 @@ def test_pack_many_keeps_both_plans_valid_and_refuses_bad_input():
         pack_many(0)
     with pytest.raises(ValueError, match="load=2 is out of range"):
         pack_many(5, load=2)
-
-
-def test_paper_table_verdicts_follow_the_numbers():
-    import pandas as pd
-
-    from cluster_sim.morpheus import packing_paper_table
-
-    table = pd.DataFrame({"runs": [10.0] * 5, "violations": [4.0, 4.0, 6.0, 3.0, 1.0],
-                          "utilisation": [0.5] * 5, "reserved_share": [0.8, 0.8, 0.3, 0.3, 0.35]},
-                         index=list(ARMS))
-    fp = {"target": 0.6, "arms": {"user": (10, {}), "morpheus_dra": (7, {})}}
-    ratios = pd.DataFrame({"placed": [True, False], "ratio": [1.2, float("nan")]})
-    t = packing_paper_table(table, fp, ratios).set_index("claim")
-    assert t.verdict.iloc[0] == "holds, smaller than the paper's" and "4/10 vs 1/10: 4.0x fewer" in t.ours.iloc[0]
-    assert t.loc["dynamic reprovisioning on vs off (Fig. 10b)", "verdict"] == "holds"
-    assert "30% smaller" in t.loc["smallest cluster at the users' attainment (60%)", "ours"]
-    assert t.loc["Fig. 10a breakdown: model_only (static)", "verdict"].startswith("does not hold")
-    assert t.loc["Fig. 10a breakdown: morpheus (static)", "verdict"] == "fewer violations than users"
 
 
 def test_the_inference_service_fits_what_fit_skyline_fits_on_the_recorded_runs():
@@ -293,3 +277,22 @@ def test_the_inference_service_fits_what_fit_skyline_fits_on_the_recorded_runs()
             expected = fit_skyline(align_skylines(runs), slo.alpha, beta_fraction=slo.beta_fraction)
             np.testing.assert_allclose(contract.skyline, expected.skyline, atol=1e-6,
                                        err_msg=f"{name} at t = {t:g} s")
+
+
+@pytest.mark.parametrize("answer", [1, 5, 7, 8, 20, 64])
+def test_footprint_bisection_finds_a_known_answer(monkeypatch, answer):
+    # attainment as a known step in the cluster's size: the smallest size reaching the target is `answer`
+    from cluster_sim.morpheus import simulation
+
+    calls = []
+
+    def known(config, machines, seeds, **kw):
+        calls.append(machines)
+        return 0.9 if machines >= answer else 0.5
+
+    monkeypatch.setattr(simulation, "attainment", known)
+    c = MorpheusConfig.ci()  # 8 machines: answers above it make the search grow the cluster first
+    m, tried = footprint(c, 0.8, seeds=(0,))
+    assert m == answer, f"bisection found {m}, the known answer is {answer} (tried {tried})"
+    assert len(calls) == len(set(calls)), "a size was simulated twice"
+    assert len(calls) <= 2 * math.ceil(math.log2(8 * c.machines)) + 2, f"too many sizes tried: {sorted(calls)}"

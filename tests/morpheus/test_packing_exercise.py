@@ -108,3 +108,26 @@ def test_a_stub_gets_a_clear_message():
 def test_fig7_split_catches_the_total_demand_reading():
     assert stage_interval((10, 12, 16, 8), 2, 18) == (11, 18)
     assert split_over_total((10, 12, 16, 8), 2, 18) == (12, 18)   # 16/46 * 19 = 6.6 -> 7 steps
+
+
+def split_off_by_one(demands, k, tau_r, a=0):
+    """Counts the steps still available as tau_r - a (one short: both ends count)."""
+    earlier = sum(1 for s in demands[:k] if s > 0)
+    avail = tau_r - a
+    remaining = sum(demands[: k + 1])
+    length = min(max((2 * demands[k] * avail + remaining) // (2 * remaining), 1), avail - earlier)
+    return tau_r - length + 1, tau_r
+
+
+def test_the_off_by_one_in_the_steps_available_is_named_in_the_students_terms():
+    # before: the library's "ValueError: tau_l=4, tau_r=3 are out of range" from place_stage_gangs
+    with pytest.raises(AssertionError, match=r"split_off_by_one\(demands, k=\d, tau_r=\d+\) returned \(\d+, \d+\), "
+                                             r"expected \(\d+, \d+\) -- your split counts the steps still available "
+                                             r"as tau_r - a = \d+; both ends count"):
+        check_packing(split_off_by_one, place_stage_gangs, seeds=(0,))
+
+
+def test_the_total_demand_reading_is_named():
+    with pytest.raises(AssertionError, match=r"split_over_total\(.*\) returned .* -- your split .*shares the time "
+                                             r"over the total demand"):
+        check_packing(split_over_total, place_stage_gangs, seeds=(0,))
