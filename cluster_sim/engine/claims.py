@@ -38,6 +38,7 @@ import pandas as pd
 from ..claims import Claim, measure, pool
 from ..sweep import run_grid
 from .cluster_config import ClusterConfig
+from .metrics import work_accounting
 from .model import ClusterResult, run
 
 __all__ = ["CLAIMS", "POOL_SIZE", "STALE", "STALE_DELAYS", "claims_table", "default_pool_size", "pool_runs",
@@ -105,19 +106,9 @@ def accounting(result: ClusterResult) -> dict:
     running tasks still have to run after T plus the whole service of the tasks not started; a task's
     service is its duration over its machine's speed (its nominal duration if it never ran).
     """
-    t, T, cfg = result.tasks, result.metrics.time, result.config
-    C = float(result.capacity[0])
-    placed = t["machine"] >= 0
-    speed = np.asarray(cfg.speeds())[np.where(placed, t["machine"], 0) % cfg.hardware_types]
-    service = np.where(placed, t["duration"] / speed, t["duration"])
-    started, ended = ~np.isnan(t["start"]), ~np.isnan(t["finish"])
-    running, failed = started & ~ended, t["state"] == "failed"
-    done = np.sum((t["cpu"] * (np.where(ended, t["finish"], T) - t["start"]))[started])
-    left = (np.sum((t["cpu"] * (t["start"] + service - T))[running])
-            + np.sum((t["cpu"] * service)[~started & ~failed]))
-    offered = np.sum((t["cpu"] * service)[~failed])
-    return {"utilisation_from_records": float(done / (C * T)), "accounted_share": float((done + left) / (C * T)),
-            "offered_share": float(offered / (C * T))}
+    shares = work_accounting(result.tasks, result.metrics.time, float(result.capacity[0]), result.config.speeds())
+    return {"utilisation_from_records": shares["done"], "accounted_share": shares["done"] + shares["left"],
+            "offered_share": shares["offered"]}
 
 
 def littles_law(result: ClusterResult) -> dict:
