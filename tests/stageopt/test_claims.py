@@ -77,7 +77,7 @@ def test_ours_words_a_claim_and_refuses_what_it_cannot():
     table = pd.DataFrame([{"claim": "a", "verdict": "reproduced", "ours": 0.291, "low": 0.17, "high": 0.41, "n": 5},
                           {"claim": "b", "verdict": "reported", "ours": 0.2, "low": np.nan, "high": np.nan, "n": 5}])
     assert ours(table, "a") == "+29 % (95 % interval +17 % to +41 %, 5 seeds)"
-    assert ours(table, "b", unit="ms") == "+0.2 ms (mean of 5 seeds)"
+    assert ours(table, "b", unit="ms") == "0.2 ms (mean of 5 seeds)"
     with pytest.raises(ValueError, match="key='c' is not a claim of the table; its claims are: a, b"):
         ours(table, "c")
     with pytest.raises(ValueError, match="unit='x' is not allowed"):
