@@ -132,10 +132,10 @@ def plot_claims(table: pd.DataFrame, keys, title: str = "our claims beside the p
     high = np.nan_to_num(100 * rows["high"].to_numpy(dtype=float) - ours)
     seeds = sorted(set(rows["n"]))
     ax.errorbar(ours, y, xerr=[low, high], fmt="o", color="C0", capsize=3,
-                label=f"ours: mean over {'/'.join(map(str, seeds))} seeds, 95 % interval")
+                label=f"ours: mean over {'/'.join(map(str, seeds))} seeds, 95 % interval (none for a size only reported)")
     paper = 100 * rows["paper"].astype(float).to_numpy()
     ax.scatter(paper, y, marker="x", s=50, color="C3", zorder=3, label="the paper: mean of workloads A–C")
-    ax.set_yticks(y, [f"{k}\n{m}" for k, m in zip(rows.index, rows["metric"])], fontsize=7)
+    ax.set_yticks(y, [f"{k}\n({src})" for k, src in zip(rows.index, rows["source"])], fontsize=7)
     ax.axvline(0, color="k", lw=0.8)
     ax.set_xlabel("percent (a reduction rate, a difference of two, or an error)")
     ax.set_title(title)

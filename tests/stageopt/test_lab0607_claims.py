@@ -116,3 +116,20 @@ def test_raa_with_front_is_raa_and_its_front():
     assert np.array_equal(plan.theta, alone.theta) and plan.method == alone.method == "IPA+RAA(Path)"
     expected = so.raa_front(stage, machines, ipa)
     assert len(front.sets) == len(expected.sets) and np.array_equal(front.front, expected.front)
+
+
+def test_plot_claims_draws_ours_with_its_interval_beside_the_papers_value():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from cluster_sim.stageopt.plots import plot_claims
+
+    table = pd.DataFrame([
+        {"claim": "a", "source": "Expt 6", "ours": 0.3, "low": 0.2, "high": 0.4, "n": 5, "paper": 0.26},
+        {"claim": "b", "source": "Expt 1", "ours": 0.2, "low": np.nan, "high": np.nan, "n": 5, "paper": np.nan}])
+    fig = plot_claims(table, ["a", "b"], title="t")
+    ax = fig.axes[0]
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["a\n(Expt 6)", "b\n(Expt 1)"]
+    ours_line = ax.lines[0]
+    assert list(ours_line.get_xdata()) == [30.0, 20.0]
+    assert any("over 5 seeds" in t.get_text() for t in ax.get_legend().get_texts())
