@@ -7,7 +7,8 @@ optimiser over the learned model), :mod:`.baselines` (WS(Sample), NSGA-II).
 
 The labs: :mod:`.config` (``PlacementConfig``, ``ResourcePlanConfig`` and their presets),
 :mod:`.experiments` (``run_*``: Expts 1-2, 6-10 and Theorem 5.1), :mod:`.plots` (``plot_*``),
-:mod:`.checks` (the exercise checks) and :mod:`.agents` (IPA and Fuxi as engine schedulers).
+:mod:`.checks` (the exercise checks), :mod:`.agents` (IPA and Fuxi as engine schedulers) and
+:mod:`.claims` (each lab's claims, measured over a pool of seeds: ``claims_table(config)``).
 
 >>> from cluster_sim.stageopt import ipa_placement, fuxi_placement, raa_general, raa_path, wun
 """

@@ -22,7 +22,8 @@ import pandas as pd
 from ..engine import ClusterConfig, ClusterModel, ClusterResult, Scheduler, collect
 from .placement import fuxi_placement, ipa_placement, slots_per_machine
 
-__all__ = ["StagePlanningScheduler", "IPAScheduler", "FuxiScheduler", "run_cluster", "stage_latencies"]
+__all__ = ["StagePlanningScheduler", "IPAScheduler", "FuxiScheduler", "run_cluster", "stage_latencies",
+           "LAB_CLUSTER", "lab_cluster_config", "planner_stage_latencies"]
 
 
 class StagePlanningScheduler(Scheduler):
@@ -111,3 +112,18 @@ def stage_latencies(result: ClusterResult) -> pd.Series:
     done = g.state.apply(lambda s: bool((s == "completed").all()))
     lat = g.finish.max() - g.released.min()
     return lat[done]
+
+
+#: Lab 06's engine cluster (section 6): the engine's ``ci`` scale at every preset, with machines of
+#: three speeds and lognormal task durations, so that where a task runs matters
+LAB_CLUSTER = dict(hardware_types=3, speed_spread=2.0, tasks_per_job=12.0, duration_dist="lognormal", stages_per_job=2)
+
+
+def lab_cluster_config(seed: int) -> ClusterConfig:
+    """The engine config of Lab 06's Mesa run for ``seed`` (the lab config's seed)."""
+    return ClusterConfig.from_preset("ci", **LAB_CLUSTER, seed=seed)
+
+
+def planner_stage_latencies(config: ClusterConfig) -> dict[str, pd.Series]:
+    """The completed stages' latencies with Fuxi and with IPA placing the same cluster's stages."""
+    return {planner: stage_latencies(run_cluster(config, planner)) for planner in ("fuxi", "ipa")}

@@ -38,7 +38,7 @@ from ._check import real_number, whole_number
 from .baselines import StageProblem, nsga2, ws_sample
 from .clustering import density_clusters_1d, machine_groups
 from .config import GRIDS, PlacementConfig, ResourcePlanConfig
-from .latency_model import ABLATIONS, CHANNELS, LatencyModel, Traces, channel_ablation, evaluate, simulate_traces, split_by_stage
+from .latency_model import ABLATIONS, CHANNELS, LatencyModel, Traces, evaluate, simulate_traces, split_by_stage
 from .optimizer import StageOptimizer, evaluate_plan, exact_front, per_instance_front
 from .placement import exact_min_max_placement, ipa_placement, is_column_ordered, stage_latency
 from .plots import plot_channel_ablation, plot_model_accuracy, plot_placement, plot_resource_plans
@@ -63,10 +63,19 @@ def training_traces(seed: int, train_stages: int, levels: int, trace_noise: floa
     return split_by_stage(traces, 0.25, rng)
 
 
-@remembered(maxsize=8)
 def trained_model(seed: int, train_stages: int, levels: int, trace_noise: float, max_iter: int,
                   channels: tuple[str, ...] = CHANNELS) -> tuple[LatencyModel, dict]:
-    """Train the latency model on simulated traces; return it with its held-out metrics."""
+    """Train the latency model on simulated traces; return it with its held-out metrics.
+
+    Cached per process with every argument spelled out, so a call that leaves ``channels`` at its
+    default and one that names ``CHANNELS`` share one trained model (the ablation, the claims' pool
+    and the notebooks' cells ask for the same models).
+    """
+    return _trained_model(seed, train_stages, levels, trace_noise, max_iter, tuple(channels))
+
+
+@remembered(maxsize=16)  # handed out as a copy: a reader refitting the model cannot change the next one's
+def _trained_model(seed, train_stages, levels, trace_noise, max_iter, channels) -> tuple[LatencyModel, dict]:
     train, test = training_traces(seed, train_stages, levels, trace_noise)
     model = LatencyModel(channels, max_iter=max_iter).fit(train)
     return model, evaluate(model, test)
@@ -159,8 +168,10 @@ def run_model_study(config: PlacementConfig) -> tuple[dict, pd.DataFrame]:
     Uses the same traces and split as :func:`trained_model`, so the ``all_on+AIM`` row is the
     model every other experiment uses.
     """
-    train, test = training_traces(config.seed, config.train_stages, config.levels, config.trace_noise)
-    ablation = pd.DataFrame(channel_ablation(train, test, max_iter=config.max_iter)).T
+    # latency_model.channel_ablation, through the cache: the claims' pool reuses these models
+    ablation = pd.DataFrame({name: trained_model(config.seed, config.train_stages, config.levels, config.trace_noise,
+                                                 config.max_iter, channels)[1]
+                             for name, channels in ABLATIONS.items()}).T
     return ablation.loc["all_on+AIM"].to_dict(), ablation
 
 
@@ -230,7 +241,7 @@ def run_resource_plans(config: ResourcePlanConfig) -> ResourcePlanResult:
             ipa = so.ipa(stage, mach)
         except ValueError as err:
             raise _stage_error(err, s, config) from None
-        raa = so.raa(stage, mach, ipa)
+        raa, rf = so.raa_with_front(stage, mach, ipa)
         for p in (fuxi, ipa, raa):
             for mode, kw in (("noise-free", dict(mode="model")),
                              ("noisy", dict(mode="noisy", noise=config.noise, rng=noise_rng)),
@@ -239,7 +250,6 @@ def run_resource_plans(config: ResourcePlanConfig) -> ResourcePlanResult:
                 rows.append({"stage": s, "method": p.method, "mode": mode, "latency": lat, "cost": cost,
                              "solve ms": 1e3 * p.solve_seconds})
         if s == 0:
-            rf = so.raa_front(stage, mach, ipa)
             P = so.config_latencies(stage, mach, ipa.assignment)
             example = {"front": per_instance_front(so, stage, mach, ipa, rf, P), "front as RAA saw it": rf.front,
                        "exact front": exact_front(so, mach, ipa, P), "pick": rf.pick,
@@ -284,8 +294,8 @@ def run_raa_choices(config: ResourcePlanConfig) -> pd.DataFrame:
                          ("IPA+RAA(DBSCAN)", dict(clustered=True, method="path", clustering="dbscan")),
                          ("IPA+RAA(General)", dict(clustered=True, method="general")),
                          ("IPA+RAA(Path)", dict(clustered=True, method="path"))):
-            units = len(so.instance_pareto_sets(stage, mach, ipa, kw["clustered"], kw.get("clustering", "density"))[1])
-            plans[name] = (so.raa(stage, mach, ipa, **kw), units)
+            plan, rf = so.raa_with_front(stage, mach, ipa, **kw)
+            plans[name] = (plan, len(rf.sets))
         for name, (p, units) in plans.items():
             lat, cost = evaluate_plan(p, stage, mach, mode="model")
             rows.append({"stage": s, "method": name, "latency": lat, "cost": cost, "solve ms": 1e3 * p.solve_seconds,

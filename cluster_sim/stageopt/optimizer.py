@@ -210,6 +210,12 @@ class StageOptimizer:
     def raa(self, stage: StageSpec, machines: Machines, plan: StagePlan, clustered: bool | None = None,
             method: str | None = None, clustering: str = "density") -> StagePlan:
         """RAA: stage Pareto set from instance sets (Path or General), then WUN picks a plan."""
+        return self.raa_with_front(stage, machines, plan, clustered, method, clustering)[0]
+
+    def raa_with_front(self, stage: StageSpec, machines: Machines, plan: StagePlan, clustered: bool | None = None,
+                       method: str | None = None, clustering: str = "density") -> tuple[StagePlan, "RAAFront"]:
+        """:meth:`raa`'s plan and the front WUN picked it from (its units, sets and every plan on it),
+        so a study that needs both solves RAA once."""
         method = self.raa_method if method is None else method
         t = time.perf_counter()
         rf = self.raa_front(stage, machines, plan, clustered, method, clustering)
@@ -217,7 +223,7 @@ class StageOptimizer:
         dt = time.perf_counter() - t
         pred = predict_latency(self.model, stage, stage.rows, theta, machines, plan.assignment)
         name = f"{plan.method.replace('(Cluster)', '').replace('(Org)', '')}+RAA({method.capitalize()})"
-        return StagePlan(name, plan.assignment, theta, pred, plan.solve_seconds + dt)
+        return StagePlan(name, plan.assignment, theta, pred, plan.solve_seconds + dt), rf
 
 
 @dataclass(frozen=True)

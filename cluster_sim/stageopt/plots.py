@@ -8,7 +8,7 @@ from matplotlib.ticker import LogFormatter
 
 from ..ui import new_figure
 
-__all__ = ["plot_placement", "plot_channel_ablation", "plot_resource_plans", "plot_model_accuracy"]
+__all__ = ["plot_placement", "plot_channel_ablation", "plot_resource_plans", "plot_model_accuracy", "plot_claims"]
 
 
 class _PlainLogFormatter(LogFormatter):
@@ -40,7 +40,8 @@ def plot_placement(result):
                        for m in t.index])
     ax1.axhline(0, color="k", lw=0.8)
     ax1.set_ylabel("reduction vs Fuxi (%)")
-    ax1.set_title(f"Expt 6: {result.config.stages} stages × {result.config.instances} instances")
+    ax1.set_title(f"Expt 6, one seed ({result.config.seed}): {result.config.stages} stages × "
+                  f"{result.config.instances} instances")
     lo, hi = ax1.get_ylim()
     ax1.set_ylim(lo, hi + 0.25 * (hi - lo))  # a band above the bars for the legend, so it hides none
     ax1.legend(ncols=2, loc="upper center")
@@ -63,7 +64,7 @@ def plot_channel_ablation(ablation: pd.DataFrame):
     colours = ["C3" if name.endswith("_off") else ("C2" if "AIM" in name else "C0") for name in ablation.index]
     ax.bar(ablation.index, 100 * ablation["WMAPE"], color=colours)
     ax.set_ylabel("WMAPE (%)")
-    ax.set_title("Fig. 9(a)-style channel ablation (held-out stages)")
+    ax.set_title("Fig. 9(a)-style channel ablation (held-out stages, one seed)")
     ax.tick_params(axis="x", labelrotation=20)
     return fig
 
@@ -94,7 +95,7 @@ def plot_resource_plans(result):
     ax2.set_xticks(x, labels, fontsize=7)
     ax2.axhline(0, color="k", lw=0.8)
     ax2.set_ylabel("reduction vs Fuxi (%)")
-    ax2.set_title("Expt 9: net benefit")
+    ax2.set_title(f"Expt 9: net benefit, one seed ({result.config.seed})")
     ax2.legend(fontsize=8)
     return fig
 
@@ -107,13 +108,36 @@ def plot_model_accuracy(table: pd.DataFrame):
     ax1.bar(x + 0.2, 100 * table["GlbErr"], 0.4, color="C1", label="GlbErr (total cost)")
     ax1.set_xticks(x, [n.replace(" (", "\n(") for n in table.index], fontsize=7)
     ax1.set_ylabel("held-out error (%)")
-    ax1.set_title("bootstrap models, most accurate first")
+    ax1.set_title("bootstrap models, most accurate first (one seed)")
     ax1.legend(fontsize=8)
     ax2.bar(x - 0.2, 100 * table["latency RR vs Fuxi"], 0.4, label="stage latency")
     ax2.bar(x + 0.2, 100 * table["cost RR vs Fuxi"], 0.4, label="cost")
     ax2.set_xticks(x, [n.replace(" (", "\n(") for n in table.index], fontsize=7)
     ax2.axhline(0, color="k", lw=0.8)
     ax2.set_ylabel("RAA's reduction vs Fuxi (%, ground truth)")
-    ax2.set_title("Expt 10: RAA on Fuxi's placement")
+    ax2.set_title("Expt 10: RAA on Fuxi's placement (one seed)")
     ax2.legend(fontsize=8)
+    return fig
+
+
+def plot_claims(table: pd.DataFrame, keys, title: str = "our claims beside the paper's"):
+    """Claims in percent (reduction rates, errors) beside the paper's values: ours is the mean over the
+    seed pool with its 95 % interval (a reported claim has only its mean), the paper's the mean of its
+    workloads A-C. ``table`` is a claims table (:func:`cluster_sim.claims.measure`)."""
+    rows = table.set_index("claim").loc[list(keys)]
+    fig, ax = new_figure(size=(8, 1.3 + 0.42 * len(rows)))
+    y = np.arange(len(rows))[::-1]
+    ours = 100 * rows["ours"].to_numpy(dtype=float)
+    low = np.nan_to_num(ours - 100 * rows["low"].to_numpy(dtype=float))
+    high = np.nan_to_num(100 * rows["high"].to_numpy(dtype=float) - ours)
+    seeds = sorted(set(rows["n"]))
+    ax.errorbar(ours, y, xerr=[low, high], fmt="o", color="C0", capsize=3,
+                label=f"ours: mean over {'/'.join(map(str, seeds))} seeds, 95 % interval (none for a size only reported)")
+    paper = 100 * rows["paper"].astype(float).to_numpy()
+    ax.scatter(paper, y, marker="x", s=50, color="C3", zorder=3, label="the paper: mean of workloads A–C")
+    ax.set_yticks(y, [f"{k}\n({src})" for k, src in zip(rows.index, rows["source"])], fontsize=7)
+    ax.axvline(0, color="k", lw=0.8)
+    ax.set_xlabel("percent (a reduction rate, a difference of two, or an error)")
+    ax.set_title(title)
+    ax.legend(fontsize=7, loc="best")
     return fig
