@@ -12,11 +12,11 @@ FIND_PYTHON := for p in $${PYTHON:-} python3.12 python3.13 python3 \
 	  if command -v $$p >/dev/null 2>&1 && $$p -c 'import sys; sys.exit(sys.version_info < (3, 12))' 2>/dev/null; then \
 	    command -v $$p; exit 0; fi; done; exit 1
 
-.PHONY: lab demo test notebooks browser exercises bench reproduce setup clean
+.PHONY: lab demo test notebooks browser exercises bench reproduce setup lock clean
 
 setup: $(STAMP)
 
-$(STAMP): pyproject.toml kernelspec/pyproject.toml kernelspec/kernel.json
+$(STAMP): pyproject.toml requirements.lock kernelspec/pyproject.toml kernelspec/kernel.json
 	@py=$$($(FIND_PYTHON)) || { \
 	  echo "cluster_sim needs Python 3.12 or newer (Mesa 3.4+), and none was found."; \
 	  echo "Install one (e.g. 'pyenv install 3.12', 'apt-get install python3.12', or conda),"; \
@@ -25,8 +25,14 @@ $(STAMP): pyproject.toml kernelspec/pyproject.toml kernelspec/kernel.json
 	  echo "$(VENV) holds an older Python: recreating it"; rm -rf $(VENV); fi; \
 	[ -x $(PY) ] || { echo "creating $(VENV) with $$py ($$($$py --version))"; $$py -m venv $(VENV); }
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e ".[test,dev]" ./kernelspec
+	$(PY) -m pip install --quiet -c requirements.lock -e ".[test,dev]" ./kernelspec
 	@touch $(STAMP)
+
+# requirements.lock anew: the newest versions pyproject.toml allows, frozen (then run `make test` before committing it)
+lock: $(STAMP)
+	$(PY) -m pip install --quiet --upgrade --upgrade-strategy eager -e ".[test,dev]" ./kernelspec
+	@{ sed -n '/^#/p' requirements.lock; $(PY) -m pip freeze --exclude-editable | grep -v '^cluster-sim-kernel'; } > requirements.lock.new
+	@mv requirements.lock.new requirements.lock; touch $(STAMP); echo "requirements.lock: $$(grep -vc '^#' requirements.lock) packages"
 
 # JupyterLab refuses to start as root unless told (containers and lab machines often are root).
 LAB_ARGS ?= $(if $(filter 0,$(shell id -u)),--allow-root,)
