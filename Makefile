@@ -12,7 +12,7 @@ FIND_PYTHON := for p in $${PYTHON:-} python3.12 python3.13 python3 \
 	  if command -v $$p >/dev/null 2>&1 && $$p -c 'import sys; sys.exit(sys.version_info < (3, 12))' 2>/dev/null; then \
 	    command -v $$p; exit 0; fi; done; exit 1
 
-.PHONY: lab instructor exercise demo test notebooks browser exercises bench reproduce setup lock clean
+.PHONY: lab instructor exercise student-release demo test notebooks browser exercises bench reproduce setup lock clean
 
 setup: $(STAMP)
 
@@ -68,6 +68,14 @@ exercise:
 	mkdir -p workspace; dst=workspace/$$(basename $$src); \
 	if [ -e "$$dst" ]; then echo "$$dst is already there (your work is kept): open it in make lab"; \
 	else cp "$$src" "$$dst"; echo "your copy: $$dst (open it in make lab; check an answer by running its check cell)"; fi
+
+# what a graded course hands students: the suite from git without solutions/ (and the tests and CI that read it)
+DIST ?= dist
+student-release:
+	@v=$$(sed -n 's/^version = "\(.*\)"/\1/p' pyproject.toml); mkdir -p $(DIST); \
+	git archive --format=tar.gz --prefix=cluster_sim-$$v/ -o $(DIST)/cluster_sim-student-$$v.tar.gz HEAD -- . \
+	  ':(exclude)solutions' ':(exclude)tests' ':(exclude).ci'; \
+	echo "$(DIST)/cluster_sim-student-$$v.tar.gz: the committed suite without solutions/, tests/ and .ci/"
 
 # one lab as a dashboard for a workshop (Voila: prose, panels and figures; code hidden), on 127.0.0.1 by default.
 # HOST=0.0.0.0 serves a room: then Voila asks for a token (printed in its URL) that only people you give it to have;

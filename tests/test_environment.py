@@ -102,3 +102,20 @@ def test_one_version_number_everywhere():
     assert f"## {version}" in (ROOT / "CHANGELOG.md").read_text(), f"CHANGELOG.md has no entry for {version}"
     for name in ("LICENSE", "LICENSE-content.md"):
         assert (ROOT / name).exists(), name
+
+
+def test_the_student_release_has_no_solutions(tmp_path):
+    import subprocess
+    import tarfile
+
+    if subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True).returncode != 0:
+        import pytest
+        pytest.skip("not a git checkout")
+    done = subprocess.run(["make", "-s", "-C", str(ROOT), "student-release", f"DIST={tmp_path}"],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    (archive,) = tmp_path.glob("cluster_sim-student-*.tar.gz")
+    names = tarfile.open(archive).getnames()
+    assert not [n for n in names if "/solutions/" in n or "/tests/" in n], "the student release holds solutions or tests"
+    assert any(n.endswith("exercises/00_cluster_sim_tour.ipynb") for n in names)
+    assert any(n.endswith("notebooks/00_cluster_sim_tour.ipynb") for n in names)
