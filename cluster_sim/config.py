@@ -297,3 +297,29 @@ class Config:
     def describe(self) -> dict[str, str]:
         """Field name -> one-line description, for tables in notebooks."""
         return {f.name: f.metadata.get("doc", "") for f in dataclasses.fields(self)}
+
+    def table(self, fields: tuple[str, ...] | None = None):
+        """The notebook's first table: each field's value, what it may be set to, and its meaning.
+
+        ``allowed`` is the validation range (what the ``parameters`` cell accepts); a panel's slider may
+        offer less (what redraws in about a second).
+        """
+        import pandas as pd
+
+        rows = {}
+        for f in dataclasses.fields(self):
+            if fields is not None and f.name not in fields:
+                continue
+            meta = f.metadata
+            if meta.get("choices") is not None:
+                allowed = " | ".join(map(repr, meta["choices"]))
+            elif meta.get("lo") is not None or meta.get("hi") is not None:
+                lo = "−∞" if meta.get("lo") is None else f"{meta['lo']:g}"
+                hi = "∞" if meta.get("hi") is None else f"{meta['hi']:g}"
+                allowed = f"{lo} … {hi}"
+            elif isinstance(f.default, bool):
+                allowed = "True | False"
+            else:
+                allowed = "any " + type(f.default).__name__
+            rows[f.name] = {"value": getattr(self, f.name), "allowed": allowed, "meaning": meta.get("doc", "")}
+        return pd.DataFrame.from_dict(rows, orient="index")

@@ -34,7 +34,7 @@ def test_conda_installs_the_project_and_its_kernel():
     """`conda env create -f environment.yml` must be the whole conda set-up."""
     env = yaml.safe_load((ROOT / "environment.yml").read_text())
     pip = next(d["pip"] for d in env["dependencies"] if isinstance(d, dict) and "pip" in d)
-    assert "-e ." in pip and "./kernelspec" in pip
+    assert any(p.startswith("-e .") for p in pip) and "./kernelspec" in pip
 
 
 def test_the_kernel_the_notebooks_name_is_installed_by_make_too():
@@ -59,3 +59,63 @@ def test_readme_and_makefile_agree_on_how_python_is_found():
     order = [readme.index("pyenv's") if w == "pyenv" else readme.index(f"`{w}`") for w in makefile]
     assert len(makefile) >= 8 and order == sorted(order), (
         f"README lists the interpreters in another order than the Makefile's {makefile}")
+
+
+def _lock() -> dict[str, str]:
+    pins = {}
+    for line in (ROOT / "requirements.lock").read_text().splitlines():
+        if line.strip() and not line.startswith("#"):
+            name, _, version = line.partition("==")
+            assert version, f"requirements.lock: {line!r} is not an exact pin (name==version)"
+            pins[_name(name)] = version.strip()
+    return pins
+
+
+def test_the_installed_packages_are_the_locked_versions():
+    """`make test` installs requirements.lock's exact versions: a semester's numbers do not move under a course."""
+    import importlib.metadata
+
+    pins = _lock()
+    installed = {_name(d.metadata["Name"]): d.version for d in importlib.metadata.distributions()}
+    differ = {n: (v, installed.get(n)) for n, v in pins.items() if installed.get(n) != v}
+    assert not differ, f"installed versions differ from requirements.lock (locked, installed): {differ}; run `make setup`"
+
+
+def test_the_lock_covers_every_dependency_and_both_installs_use_it():
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    names = {_name(d) for d in project["dependencies"]}
+    for extra in project["optional-dependencies"].values():
+        names |= {_name(d) for d in extra}
+    assert names - set(_lock()) == set(), f"not in requirements.lock: {sorted(names - set(_lock()))}"
+    assert "-c requirements.lock" in (ROOT / "Makefile").read_text()
+    env = yaml.safe_load((ROOT / "environment.yml").read_text())
+    pip = next(d["pip"] for d in env["dependencies"] if isinstance(d, dict) and "pip" in d)
+    assert "-c requirements.lock" in pip
+
+
+def test_one_version_number_everywhere():
+    import cluster_sim
+
+    version = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
+    citation = yaml.safe_load((ROOT / "CITATION.cff").read_text())
+    assert str(citation["version"]) == version == cluster_sim.__version__
+    assert f"## {version}" in (ROOT / "CHANGELOG.md").read_text(), f"CHANGELOG.md has no entry for {version}"
+    for name in ("LICENSE", "LICENSE-content.md"):
+        assert (ROOT / name).exists(), name
+
+
+def test_the_student_release_has_no_solutions(tmp_path):
+    import subprocess
+    import tarfile
+
+    if subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True).returncode != 0:
+        import pytest
+        pytest.skip("not a git checkout")
+    done = subprocess.run(["make", "-s", "-C", str(ROOT), "student-release", f"DIST={tmp_path}"],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    (archive,) = tmp_path.glob("cluster_sim-student-*.tar.gz")
+    names = tarfile.open(archive).getnames()
+    assert not [n for n in names if "/solutions/" in n or "/tests/" in n], "the student release holds solutions or tests"
+    assert any(n.endswith("exercises/00_cluster_sim_tour.ipynb") for n in names)
+    assert any(n.endswith("notebooks/00_cluster_sim_tour.ipynb") for n in names)

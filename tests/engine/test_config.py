@@ -183,3 +183,15 @@ def _all_configs():
                 found.add(obj)
     assert len(found) >= 5, found
     return sorted(found, key=lambda c: c.__name__)
+
+
+def test_the_notebooks_first_table_gives_every_fields_allowed_values():
+    from cluster_sim.engine import ClusterConfig
+
+    table = ClusterConfig.ci().table()
+    assert list(table.columns) == ["value", "allowed", "meaning"]
+    assert list(table.index) == [f.name for f in __import__("dataclasses").fields(ClusterConfig)]
+    assert "'random'" in table.loc["placement", "allowed"].split(" | ")
+    lo, hi = (ClusterConfig.__dataclass_fields__["load"].metadata[k] for k in ("lo", "hi"))
+    assert table.loc["load", "allowed"] == f"{lo:g} … {hi:g}"
+    assert list(ClusterConfig.ci().table(fields=("seed", "load")).index) == ["load", "seed"]
