@@ -22,7 +22,6 @@ preset's runs are 60 times longer (200 machines, 300 s) and three seeds suffice.
 
 Example
 -------
->>> from cluster_sim.rminer import RMinerConfig
 >>> [c.key for c in CLAIMS if c.must]
 ['shadow_matches_theory', 'survival_is_half_the_update_delay', 'shadow_grows_with_the_update_delay']
 >>> POOL_SIZES["ci"], UPDATE_DELAYS, DURATIONS

@@ -238,7 +238,7 @@ def plot_modes(df):
     ax.set_title("share of the shadow used by RM tasks (%)", fontsize=9)
     ax.legend(fontsize=7, loc="upper left")
     handles, labels = axes[0][0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="outside upper center", ncol=len(modes), fontsize=8, frameon=False)
+    fig.legend(handles, labels, loc="outside lower center", ncol=len(modes), fontsize=8, frameon=False)
     fig.suptitle(f"Figs. 10-14 in miniature: {seeds_note(df)}", fontsize=10)
     return fig
 
@@ -326,7 +326,7 @@ def plot_variants(df):
         axes[2].text(0.5, 0.6, "no RM task was killed:\nno normal commit collided with one", ha="center",
                      va="center", fontsize=8, transform=axes[2].transAxes)
     handles, labels = axes[0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="outside upper center", ncol=len(variants), fontsize=8, frameon=False)
+    fig.legend(handles, labels, loc="outside lower center", ncol=len(variants), fontsize=8, frameon=False)
     fig.suptitle(f"SmartRM variants (Figs. 15-16): {seeds_note(df)}", fontsize=10)
     return fig
 
