@@ -29,6 +29,12 @@ def seed_stats(df: pd.DataFrame, keys: list, col: str) -> pd.DataFrame:
     return df.groupby(keys, sort=False)[col].apply(one).unstack()
 
 
+def _yerr(stats: pd.DataFrame, scale: float = 1.0):
+    """Error bars of ``scale`` times :func:`seed_stats`' half-widths, or none when every group has a single
+    row (one seed, or a frame averaged already: no interval to draw)."""
+    return scale * stats["half"].to_numpy(dtype=float) if (stats["n"] > 1).any() else None
+
+
 def seeds_note(df: pd.DataFrame) -> str:
     """What a figure's numbers are: ``"one seed (seed 0)"``, or ``"mean of 4 seeds (0-3), bars: 95 %
     interval"`` for a frame with a row per seed, or ``"mean of 4 seeds"`` for one averaged over them."""
@@ -162,7 +168,7 @@ def plot_fig4(df):
     labels = [f"{d_u:g}/{l:g}" for d_u, l in measured.index]
     x = np.arange(len(measured))
     ax.bar(x - 0.2, theory.loc[measured.index], 0.4, label="theory d_u/2l", color="tab:gray")
-    ax.bar(x + 0.2, measured["mean"], 0.4, yerr=measured["half"], capsize=2, label="measured (exact integral)",
+    ax.bar(x + 0.2, measured["mean"], 0.4, yerr=_yerr(measured), capsize=2, label="measured (exact integral)",
            color="tab:green")
     ax.set_xticks(x, labels, rotation=60, fontsize=7)
     ax.set_xlabel("update delay d_u (s) / mean task duration l (s)")
@@ -173,7 +179,8 @@ def plot_fig4(df):
     deviation = seed_stats(df, cells, "deviation")
     for d_u in dict.fromkeys(deviation.index.get_level_values(0)):
         sub = deviation.xs(d_u, level=0).sort_index()
-        ax.errorbar(sub.index, 100 * sub["mean"], yerr=100 * sub["half"], fmt="o-", capsize=2, label=f"d_u = {d_u:g} s")
+        ax.errorbar(sub.index, 100 * sub["mean"], yerr=_yerr(sub, 100), fmt="o-", capsize=2,
+                    label=f"d_u = {d_u:g} s")
     ax.axhline(0, color="k", lw=0.6)
     ax.axhspan(-15, 15, color="tab:green", alpha=0.08, label="±15%")
     ax.set_xscale("log")
@@ -196,7 +203,7 @@ def _cell_bars(ax, df, cells, modes, col, scale):
     for i, m in enumerate(modes):
         sub = stats.loc[m].loc[cells]
         ax.bar(x + (i - (len(modes) - 1) / 2) * w, scale * sub["mean"].to_numpy(), w, color=MODE_COLOURS[m],
-               label=MODE_NAMES[m], yerr=scale * sub["half"].to_numpy(), capsize=2, error_kw={"lw": 0.8})
+               label=MODE_NAMES[m], yerr=_yerr(sub, scale), capsize=2, error_kw={"lw": 0.8})
     ax.set_xticks(x, [f"{k} sched.\n{l:g}x load" for k, l in cells], fontsize=7)
     return x
 
@@ -231,7 +238,7 @@ def plot_modes(df):
         stats = seed_stats(df, ["mode", "schedulers", "load"], "shadow_used_share")
     for m in rm_modes:
         sub = stats.loc[m].loc[cells]
-        ax.errorbar(x, 100 * sub["mean"].to_numpy(), yerr=100 * sub["half"].to_numpy(), fmt="o-", capsize=2,
+        ax.errorbar(x, 100 * sub["mean"].to_numpy(), yerr=_yerr(sub, 100), fmt="o-", capsize=2,
                     color=MODE_COLOURS[m], label=f"{MODE_NAMES[m]}: shadow used")
     ax.set_xticks(x, [f"{k} sched.\n{l:g}x load" for k, l in cells], fontsize=7)
     ax.set_ylim(bottom=0)
