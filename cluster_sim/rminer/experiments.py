@@ -4,7 +4,9 @@ settings that reach the paper's effect size and where the gain comes from (:func
 Figs. 15-16 (SmartRM, SmartRM-C, SmartRM-A over update delays: :func:`smart_variants`), and the
 stale-view timeline of Fig. 3.
 
-Each function returns a pandas DataFrame (one row per run) so notebooks can show and plot it. Every
+Each function returns a pandas DataFrame so notebooks can show and plot it: one row per cell averaged
+over its seeds (:func:`run_cells`), or one row per cell and seed (:func:`cell_rows`, ``per_seed=True``:
+what a figure with intervals and the labs' claims, :mod:`.claims08` and :mod:`.claims09`, read). Every
 sweep over configs and seeds goes through :func:`cluster_sim.sweep.run_grid`: each sweeping function
 takes ``client=None, cache=None`` and passes them on (in this process while a sweep is short, on a Dask
 cluster when it is long; each point cached on disk).
@@ -29,45 +31,9 @@ from .config import RMinerConfig
 from .model import RMinerModel
 from .simulation import SUMMARY_COLUMNS, RMinerResult, run
 
-# Figs. 10, 12, 13, 14 of the paper, as read from the text (§4.2-4.5): the ranges it reports.
-PAPER_REPORTS = {
-    "SafeRM utilisation gain over NoRM": "+1.5% to +4%",
-    "SmartRM utilisation gain over NoRM": "+1.6% to +5.8%",
-    "shadow resources used, SafeRM": "26% to 82%",
-    "shadow resources used, SmartRM": "58% to 112%",
-    "throughput gain, SafeRM": "up to +10%",
-    "throughput gain, SmartRM": "up to +28%",
-    "job wait time reduction": "up to 25.4% (8 sched.), 10.4% (16 sched.)",
-    "conflict increase": "SafeRM +0.5% avg (<3% worst), SmartRM +0.73% avg (3% worst)",
-    "shadow ratio (theory, l=4-5 s, d_u=0.3-1 s)": "3% to 12.5%",
-}
-
-
-def _shadow_point(config: RMinerConfig) -> dict:
-    """shadow_sweep's point: the measured and theoretical shadow ratio of one NoRM run."""
-    r = run(config, record_series=False)
-    return dict(measured=r.shadow_ratio, theory=r.theory_shadow_ratio, survival_mean=r.survival_mean,
-                utilisation=r.cpu_utilization)
-
-
-SHADOW_COLUMNS = ["update_delay", "mean_task_duration", "seed", "measured", "theory", "survival_mean", "utilisation"]
-
-
-def shadow_sweep(base: RMinerConfig, update_delays=(0.25, 0.5, 1.0), durations=(2.0, 5.0, 10.0, 20.0),
-                 seeds=None, *, client=None, cache=None) -> pd.DataFrame:
-    """Fig. 4: measured shadow ratio vs ``d_u / 2l`` over update delays and mean durations (NoRM), one
-    row per (update delay, duration, seed) in that order. ``client`` and ``cache`` go to
-    :func:`cluster_sim.sweep.run_grid`."""
-    seeds = _check_seeds(seeds, base)
-    grid = {"update_delay": list(update_delays), "mean_task_duration": list(durations)}
-    df = run_grid(_shadow_point, canonical(base.replace(mode="none")), grid, seeds=list(seeds), client=client,
-                  cache=cache)[SHADOW_COLUMNS].copy()
-    df["deviation"] = df["measured"] / df["theory"] - 1.0
-    return df
-
-
 METRICS = ("cpu_utilization", "throughput", "mean_job_wait", "conflict_rate", "rm_conflict_rate", "shadow_ratio",
-           "shadow_used_share", "rm_killed_share", "util_shadow", "util_rm_normal_path", "util_normal")
+           "shadow_used_share", "rm_killed_share", "util_shadow", "util_rm_normal_path", "util_normal",
+           "theory_shadow_ratio", "survival_mean")
 COUNTS = ("rm_placed", "rm_killed", "rm_normal_path", "diverted")
 
 
@@ -114,9 +80,11 @@ def _check_seeds(seeds, base: RMinerConfig) -> tuple:
 # * _ROWS, in memory (config -> metrics row): a run is a function of its config (all randomness is
 #   seeded), so a process runs each cell once. A notebook shows a run (run_remembered) and then sweeps
 #   over the same cell, and asks for some cells in two sweeps (NoRM at 8 schedulers, 2x load is in
-#   Figs. 10-14 and in reach_paper). run_cells looks here first, in this process, and gives run_grid only
-#   the runs it lacks: a remembered run is not repeated, whether the sweep runs here or on Dask workers
-#   (which have memos of their own, empty). Whatever run_grid returns is remembered.
+#   Figs. 10-14 and in reach_paper; a lab's claims read the runs its figures showed). cell_rows and
+#   run_cells (and every sweep built on them, shadow_sweep included) look here first, in this process,
+#   and give run_grid only the runs it lacks: a remembered run is not repeated, whether the sweep runs
+#   here or on Dask workers (which have memos of their own, empty). Whatever run_grid returns is
+#   remembered; forget() empties the memo (a benchmark timing the runs themselves).
 # * run_grid's disk cache: a rerun of the notebook, or an interrupted sweep, resumes without running
 #   anything it already ran; editing the package's source starts afresh.
 _ROWS: dict = {}
@@ -130,6 +98,11 @@ def canonical(config: RMinerConfig) -> RMinerConfig:
     ignored = {"none": ("rm_speedup", "filter_ratio", "filter_threshold", "adaptive_filter", "rm_max_priority"),
                "plus1": ("filter_ratio", "filter_threshold", "adaptive_filter", "rm_max_priority")}.get(config.mode, ())
     return config.replace(**{f: d[f].default for f in ignored})
+
+
+def forget() -> None:
+    """Empty the memo of runs (the next sweep runs everything it does not find in the disk cache)."""
+    _ROWS.clear()
 
 
 def _remember(config: RMinerConfig, row: dict) -> None:
@@ -182,13 +155,29 @@ def _metrics_rows(base: RMinerConfig, configs: list, client, cache) -> dict:
     return rows
 
 
+def _cell_configs(base: RMinerConfig, cells: list[dict], seeds, client, cache):
+    """The seeds, each cell's canonical config per seed, and the metrics row of every one of them."""
+    seeds = _check_seeds(seeds, base)
+    configs = [[canonical(base.replace(**cell, seed=s)) for s in seeds] for cell in cells]
+    rows = _metrics_rows(base, [c for per_cell in configs for c in per_cell], client, cache)
+    return seeds, configs, rows
+
+
+def cell_rows(base: RMinerConfig, cells: list[dict], seeds=None, *, client=None, cache=None) -> pd.DataFrame:
+    """One row per (cell, seed), cell by cell with the seeds fastest: the cell's fields, ``seed`` and the
+    run's metrics. Every cell runs the same seeded workloads, so two cells' rows of one seed are a paired
+    comparison (what :func:`cluster_sim.claims.measure` reads). Runs come from the memo when remembered.
+    ``client`` and ``cache`` go to :func:`cluster_sim.sweep.run_grid`."""
+    seeds, configs, rows = _cell_configs(base, cells, seeds, client, cache)
+    return pd.DataFrame([{**cell, "seed": s, **rows[c]} for cell, per_cell in zip(cells, configs)
+                         for s, c in zip(seeds, per_cell)])
+
+
 def run_cells(base: RMinerConfig, cells: list[dict], seeds=None, *, client=None, cache=None) -> pd.DataFrame:
     """One row per cell (a dict of config fields), its metrics averaged over ``seeds`` (default: ``base.seed``; paired:
     every cell runs the same seeded workloads, so differences between cells are not workload noise).
     ``client`` and ``cache`` go to :func:`cluster_sim.sweep.run_grid`."""
-    seeds = _check_seeds(seeds, base)
-    configs = [[canonical(base.replace(**cell, seed=s)) for s in seeds] for cell in cells]
-    rows = _metrics_rows(base, [c for per_cell in configs for c in per_cell], client, cache)
+    seeds, configs, rows = _cell_configs(base, cells, seeds, client, cache)
     out = []
     for cell, per_cell in zip(cells, configs):
         # the mean over seeds in seed order, as a frame of the rows: the old loop's last bit exactly
@@ -197,19 +186,43 @@ def run_cells(base: RMinerConfig, cells: list[dict], seeds=None, *, client=None,
     return pd.DataFrame(out)
 
 
+def shadow_sweep(base: RMinerConfig, update_delays=(0.25, 0.5, 1.0), durations=(2.0, 5.0, 10.0, 20.0),
+                 seeds=None, *, client=None, cache=None) -> pd.DataFrame:
+    """Fig. 4: measured shadow ratio vs ``d_u / 2l`` over update delays and mean durations (NoRM), one
+    row per (update delay, duration, seed) in that order. The runs are remembered like
+    :func:`run_cells`' (Lab 08's claims read the same runs as its figure). ``client`` and ``cache`` go to
+    :func:`cluster_sim.sweep.run_grid`."""
+    update_delays, durations = tuple(update_delays), tuple(durations)
+    if not update_delays or not durations:
+        raise ValueError(f"update_delays={update_delays!r}, durations={durations!r} are not allowed: give at least "
+                         "one update delay and one mean task duration")
+    cells = [dict(update_delay=d_u, mean_task_duration=l) for d_u in update_delays for l in durations]
+    rows = cell_rows(base.replace(mode="none"), cells, seeds, client=client, cache=cache)
+    df = rows[["update_delay", "mean_task_duration", "seed"]].assign(
+        measured=rows["shadow_ratio"], theory=rows["theory_shadow_ratio"], survival_mean=rows["survival_mean"],
+        utilisation=rows["cpu_utilization"])
+    df["deviation"] = df["measured"] / df["theory"] - 1.0
+    return df
+
+
 def compare_modes(base: RMinerConfig, schedulers=(8, 16), loads=(1.0, 1.5, 2.0),
-                  modes=("none", "plus1", "safe", "smart"), seeds=None, cells=None, *, client=None,
-                  cache=None) -> pd.DataFrame:
+                  modes=("none", "plus1", "safe", "smart"), seeds=None, cells=None, *, per_seed: bool = False,
+                  client=None, cache=None) -> pd.DataFrame:
     """Figs. 10-14: one row per (schedulers, load, mode), averaged over ``seeds``; gains relative to
     NoRM of the same cell (``util_gain``, ``throughput_gain``, ...) and, when ``"plus1"`` is among the
     modes, relative to NoRM + 1 scheduler (``util_gain_vs_plus1``, ``throughput_gain_vs_plus1``):
     what shadow mining buys beyond one more scheduler. ``cells`` (a list of (schedulers, load))
-    replaces the full grid. ``client`` and ``cache`` go to :func:`cluster_sim.sweep.run_grid`."""
+    replaces the full grid. ``per_seed=True`` gives one row per (schedulers, load, mode, seed) instead,
+    each gain taken against the baseline's run of the same seed (paired), so a figure can show the
+    seeds' spread. ``client`` and ``cache`` go to :func:`cluster_sim.sweep.run_grid`."""
     grid = cells if cells is not None else [(k, load) for k in schedulers for load in loads]
-    df = run_cells(base, [dict(schedulers=k, load=load, mode=m) for k, load in grid for m in modes], seeds,
-                   client=client, cache=cache)
-    _gains(df, ["schedulers", "load"], "none", "")
-    _gains(df, ["schedulers", "load"], "plus1", "_vs_plus1")
+    cells = [dict(schedulers=k, load=load, mode=m) for k, load in grid for m in modes]
+    if per_seed:
+        df, keys = cell_rows(base, cells, seeds, client=client, cache=cache), ["schedulers", "load", "seed"]
+    else:
+        df, keys = run_cells(base, cells, seeds, client=client, cache=cache), ["schedulers", "load"]
+    _gains(df, keys, "none", "")
+    _gains(df, keys, "plus1", "_vs_plus1")
     return df
 
 

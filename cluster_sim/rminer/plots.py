@@ -2,13 +2,49 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
+import pandas as pd
 from matplotlib.patches import FancyArrowPatch, FancyBboxPatch, Patch
 
+from ..claims import CONFIDENCE
 from ..ui import binned_means, new_figure, step_curve
 
 MODE_COLOURS = {"none": "tab:gray", "plus1": "tab:purple", "safe": "tab:blue", "smart": "tab:orange"}
 MODE_NAMES = {"none": "NoRM", "plus1": "NoRM + 1 scheduler", "safe": "SafeRM", "smart": "SmartRM"}
+
+
+def seed_stats(df: pd.DataFrame, keys: list, col: str) -> pd.DataFrame:
+    """Per group of ``keys``: the mean of ``col`` over its rows (one per seed), the half-width of its
+    Student t interval (0 for one row: one seed is an example, it has no interval) and the count."""
+    from scipy import stats
+
+    def one(x):
+        x = x.dropna().to_numpy(dtype=float)
+        n = len(x)
+        half = float(stats.t.ppf(0.5 + CONFIDENCE / 2, n - 1) * x.std(ddof=1) / math.sqrt(n)) if n > 1 else 0.0
+        return pd.Series({"mean": x.mean() if n else math.nan, "half": half, "n": n})
+
+    return df.groupby(keys, sort=False)[col].apply(one).unstack()
+
+
+def _yerr(stats: pd.DataFrame, scale: float = 1.0):
+    """Error bars of ``scale`` times :func:`seed_stats`' half-widths, or none when every group has a single
+    row (one seed, or a frame averaged already: no interval to draw)."""
+    return scale * stats["half"].to_numpy(dtype=float) if (stats["n"] > 1).any() else None
+
+
+def seeds_note(df: pd.DataFrame) -> str:
+    """What a figure's numbers are: ``"one seed (seed 0)"``, or ``"mean of 4 seeds (0-3), bars: 95 %
+    interval"`` for a frame with a row per seed, or ``"mean of 4 seeds"`` for one averaged over them."""
+    if "seed" in df.columns:
+        seeds = sorted(df["seed"].unique())
+        if len(seeds) == 1:
+            return f"one seed (seed {seeds[0]})"
+        return f"mean of {len(seeds)} seeds ({seeds[0]}-{seeds[-1]}), bars: {CONFIDENCE:.0%} interval"
+    n = int(df["seeds"].max()) if "seeds" in df.columns else 1
+    return "one seed" if n == 1 else f"mean of {n} seeds"
 
 
 def _box(ax, x, y, w, h, text, colour):
@@ -121,23 +157,30 @@ def plot_shadow_run(result, window: float | None = None):
 
 
 def plot_fig4(df):
-    """Fig. 4: measured vs theoretical shadow ratio over (d_u, l)."""
+    """Fig. 4: measured vs theoretical shadow ratio over (d_u, l), pooled over the frame's seeds (mean,
+    and the 95 % interval of the mean when there are several)."""
     fig, axes = new_figure(1, 2, size=(11.0, 3.6))
+    note = seeds_note(df)
     ax = axes[0]
-    g = df.groupby(["update_delay", "mean_task_duration"], as_index=False)[["measured", "theory"]].mean()
-    labels = [f"{r.update_delay:g}/{r.mean_task_duration:g}" for r in g.itertuples()]
-    x = np.arange(len(g))
-    ax.bar(x - 0.2, g["theory"], 0.4, label="theory d_u/2l", color="tab:gray")
-    ax.bar(x + 0.2, g["measured"], 0.4, label="measured (exact integral)", color="tab:green")
+    cells = ["update_delay", "mean_task_duration"]
+    measured = seed_stats(df, cells, "measured")
+    theory = df.groupby(cells, sort=False)["theory"].first()
+    labels = [f"{d_u:g}/{l:g}" for d_u, l in measured.index]
+    x = np.arange(len(measured))
+    ax.bar(x - 0.2, theory.loc[measured.index], 0.4, label="theory d_u/2l", color="tab:gray")
+    ax.bar(x + 0.2, measured["mean"], 0.4, yerr=_yerr(measured), capsize=2, label="measured (exact integral)",
+           color="tab:green")
     ax.set_xticks(x, labels, rotation=60, fontsize=7)
     ax.set_xlabel("update delay d_u (s) / mean task duration l (s)")
     ax.set_ylabel("shadow / allocated")
     ax.legend(fontsize=8)
-    ax.set_title("Fig. 4 in miniature")
+    ax.set_title(f"Fig. 4 in miniature: {note}", fontsize=9)
     ax = axes[1]
-    for d_u, sub in df.groupby("update_delay"):
-        s = sub.groupby("mean_task_duration")["deviation"].mean()
-        ax.plot(s.index, 100 * s.values, "o-", label=f"d_u = {d_u:g} s")
+    deviation = seed_stats(df, cells, "deviation")
+    for d_u in dict.fromkeys(deviation.index.get_level_values(0)):
+        sub = deviation.xs(d_u, level=0).sort_index()
+        ax.errorbar(sub.index, 100 * sub["mean"], yerr=_yerr(sub, 100), fmt="o-", capsize=2,
+                    label=f"d_u = {d_u:g} s")
     ax.axhline(0, color="k", lw=0.6)
     ax.axhspan(-15, 15, color="tab:green", alpha=0.08, label="±15%")
     ax.set_xscale("log")
@@ -146,18 +189,21 @@ def plot_fig4(df):
     ax.minorticks_off()
     ax.set_xlabel("mean task duration l (s)")
     ax.set_ylabel("measured / theory − 1 (%)")
-    ax.set_title("Deviation from the model")
+    ax.set_title(f"Deviation from the model: {note}", fontsize=9)
     ax.legend(fontsize=7)
     return fig
 
 
 def _cell_bars(ax, df, cells, modes, col, scale):
+    """Bars per (schedulers, load) cell and mode: the mean over the frame's seeds, with the interval of
+    the mean as an error bar when the frame has a row per seed."""
     x = np.arange(len(cells))
     w = 0.8 / len(modes)
+    stats = seed_stats(df, ["mode", "schedulers", "load"], col)
     for i, m in enumerate(modes):
-        sub = df[df["mode"] == m].set_index(["schedulers", "load"]).loc[cells]
-        ax.bar(x + (i - (len(modes) - 1) / 2) * w, scale * sub[col].to_numpy(), w, color=MODE_COLOURS[m],
-               label=MODE_NAMES[m])
+        sub = stats.loc[m].loc[cells]
+        ax.bar(x + (i - (len(modes) - 1) / 2) * w, scale * sub["mean"].to_numpy(), w, color=MODE_COLOURS[m],
+               label=MODE_NAMES[m], yerr=_yerr(sub, scale), capsize=2, error_kw={"lw": 0.8})
     ax.set_xticks(x, [f"{k} sched.\n{l:g}x load" for k, l in cells], fontsize=7)
     return x
 
@@ -165,8 +211,10 @@ def _cell_bars(ax, df, cells, modes, col, scale):
 def plot_modes(df):
     """Figs. 10, 12, 13, 14 in miniature. Top: utilisation, throughput, job wait and conflicts per
     mode. Bottom: the gains over NoRM (points, %), what RMiner adds beyond NoRM + 1 scheduler, and the
-    share of shadow RMiner used (lines, labelled)."""
-    fig, axes = new_figure(2, 4, size=(13.0, 6.6))
+    share of shadow RMiner used (lines, labelled). A frame with a row per seed (``compare_modes(...,
+    per_seed=True)``) is pooled: bars are the mean over the seeds with the 95 % interval of the mean (for
+    the gains, of the paired differences); the title says how many seeds, or "one seed"."""
+    fig, axes = new_figure(2, 4, size=(13.0, 6.9))
     cells = [(k, l) for k, l in df[["schedulers", "load"]].drop_duplicates().itertuples(index=False)]
     modes = [m for m in ("none", "plus1", "safe", "smart") if m in set(df["mode"])]
     top = [("cpu_utilization", "CPU utilisation (%)", 100), ("throughput", "throughput (tasks/s)", 1),
@@ -186,16 +234,19 @@ def plot_modes(df):
         ax.set_title(title, fontsize=9)
     ax = axes[1][3]
     x = np.arange(len(cells))
+    if rm_modes:
+        stats = seed_stats(df, ["mode", "schedulers", "load"], "shadow_used_share")
     for m in rm_modes:
-        sub = df[df["mode"] == m].set_index(["schedulers", "load"]).loc[cells]
-        ax.plot(x, 100 * sub["shadow_used_share"].to_numpy(), "o-", color=MODE_COLOURS[m],
-                label=f"{MODE_NAMES[m]}: shadow used")
+        sub = stats.loc[m].loc[cells]
+        ax.errorbar(x, 100 * sub["mean"].to_numpy(), yerr=_yerr(sub, 100), fmt="o-", capsize=2,
+                    color=MODE_COLOURS[m], label=f"{MODE_NAMES[m]}: shadow used")
     ax.set_xticks(x, [f"{k} sched.\n{l:g}x load" for k, l in cells], fontsize=7)
     ax.set_ylim(bottom=0)
     ax.set_title("share of the shadow used by RM tasks (%)", fontsize=9)
     ax.legend(fontsize=7, loc="upper left")
     handles, labels = axes[0][0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="outside upper center", ncol=len(modes), fontsize=8, frameon=False)
+    fig.legend(handles, labels, loc="outside lower center", ncol=len(modes), fontsize=8, frameon=False)
+    fig.suptitle(f"Figs. 10-14 in miniature: {seeds_note(df)}", fontsize=10)
     return fig
 
 
@@ -229,6 +280,7 @@ def plot_reach(df, paper_util: float = 5.8, paper_throughput: float = 28.0):
     ax.axvline(paper_throughput, color="k", ls="--")
     ax.set_yticks(y, [""] * len(y))
     ax.set_xlabel(f"throughput gain over NoRM (%)  (dashed: paper, +{paper_throughput:g}%)")
+    fig.suptitle(f"Gains over NoRM of each setting: {seeds_note(df)}", fontsize=10)
     return fig
 
 
@@ -281,7 +333,8 @@ def plot_variants(df):
         axes[2].text(0.5, 0.6, "no RM task was killed:\nno normal commit collided with one", ha="center",
                      va="center", fontsize=8, transform=axes[2].transAxes)
     handles, labels = axes[0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="outside upper center", ncol=len(variants), fontsize=8, frameon=False)
+    fig.legend(handles, labels, loc="outside lower center", ncol=len(variants), fontsize=8, frameon=False)
+    fig.suptitle(f"SmartRM variants (Figs. 15-16): {seeds_note(df)}", fontsize=10)
     return fig
 
 
