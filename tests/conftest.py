@@ -10,3 +10,38 @@ import os
 import tempfile
 
 os.environ["CLUSTER_SIM_SWEEP_CACHE"] = tempfile.mkdtemp(prefix="cluster_sim-sweeps-")
+
+
+import sys  # noqa: E402
+
+import pytest  # noqa: E402
+
+
+@pytest.fixture
+def forbid(monkeypatch):
+    """``forbid(f, g, ...)`` makes each function or class raise if it is called, wherever cluster_sim
+    holds it (a module that did ``from .x import f`` holds its own reference), and returns the list
+    of the calls it refused. A test shows that a config is refused *before anything runs* by
+    forbidding what a run would do and checking that the list stays empty: counted work, not a
+    stopwatch (CONTRIBUTING.md: no test asserts on wall-clock time).
+    """
+    calls: list[str] = []
+
+    def _forbid(*targets):
+        for target in targets:
+            name = f"{target.__module__}.{target.__qualname__}"
+
+            def refused(*args, _name=name, **kwargs):
+                calls.append(_name)
+                raise AssertionError(f"{_name} ran: the refusal should have come first")
+
+            if isinstance(target, type):  # a class: building one is running it
+                monkeypatch.setattr(target, "__init__", refused)
+                continue
+            for module in [m for n, m in sys.modules.items() if n.split(".")[0] == "cluster_sim" and m]:
+                for attr, value in list(vars(module).items()):
+                    if value is target:
+                        monkeypatch.setattr(module, attr, refused)
+        return calls
+
+    return _forbid
