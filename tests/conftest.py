@@ -1,20 +1,25 @@
-"""Settings for the whole test session.
+"""Settings and fixtures for the whole test session.
 
 Lab sweeps go through :func:`cluster_sim.sweep.run_grid`, which caches results on disk. A test must
 exercise the code, not read what an earlier run left in the user's cache, so each session (each
 xdist worker, and the notebook kernels it starts, which inherit the environment) gets an empty
 cache of its own.
+
+``executed`` is the notebook execution layer's fixture (tests/notebook_runs.py): each notebook is
+executed once per preset in a run, and every check that needs it reads that one execution.
 """
 
+from __future__ import annotations
+
 import os
+import sys
 import tempfile
 
+import pytest
+
+from notebook_runs import Execution, NotebookRun, execute
+
 os.environ["CLUSTER_SIM_SWEEP_CACHE"] = tempfile.mkdtemp(prefix="cluster_sim-sweeps-")
-
-
-import sys  # noqa: E402
-
-import pytest  # noqa: E402
 
 
 @pytest.fixture
@@ -45,3 +50,16 @@ def forbid(monkeypatch):
         return calls
 
     return _forbid
+
+
+@pytest.fixture(scope="session")
+def executed(tmp_path_factory):
+    """``executed(run)``: the :class:`Execution` of a :class:`NotebookRun`, executed on first use."""
+    done: dict[NotebookRun, Execution] = {}
+
+    def get(run: NotebookRun) -> Execution:
+        if run not in done:
+            done[run] = execute(run, tmp_path_factory.mktemp("executed"))
+        return done[run]
+
+    return get
