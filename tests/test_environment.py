@@ -59,3 +59,24 @@ def test_readme_and_makefile_agree_on_how_python_is_found():
     order = [readme.index("pyenv's") if w == "pyenv" else readme.index(f"`{w}`") for w in makefile]
     assert len(makefile) >= 8 and order == sorted(order), (
         f"README lists the interpreters in another order than the Makefile's {makefile}")
+
+
+def test_xdist_keeps_a_group_on_one_worker(tmp_path):
+    """`make test` runs `pytest -n 2 --dist loadgroup`: the checks of one notebook execution (and the
+    browser tests, which share one JupyterLab) are an xdist group, run by one worker, so the notebook
+    is executed once (tests/notebook_runs.py). pytest 9.2 silently broke the grouping
+    (pytest-dev/pytest-xdist#1386): each check then ran wherever, and executed its notebook again."""
+    import subprocess
+    import sys
+
+    (tmp_path / "pytest.ini").write_text("[pytest]\n")
+    (tmp_path / "test_groups.py").write_text(
+        "import os, time\nimport pytest\n\n"
+        "@pytest.mark.xdist_group('one')\n@pytest.mark.parametrize('i', range(6))\n"
+        "def test_grouped(i):\n    time.sleep(0.05)\n    print('GROUPED', os.environ['PYTEST_XDIST_WORKER'])\n\n"
+        "@pytest.mark.parametrize('i', range(6))\ndef test_free(i):\n    time.sleep(0.05)\n")
+    done = subprocess.run([sys.executable, "-m", "pytest", "-n", "2", "--dist", "loadgroup", "-p", "no:cacheprovider",
+                           "-rA", str(tmp_path)], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    workers = set(re.findall(r"GROUPED (gw\d+)", done.stdout))
+    assert len(workers) == 1, f"the group ran on {sorted(workers)}: --dist loadgroup does not group (see pyproject.toml)"
