@@ -128,6 +128,19 @@ def main() -> None:
           f"{t_scratch / mean_vertex:.1e}: negligible, as the paper says")
     print(f"savings on this job: {100 * on.savings_vs(off):.1f}% of {tokens} tokens x {off.latency:.0f} s")
 
+    # a panel's estimate against a measured redraw: SECONDS_PER_JOB_VERTEX is calibrated here, by eye
+    # (tests count the vertex runs the estimate is made of; they never time them)
+    from cluster_sim.shaper.config import ShaperConfig
+    from cluster_sim.shaper.experiments import run_job
+
+    cfg = ShaperConfig.default().replace(stages=30, max_vertices=300)
+    t0 = time.perf_counter()
+    run_job(cfg)
+    measured = time.perf_counter() - t0
+    estimate = cfg.work().seconds
+    print(f"RATIO run_job estimate / measured = {estimate / measured:.2f} ({estimate:.2f} s estimated for "
+          f"{cfg.work().describe()}, {measured:.2f} s measured; within 3x is what the panels need)")
+
 
 if __name__ == "__main__":
     main()

@@ -1,16 +1,69 @@
-"""Settings for the whole test session.
+"""Settings and fixtures for the whole test session.
 
 Lab sweeps go through :func:`cluster_sim.sweep.run_grid`, which caches results on disk. A test must
 exercise the code, not read what an earlier run left in the user's cache, so each session (each
 xdist worker, and the notebook kernels it starts, which inherit the environment) gets an empty
 cache of its own.
+
+``executed`` is the notebook execution layer's fixture (tests/notebook_runs.py): each notebook is
+executed once per preset in a run, and every check that needs it reads that one execution.
 """
 
+from __future__ import annotations
+
 import os
+import sys
 import tempfile
+
+import pytest
+
+from notebook_runs import Execution, NotebookRun, execute
 
 os.environ["CLUSTER_SIM_SWEEP_CACHE"] = tempfile.mkdtemp(prefix="cluster_sim-sweeps-")
 # Sweeps run in the process that asks for them: the two xdist workers already use both cores, and a
 # notebook's sweep that starts its own Dask cluster under that load only adds start-up time. Tests of
 # the Dask routes pass client= explicitly.
 os.environ.setdefault("CLUSTER_SIM_SWEEP_CLIENT", "inprocess")
+
+
+@pytest.fixture
+def forbid(monkeypatch):
+    """``forbid(f, g, ...)`` makes each function or class raise if it is called, wherever cluster_sim
+    holds it (a module that did ``from .x import f`` holds its own reference), and returns the list
+    of the calls it refused. A test shows that a config is refused *before anything runs* by
+    forbidding what a run would do and checking that the list stays empty: counted work, not a
+    stopwatch (CONTRIBUTING.md: no test asserts on wall-clock time).
+    """
+    calls: list[str] = []
+
+    def _forbid(*targets):
+        for target in targets:
+            name = f"{target.__module__}.{target.__qualname__}"
+
+            def refused(*args, _name=name, **kwargs):
+                calls.append(_name)
+                raise AssertionError(f"{_name} ran: the refusal should have come first")
+
+            if isinstance(target, type):  # a class: building one is running it
+                monkeypatch.setattr(target, "__init__", refused)
+                continue
+            for module in [m for n, m in sys.modules.items() if n.split(".")[0] == "cluster_sim" and m]:
+                for attr, value in list(vars(module).items()):
+                    if value is target:
+                        monkeypatch.setattr(module, attr, refused)
+        return calls
+
+    return _forbid
+
+
+@pytest.fixture(scope="session")
+def executed(tmp_path_factory):
+    """``executed(run)``: the :class:`Execution` of a :class:`NotebookRun`, executed on first use."""
+    done: dict[NotebookRun, Execution] = {}
+
+    def get(run: NotebookRun) -> Execution:
+        if run not in done:
+            done[run] = execute(run, tmp_path_factory.mktemp("executed"))
+        return done[run]
+
+    return get

@@ -119,3 +119,24 @@ def test_the_student_release_has_no_solutions(tmp_path):
     assert not [n for n in names if "/solutions/" in n or "/tests/" in n], "the student release holds solutions or tests"
     assert any(n.endswith("exercises/00_cluster_sim_tour.ipynb") for n in names)
     assert any(n.endswith("notebooks/00_cluster_sim_tour.ipynb") for n in names)
+
+
+def test_xdist_keeps_a_group_on_one_worker(tmp_path):
+    """`make test` runs `pytest -n 2 --dist loadgroup`: the checks of one notebook execution (and the
+    browser tests, which share one JupyterLab) are an xdist group, run by one worker, so the notebook
+    is executed once (tests/notebook_runs.py). pytest 9.2 silently broke the grouping
+    (pytest-dev/pytest-xdist#1386): each check then ran wherever, and executed its notebook again."""
+    import subprocess
+    import sys
+
+    (tmp_path / "pytest.ini").write_text("[pytest]\n")
+    (tmp_path / "test_groups.py").write_text(
+        "import os, time\nimport pytest\n\n"
+        "@pytest.mark.xdist_group('one')\n@pytest.mark.parametrize('i', range(6))\n"
+        "def test_grouped(i):\n    time.sleep(0.05)\n    print('GROUPED', os.environ['PYTEST_XDIST_WORKER'])\n\n"
+        "@pytest.mark.parametrize('i', range(6))\ndef test_free(i):\n    time.sleep(0.05)\n")
+    done = subprocess.run([sys.executable, "-m", "pytest", "-n", "2", "--dist", "loadgroup", "-p", "no:cacheprovider",
+                           "-rA", str(tmp_path)], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    workers = set(re.findall(r"GROUPED (gw\d+)", done.stdout))
+    assert len(workers) == 1, f"the group ran on {sorted(workers)}: --dist loadgroup does not group (see pyproject.toml)"

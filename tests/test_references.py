@@ -10,8 +10,12 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import re
+import subprocess
+import sys
 import tokenize
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -25,7 +29,8 @@ LAB = re.compile(r"\b[Ll]abs?\s+(\d\d)(?:\s*(?:–|-|and|&)\s*(\d\d))?\b")
 # names that are not files of this project (libraries' modules, examples in prose)
 NOT_OURS = {"setup.py", "conftest.py", "__init__.py", "kernel.json", "overrides.json", "report.md",
             "simpy/core.py", "simpy/events.py", "agents.py", "model.py", "app.py", "ipynb.py",
-            "nbgrader_config.py"}  # the instructor's guide has the reader write it, in a course folder
+            "nbgrader_config.py",  # the instructor's guide has the reader write it, in a course folder
+            "test_groups.py"}  # what tests/test_environment.py writes into its tmp_path
 
 
 def _sources() -> list[tuple[str, Path, str]]:
@@ -56,13 +61,43 @@ def _prose(code: str) -> str:
     return "\n".join(kept)
 
 
+#: what the project's commands write (`make browser`, `make reproduce`, the benchmarks, the venv): the
+#: docs name these files, but a clone holds them only once that command has run
+OUTPUTS = ("reports/", "bench/out/")
+#: never the project's files, whatever a run left there (.gitignore's folders)
+NOT_PROJECT = {".git", ".venv", "reports", "build", ".pytest_cache", ".hypothesis", "__pycache__", ".ipynb_checkpoints"}
+
+
+@cache
+def project_files() -> frozenset[str]:
+    """The files of a clone, relative to its root: git's tracked and not-ignored files, so that nothing a
+    test or a command wrote into the working tree (a browser report, a screenshot) counts as existing.
+    Outside a git checkout (an unpacked archive): every file but those in :data:`NOT_PROJECT`."""
+    try:
+        out = subprocess.run(["git", "-C", str(ROOT), "ls-files", "--cached", "--others", "--exclude-standard", "-z"],
+                             capture_output=True, text=True, timeout=60, check=True).stdout
+        return frozenset(out.split("\0")) - {""}
+    except (OSError, subprocess.SubprocessError):
+        files = set()
+        for folder, dirs, names in os.walk(ROOT):
+            dirs[:] = [d for d in dirs if d not in NOT_PROJECT and not d.endswith(".egg-info")]
+            rel = Path(folder).relative_to(ROOT)
+            files |= {str(rel / n) if str(rel) != "." else n for n in names}
+        return frozenset(files)
+
+
 def _exists(ref: str, base: Path) -> bool:
     ref = ref.rstrip(".")
-    candidates = [base / ref, ROOT / ref]
+    if ref in NOT_OURS:
+        return True
+    files = project_files()
     if "/" not in ref:  # a bare file name: anywhere in the project
-        # the project's own files: not the virtualenv's (a library's file of that name proves nothing)
-        return ref in NOT_OURS or any(".venv" not in p.relative_to(ROOT).parts for p in ROOT.rglob(ref))
-    return ref in NOT_OURS or any(c.exists() for c in candidates)
+        return any(f == ref or f.endswith("/" + ref) for f in files)
+    for candidate in (base / ref, ROOT / ref):
+        rel = os.path.relpath(os.path.normpath(candidate), ROOT)
+        if rel in files or rel.startswith(OUTPUTS):
+            return True
+    return False
 
 
 def _labs() -> set[str]:
@@ -115,6 +150,27 @@ def test_the_checker_accepts_what_exists():
     assert broken_references([("example", ROOT / "notebooks",
                                "see ../docs/references.md, notebooks/00_cluster_sim_tour.ipynb, Lab 00, "
                                "labs 08–09 and cluster_sim/engine/model.py")]) == []
+
+
+def test_a_file_a_run_left_behind_is_not_a_file_of_the_clone(tmp_path, monkeypatch):
+    """The browser tests write reports/browser/report.md: whether it exists depends on whether they ran
+    before, so a text naming an output is accepted as an output, and a text naming any other file that
+    only a run left in the working tree (ignored by git) is reported."""
+    assert broken_references([("example", ROOT, "report and screenshots in reports/browser/report.md")]) == []
+    (tmp_path / ".gitignore").write_text("/reports/\n/left.md\n")
+    (tmp_path / "kept.md").write_text("")
+    (tmp_path / "left.md").write_text("")  # as a test run might leave it
+    (tmp_path / "reports").mkdir()
+    (tmp_path / "reports" / "stale.md").write_text("")
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    monkeypatch.setattr(sys.modules[__name__], "ROOT", tmp_path)
+    project_files.cache_clear()
+    try:
+        found = broken_references([("example", tmp_path, "see kept.md, left.md and docs/left.md")])
+    finally:
+        project_files.cache_clear()
+    assert found == ["example: names 'left.md', which the clone does not hold",
+                     "example: names 'docs/left.md', which the clone does not hold"], found
 
 
 def test_the_instructors_learning_path_is_what_the_notebooks_measure():

@@ -2,17 +2,23 @@
 
 Executing every notebook again here would repeat what tests/notebooks already runs at both presets
 (minutes of CI), so: the report is built from every notebook's section (structure, no execution),
-and one lab (the tour, the cheapest) goes through the whole command at preset ci.
+and one lab (the tour, the cheapest) goes through the whole command at preset ci, its papermill call
+answered by the tour's execution at ci from the execution layer (tests/notebook_runs.py).
 """
 
 import csv
 import re
+import shutil
+from pathlib import Path
 
 import nbformat
 import pytest
+from notebook_runs import KERNEL, ROOT, NotebookRun
 
 from cluster_sim.claims import MIME, VERDICTS, Claim, measure, records
 from cluster_sim.reproduce import LabRun, build_report, claim_rows, figure_cells, main, notebooks, report_cells
+
+TOUR_CI = NotebookRun(ROOT / "notebooks" / "00_cluster_sim_tour.ipynb", "ci")
 
 
 def test_every_lab_has_a_paper_vs_ours_section_and_closing_claims():
@@ -43,8 +49,27 @@ def test_unknown_labs_and_scales_are_refused(capsys):
 
 
 @pytest.mark.notebook
-def test_make_reproduce_runs_a_lab_and_reports_its_table(tmp_path):
+@pytest.mark.parametrize("tour", [TOUR_CI.param()])
+def test_make_reproduce_runs_a_lab_and_reports_its_table(tour, executed, tmp_path, monkeypatch):
+    """The whole command; its one papermill call is the call the execution layer made for the tour at
+    ci (checked here), so it gets that execution instead of running the notebook a second time."""
+    import papermill
+
+    execution = executed(tour)  # before papermill is replaced below
+    calls = []
+
+    def execute_notebook(input_path, output_path, *, parameters, kernel_name, cwd, **kwargs):
+        calls.append(Path(input_path).name)
+        assert (Path(input_path), parameters, kernel_name, Path(cwd)) == (tour.path, tour.parameters, KERNEL,
+                                                                          tour.path.parent)
+        if execution.error is not None:
+            raise execution.error
+        shutil.copy(execution.output, output_path)
+
+    monkeypatch.setattr(papermill, "execute_notebook", execute_notebook)
+    monkeypatch.setenv("CLUSTER_SIM_PROGRESS", "off")  # main() would set it for the rest of this process
     assert main(["--scale", "ci", "--labs", "00", "--out", str(tmp_path)]) == 0
+    assert calls == [tour.path.name]
     report = (tmp_path / "report.html").read_text()
     assert "What theory says vs what we see" in report and "<table" in report
     # the summary counts the claims table the tour displayed, and claims.csv holds the same rows

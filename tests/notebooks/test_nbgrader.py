@@ -1,11 +1,16 @@
 """The solutions as an instructor uses them: a throw-away nbgrader course, released and autograded.
 
-For each lab: ``solutions/NN_*.ipynb`` is the course's source; ``nbgrader generate_assignment``
-releases it (the release must be exactly our ``exercises/NN_*.ipynb``, cell by cell); two students
-submit, one the release untouched, one the release with the solution typed into its answer cells;
-``nbgrader autograde`` grades both. The untouched copy scores 0 and every check cell fails with the
-"not implemented yet" message before anything else fails; the answered copy gets full marks and no
-error; the autograder logs no warning about our notebooks.
+``solutions/NN_*.ipynb`` are the course's source, all of them one assignment; ``nbgrader
+generate_assignment`` releases it (each release must be exactly our ``exercises/NN_*.ipynb``, cell
+by cell); two students submit, one the release untouched, one the release with the solution typed
+into its answer cells; ``nbgrader autograde`` grades both. The untouched copy of each lab scores 0
+and every check cell fails with the "not implemented yet" message before anything else fails; the
+answered copy gets full marks and no error; the autograder logs no warning about our notebooks.
+
+The round trip is nbgrader's own, as cheap as it can be: the labs are split into two courses (one
+per xdist worker, each in its xdist group), and each course runs one ``nbgrader`` process per step
+for all its labs, instead of two processes per lab; each notebook is still executed by nbgrader's
+autograder exactly once per student (each lab's test reads its course's results).
 
 Allowed log noise, not about our notebooks: SQLAlchemy's ``SAWarning`` from nbgrader's gradebook
 code, ipykernel's TCP note, and nbgrader's own checksum warning on cells with hidden tests
@@ -19,6 +24,7 @@ import re
 import shutil
 import subprocess
 import sys
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import nbformat
@@ -28,13 +34,18 @@ from cluster_sim.checking import NOT_IMPLEMENTED
 
 ROOT = Path(__file__).resolve().parents[2]
 SOLUTIONS = sorted((ROOT / "solutions").glob("*.ipynb"))
+ASSIGNMENT = "labs"
+#: two courses, so the two xdist workers grade one each (alternate labs: each gets cheap and dear ones)
+COURSES = {"a": SOLUTIONS[0::2], "b": SOLUTIONS[1::2]}
+STUDENTS = ("untouched", "answered")
 KNOWN_NOISE = ("SAWarning", "TCP without encryption", "no_autoflush", "warnings.warn")
 
 
 def nbgrader(course: Path, *args: str) -> str:
     """Run nbgrader in ``course``; its output (it shells out to ``alembic``, so the venv's bin goes first)."""
     bin_dir = str(Path(sys.executable).parent)
-    env = dict(os.environ, PATH=bin_dir + os.pathsep + os.environ.get("PATH", ""))
+    # headless kernels: no progress bar (a widget can stall one; tests/test_progress.py tests the bars)
+    env = dict(os.environ, PATH=bin_dir + os.pathsep + os.environ.get("PATH", ""), CLUSTER_SIM_PROGRESS="off")
     done = subprocess.run([str(Path(bin_dir) / "nbgrader"), *args], cwd=course, env=env,
                           capture_output=True, text=True, timeout=900)
     if done.returncode != 0:
@@ -68,55 +79,127 @@ def unexpected_warnings(log: str, hidden_test_cells: set[str]) -> list[str]:
     return out
 
 
-@pytest.mark.notebook
-@pytest.mark.parametrize("solution", SOLUTIONS, ids=lambda p: p.stem)
-def test_a_course_releases_and_grades_the_lab(solution: Path, tmp_path: Path):
-    lab = solution.stem
-    course = tmp_path / "course"
-    (course / "source" / lab).mkdir(parents=True)
-    shutil.copy(solution, course / "source" / lab / solution.name)
-    (course / "nbgrader_config.py").write_text(
+@dataclass
+class Course:
+    """A course graded by nbgrader: its folder, and its log split by the notebook each line is about."""
+
+    root: Path
+    labs: list[Path]
+    log: dict[str, list[str]] = field(default_factory=dict)  # lab -> lines; "" -> lines about no one lab
+
+    def log_of(self, lab: str) -> str:
+        return "\n".join(self.log.get("", []) + self.log.get(lab, []))
+
+
+def split_log(log: str, labs: list[str]) -> dict[str, list[str]]:
+    """Each line under the last notebook nbgrader named ("Converting notebook", "Sanitizing",
+    "Autograding"); lines before any, or after a step's end, under ""."""
+    out: dict[str, list[str]] = {}
+    current = ""
+    for line in log.splitlines():
+        named = re.search(r"(?:Converting notebook|Sanitizing|Autograding) \S*?([^/\s]+)\.ipynb", line)
+        if named and named.group(1) in labs:
+            current = named.group(1)
+        elif "nbgrader step" in line:
+            current = ""
+        out.setdefault(current, []).append(line)
+    return out
+
+
+def grade_course(root: Path, labs: list[Path]) -> Course:
+    """All ``labs`` as one assignment: released by one ``nbgrader`` process, autograded by another."""
+    (root / "source" / ASSIGNMENT).mkdir(parents=True)
+    for solution in labs:
+        shutil.copy(solution, root / "source" / ASSIGNMENT / solution.name)
+    (root / "nbgrader_config.py").write_text(
         "c = get_config()\n"
         "c.CourseDirectory.course_id = 'cluster_sim'\n"
-        f"c.CourseDirectory.root = {str(course)!r}\n"
+        f"c.CourseDirectory.root = {str(root)!r}\n"
         "c.ExecutePreprocessor.timeout = 600\n")
-    log = nbgrader(course, "generate_assignment", lab, "--force")
+    log = "nbgrader step: generate_assignment\n" + nbgrader(root, "generate_assignment", ASSIGNMENT, "--force")
+    for solution in labs:
+        release = nbformat.read(root / "release" / ASSIGNMENT / solution.name, as_version=4)
+        source = nbformat.read(solution, as_version=4)
+        for student, nb in (("untouched", release), ("answered", answered(release, source))):
+            (root / "submitted" / student / ASSIGNMENT).mkdir(parents=True, exist_ok=True)
+            nbformat.write(nb, root / "submitted" / student / ASSIGNMENT / solution.name)
+    log += "\nnbgrader step: autograde\n" + nbgrader(root, "autograde", ASSIGNMENT, "--create", "--force")
+    return Course(root, labs, split_log(log, [s.stem for s in labs]))
 
-    release = nbformat.read(course / "release" / lab / solution.name, as_version=4)
+
+@pytest.fixture(scope="session")
+def course(tmp_path_factory):
+    """``course(name)``: the graded :class:`Course` of ``COURSES[name]``, graded on first use."""
+    graded: dict[str, Course | BaseException] = {}
+
+    def get(name: str) -> Course:
+        if name not in graded:
+            try:
+                graded[name] = grade_course(tmp_path_factory.mktemp(f"course-{name}"), COURSES[name])
+            except Exception as err:  # noqa: BLE001 - every lab of the course reports it
+                graded[name] = err
+        if isinstance(graded[name], BaseException):
+            raise graded[name]
+        return graded[name]
+
+    return get
+
+
+def _labs():
+    for name, labs in COURSES.items():
+        for solution in labs:
+            yield pytest.param(name, solution, id=solution.stem, marks=pytest.mark.xdist_group(f"nbgrader-{name}"))
+
+
+@pytest.mark.notebook
+@pytest.mark.parametrize("name, solution", sorted(_labs(), key=lambda p: p.values[1]))
+def test_a_course_releases_and_grades_the_lab(name: str, solution: Path, course):
+    lab = solution.stem
+    graded = course(name)
+    root = graded.root
+
+    release = nbformat.read(root / "release" / ASSIGNMENT / solution.name, as_version=4)
     ours = nbformat.read(ROOT / "exercises" / solution.name, as_version=4)
     assert [c.source for c in release.cells] == [c.source for c in ours.cells], (
         f"nbgrader's release of {lab} differs from exercises/{solution.name}: run `make exercises`")
 
-    source = nbformat.read(solution, as_version=4)
-    for student, nb in (("untouched", release), ("answered", answered(release, source))):
-        (course / "submitted" / student / lab).mkdir(parents=True)
-        nbformat.write(nb, course / "submitted" / student / lab / solution.name)
-    log += nbgrader(course, "autograde", lab, "--create", "--force")
-
     from nbgrader.api import Gradebook
 
-    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
-        scores = {s: (gb.find_submission(lab, s).score, gb.find_submission(lab, s).max_score)
-                  for s in ("untouched", "answered")}
+    with Gradebook(f"sqlite:///{root / 'gradebook.db'}") as gb:
+        scores = {s: (gb.find_submission_notebook(lab, ASSIGNMENT, s).score,
+                      gb.find_submission_notebook(lab, ASSIGNMENT, s).max_score) for s in STUDENTS}
     assert scores["untouched"][0] == 0, f"{lab}: the untouched release scored {scores['untouched']}"
     assert scores["answered"][0] == scores["answered"][1] > 0, f"{lab}: the answered copy scored {scores['answered']}"
 
-    graded = nbformat.read(course / "autograded" / "untouched" / lab / solution.name, as_version=4)
-    checks = [c for c in graded.cells if c.metadata.get("nbgrader", {}).get("grade")]
+    graded_nb = nbformat.read(root / "autograded" / "untouched" / ASSIGNMENT / solution.name, as_version=4)
+    checks = [c for c in graded_nb.cells if c.metadata.get("nbgrader", {}).get("grade")]
     for cell in checks:
         errors = [o for o in cell.outputs if o.output_type == "error"]
         gid = cell.metadata["nbgrader"]["grade_id"]
         assert errors, f"{lab}: check {gid!r} passed on the untouched release"
         assert errors[0].ename == "AssertionError" and NOT_IMPLEMENTED in errors[0].evalue, (
             f"{lab}: check {gid!r} failed with {errors[0].ename}: {errors[0].evalue[:300]!r}, not the not-implemented message")
-    first = next(c for c in graded.cells if c.cell_type == "code" and any(o.output_type == "error" for o in c.outputs))
+    first = next(c for c in graded_nb.cells if c.cell_type == "code" and any(o.output_type == "error" for o in c.outputs))
     assert first in checks, f"{lab}: a cell fails before any check cell on the untouched release: {first.source[:200]!r}"
 
-    graded = nbformat.read(course / "autograded" / "answered" / lab / solution.name, as_version=4)
-    failing = [c.source[:120] for c in graded.cells if any(o.output_type == "error" for o in c.get("outputs", []))]
+    graded_nb = nbformat.read(root / "autograded" / "answered" / ASSIGNMENT / solution.name, as_version=4)
+    failing = [c.source[:120] for c in graded_nb.cells if any(o.output_type == "error" for o in c.get("outputs", []))]
     assert not failing, f"{lab}: the answered copy has errors in {failing}"
 
+    source = nbformat.read(solution, as_version=4)
     hidden = {c.metadata["nbgrader"]["grade_id"] for c in source.cells
               if c.metadata.get("nbgrader", {}).get("grade") and "### BEGIN HIDDEN TESTS" in c.source}
-    warnings = unexpected_warnings(log, hidden)
+    warnings = unexpected_warnings(graded.log_of(lab), hidden)
     assert not warnings, f"{lab}: nbgrader warned:\n" + "\n".join(warnings)
+
+
+def test_the_log_is_split_by_the_notebook_each_line_is_about():
+    log = ("nbgrader step: autograde\n[AutogradeApp | WARNING] about the course\n"
+           "[AutogradeApp | INFO] Sanitizing /c/submitted/untouched/labs/01_a.ipynb\n"
+           "[AutogradeApp | WARNING] Attribute 'checksum' for cell x has changed\n"
+           "[AutogradeApp | INFO] Autograding /c/submitted/untouched/labs/02_b.ipynb\n"
+           "[AutogradeApp | WARNING] about 02\n")
+    parts = split_log(log, ["01_a", "02_b"])
+    assert parts["01_a"][1:] == ["[AutogradeApp | WARNING] Attribute 'checksum' for cell x has changed"]
+    assert parts["02_b"][1:] == ["[AutogradeApp | WARNING] about 02"]
+    assert parts[""] == ["nbgrader step: autograde", "[AutogradeApp | WARNING] about the course"]

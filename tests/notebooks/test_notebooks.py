@@ -1,33 +1,40 @@
-"""Every notebook runs headless (papermill) at CI scale; exercises fail where they should.
+"""Every notebook runs headless (papermill) at both presets; exercises fail where they should.
 
-- ``notebooks/`` execute top to bottom at the presets ``ci`` and ``default`` with ``interactive=False``
-  injected into their ``parameters`` cell, so their closing assertions (the claims each notebook
-  makes) hold.
-- ``solutions/`` and ``exercises/`` (generated) are released, answered and autograded by nbgrader in
-  ``test_nbgrader.py``: every check cell of the unsolved version must fail with the "not implemented
-  yet" message, and the solutions must get full marks.
-- All three are committed without outputs; ``exercises/`` is up to date with ``solutions/``.
+What each layer of the suite checks of a notebook, and where (so nothing is checked twice, or lost):
+
+- here, **headless** (tests/notebook_runs.py): each lab in ``notebooks/`` is executed by papermill
+  once per preset (``ci`` and ``default``, ``interactive=False`` injected after its ``parameters``
+  cell), and the tour once more with a seed override. Each execution is shared by its checks: it
+  runs to the end, so its closing cell's claims hold; every cell that draws shows its figure; no
+  cell shows an error or writes to stderr (a warning a student would see). ``interactive`` changes
+  nothing but the panel cells (checked below), so these runs cover every other cell a student runs.
+- ``test_panels.py``, **in-process**: every panel cell of every lab with ``interactive=True``, each
+  panel's controls moved as a student would (re-run and redraw, or a refusal naming the control).
+- ``test_nbgrader.py``: ``solutions/`` and ``exercises/`` (generated) released, answered and
+  autograded by nbgrader: every check cell of the unsolved version fails with the "not implemented
+  yet" message, and the solutions get full marks.
+- ``tests/browser/``, **in Chromium**: what only a browser shows (the panel's widgets render in
+  JupyterLab and answer a key, a typed value and a dropdown; a refused value resets its control;
+  a Voila dashboard renders), on the labs that cover every kind of control.
+- All three notebook folders are committed without outputs; ``exercises/`` is up to date with ``solutions/``.
 """
 
+import ast
 import json
-import os
 import re
-import time
 from pathlib import Path
 
 import nbformat
 import pytest
+from notebook_runs import KERNEL, NotebookRun
 
 from cluster_sim.exercises import generate
 
 ROOT = Path(__file__).resolve().parents[2]
-NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb")) + sorted((ROOT / "solutions").glob("*.ipynb"))
+LABS = sorted((ROOT / "notebooks").glob("*.ipynb"))
+NOTEBOOKS = LABS + sorted((ROOT / "solutions").glob("*.ipynb"))
 EXERCISES = sorted((ROOT / "exercises").glob("*.ipynb"))
 ALL = NOTEBOOKS + EXERCISES
-KERNEL = "cluster_sim"  # the project's kernel, registered by `make setup` in .venv (never another Python)
-CELL_TIMEOUT = 300  # a hung widget kernel fails the test instead of hanging CI
-# a long run_grid sweep draws a text progress bar in a headless kernel, not a widget (widgets can stall it)
-os.environ.setdefault("CLUSTER_SIM_PROGRESS", "text")
 
 
 def rel(p: Path) -> str:
@@ -96,34 +103,77 @@ def figures_not_shown(nb) -> list[str]:
     return missing
 
 
-# the walkthroughs at both presets their closing checks must hold at (the solutions and the unsolved
-# exercises run in test_nbgrader.py, graded by nbgrader itself)
-RUNS = [(p, preset) for p in NOTEBOOKS if p.parent.name == "notebooks" for preset in ("ci", "default")]
+def test_only_the_panel_cells_read_interactive():
+    """So the headless runs (``interactive=False``) execute every cell a student runs but the panel cells,
+    which test_panels.py runs in-process and the browser tests in JupyterLab and Voila."""
+    for path in LABS:
+        nb = nbformat.read(path, as_version=4)
+        for i, cell in enumerate(nb.cells):
+            if cell.cell_type != "code" or "parameters" in cell.metadata.get("tags", []):
+                continue
+            names = {n.id for n in ast.walk(ast.parse(cell.source)) if isinstance(n, ast.Name)}
+            assert "interactive" not in names or "ConfigPanel(" in cell.source, (
+                f"{rel(path)} cell {i} reads `interactive` but builds no panel: the headless runs skip what it does")
+
+
+# each lab at both presets its closing checks must hold at; the tour once more with a seed override (its
+# parameters cell invites any; its closing checks once failed for seed 3). The solutions and the unsolved
+# exercises run in test_nbgrader.py, graded by nbgrader itself.
+TOUR_SEED = NotebookRun(ROOT / "notebooks" / "00_cluster_sim_tour.ipynb", "ci", (("seed", 3),))
+RUNS = [NotebookRun(p, preset) for p in LABS for preset in ("ci", "default")] + [TOUR_SEED]
 # Known, tracked failures: strict, so the test fails the moment one is fixed and the mark must go.
 KNOWN: dict = {}
 
 
 def _runs():
-    for p, preset in RUNS:
-        reason = KNOWN.get((p.name, preset)) if p.parent.name == "notebooks" else None
-        marks = [pytest.mark.xfail(reason=reason, strict=True, raises=Exception)] if reason else []
-        yield pytest.param(p, preset, marks=marks, id=f"{rel(p)}@{preset}")
+    for run in RUNS:
+        reason = KNOWN.get((run.path.name, run.preset))
+        yield run.param(*([pytest.mark.xfail(reason=reason, strict=True, raises=Exception)] if reason else []))
 
 
 @pytest.mark.notebook
-@pytest.mark.parametrize("path, preset", list(_runs()))
-def test_notebook_executes_and_shows_every_figure(path, preset, tmp_path):
-    import papermill as pm
+@pytest.mark.parametrize("run", list(_runs()))
+def test_notebook_executes_and_its_claims_hold(run, executed):
+    """Top to bottom; the closing cell asserts the notebook's claims (papermill raises on a failed one)."""
+    execution = executed(run)
+    if execution.error is not None:
+        raise execution.error
 
-    t0 = time.perf_counter()
-    out = tmp_path / path.name
-    pm.execute_notebook(
-        str(path), str(out), parameters={"interactive": False, "preset": preset}, kernel_name=KERNEL,
-        execution_timeout=CELL_TIMEOUT, cwd=str(path.parent), progress_bar=False,
-    )
-    print(f"{rel(path)} at {preset} ran in {time.perf_counter() - t0:.1f} s")
-    missing = figures_not_shown(nbformat.read(out, as_version=4))
-    assert not missing, f"{rel(path)}: these cells draw a figure but show no image: {'; '.join(missing)}"
+
+@pytest.mark.notebook
+@pytest.mark.parametrize("run", list(_runs()))
+def test_notebook_shows_every_figure(run, executed):
+    missing = figures_not_shown(executed(run).notebook)
+    assert not missing, f"{run.id}: these cells draw a figure but show no image: {'; '.join(missing)}"
+
+
+def problems(nb) -> list[str]:
+    """Error outputs and anything written to stderr (warnings a student would see)."""
+    found = []
+    for i, cell in enumerate(nb.cells):
+        for out in cell.get("outputs", []) if cell.cell_type == "code" else []:
+            if out.output_type == "error":
+                found.append(f"cell {i} error: {out.ename}: {out.evalue[:300]}")
+            elif out.output_type == "stream" and out.name == "stderr" and out.text.strip():
+                found.append(f"cell {i} stderr: {out.text.strip()[:300]}")
+    return found
+
+
+@pytest.mark.notebook
+@pytest.mark.parametrize("run", list(_runs()))
+def test_notebook_shows_no_error_and_no_warning(run, executed):
+    found = problems(executed(run).notebook)
+    assert not found, f"{run.id}:\n" + "\n".join(found)
+
+
+@pytest.mark.notebook
+@pytest.mark.parametrize("run", [TOUR_SEED.param()])
+def test_a_seed_override_reaches_the_tours_config(run, executed):
+    """The override is what the notebook ran with (its config table), not only what papermill injected."""
+    nb = executed(run).notebook
+    table = next(c for c in nb.cells if c.cell_type == "code" and "from_preset(" in c.source)
+    shown = "".join(o.get("data", {}).get("text/plain", "") for o in table.outputs)
+    assert re.search(r"^seed\s+3\s", shown, re.M), f"{run.id}: the config table does not show seed 3:\n{shown[:2000]}"
 
 
 def test_the_figure_check_catches_a_plot_cell_without_an_image():
@@ -139,22 +189,8 @@ def test_the_figure_check_catches_a_plot_cell_without_an_image():
     assert figures_not_shown(nb) == ["cell 0 ('fig = plot_placement(result)')"]
 
 
-@pytest.mark.notebook
-@pytest.mark.parametrize("seed", range(1, 10))
-def test_the_tour_holds_its_claims_at_every_seed_it_invites(seed, tmp_path):
-    """00's parameters cell invites any override; its closing checks once failed for seed 3."""
-    import papermill as pm
-
-    path = ROOT / "notebooks" / "00_cluster_sim_tour.ipynb"
-    pm.execute_notebook(str(path), str(tmp_path / path.name), kernel_name=KERNEL, cwd=str(path.parent),
-                        parameters={"interactive": False, "overrides": {"seed": seed}},
-                        execution_timeout=CELL_TIMEOUT, progress_bar=False)
-
-
 def bare_value_checks(nb) -> list[str]:
     """Graded cells whose last statement is a bare value (nbgrader would read it as the score)."""
-    import ast
-
     bad = []
     for cell in grade_cells(nb):
         code = "\n".join(line for line in cell.source.splitlines() if not line.lstrip().startswith(("%", "!")))

@@ -5,9 +5,14 @@ Headless kernels sometimes stall on widget cells, so CI's papermill runs skip th
 kernel, no comms) up to its last panel cell (:func:`cluster_sim.ui.inprocess.notebook_panels`);
 then every panel it built is driven as a user would: each control is moved one step, and the
 panel must re-run and redraw without an error, or refuse the step with a message naming the
-control (never an error about a field the student did not touch).
+control (never an error about a field the student did not touch), and nothing may warn (a kernel
+would print the warning under the panel; the browser tests see that on a few labs only).
+
+This is where every lab's panels are checked; the browser tests (tests/browser/) check what only a
+browser shows, on the labs that cover every kind of control.
 """
 
+import warnings
 from pathlib import Path
 
 import pytest
@@ -35,6 +40,16 @@ def _another_value(control):
 @pytest.mark.notebook
 @pytest.mark.parametrize("path", WITH_PANELS, ids=lambda p: p.name)
 def test_panels_rerun_and_redraw(path):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("default")  # each warning once per place, as a kernel shows it
+        for category in (DeprecationWarning, FutureWarning):  # errors, as everywhere in the suite (pyproject.toml)
+            warnings.filterwarnings("error", category=category)
+        _build_and_drive(path)
+    shown = [f"{w.category.__name__}: {w.message} ({Path(w.filename).name}:{w.lineno})" for w in caught]
+    assert not shown, f"{path.name}: building and driving its panels warned:\n" + "\n".join(shown)
+
+
+def _build_and_drive(path):
     built = notebook_panels(path)
     assert built, f"{path.name}: its panel cell built no ConfigPanel with interactive=True"
     for k, panel in enumerate(built):

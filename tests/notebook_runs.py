@@ -1,0 +1,106 @@
+"""The notebook execution layer: each notebook executed by papermill once per preset in a test run.
+
+:class:`NotebookRun` names one execution (a notebook, a preset, overrides; always ``interactive=False``);
+the ``executed`` fixture (tests/conftest.py) executes it on first use and hands the same
+:class:`Execution` to every check that needs it: its closing claims, its figures, its outputs, the
+``make reproduce`` report. The checks of one run carry the xdist group :attr:`NotebookRun.group`, so
+``pytest -n 2 --dist loadgroup`` (``make test``) sends them to one worker, whose session holds the
+executed notebook; without xdist the session is the whole run. (Under another ``--dist`` mode a
+notebook may be executed once per worker: slower, never wrong.)
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+KERNEL = "cluster_sim"  # the project's kernel, registered by `make setup` in .venv (never another Python)
+CELL_TIMEOUT = 300  # seconds a cell may take: a hung kernel fails the test instead of hanging CI
+
+
+@dataclass(frozen=True)
+class NotebookRun:
+    """One headless execution of a notebook: papermill, ``interactive=False``, a preset and overrides."""
+
+    path: Path
+    preset: str = "ci"
+    overrides: tuple[tuple[str, object], ...] = ()
+
+    @property
+    def id(self) -> str:
+        extra = "".join(f"+{k}={v}" for k, v in self.overrides)
+        return f"{self.path.relative_to(ROOT)}@{self.preset}{extra}"
+
+    @property
+    def group(self) -> str:
+        """The xdist group of every check that reads this execution (one worker executes it once)."""
+        return "papermill-" + self.id.replace("@", "-").replace("/", "-")
+
+    @property
+    def parameters(self) -> dict:
+        """What papermill injects after the notebook's ``parameters`` cell."""
+        params = {"interactive": False, "preset": self.preset}
+        if self.overrides:
+            params["overrides"] = dict(self.overrides)
+        return params
+
+    def param(self, *marks) -> object:
+        """A ``pytest.param`` of this run for a check, in the run's xdist group."""
+        return pytest.param(self, id=self.id, marks=[pytest.mark.xdist_group(self.group), *marks])
+
+
+@dataclass
+class Execution:
+    run: NotebookRun
+    output: Path
+    seconds: float
+    error: BaseException | None = None
+    _notebook: object = field(default=None, repr=False)
+
+    @property
+    def notebook(self):
+        """The executed notebook (outputs included); fails the calling check if the run failed."""
+        if self.error is not None:
+            first = (str(self.error).strip().splitlines() or [type(self.error).__name__])[-1]
+            pytest.fail(f"{self.run.id} did not execute ({first[:300]}); its execution test shows why", pytrace=False)
+        if self._notebook is None:
+            import nbformat
+
+            self._notebook = nbformat.read(self.output, as_version=4)
+        return self._notebook
+
+
+def execute(run: NotebookRun, folder: Path) -> Execution:
+    """Execute ``run`` with papermill into ``folder``; the failure, if any, is kept, not raised.
+
+    No progress bar and no run-time estimate (``CLUSTER_SIM_PROGRESS=off``, tested in
+    tests/test_progress.py): whatever lands on stderr is then a warning a student would see, never a
+    text bar that a slow machine happened to open.
+    """
+    import papermill as pm
+
+    out = folder / run.path.name
+    before = os.environ.get("CLUSTER_SIM_PROGRESS")
+    os.environ["CLUSTER_SIM_PROGRESS"] = "off"  # the kernel inherits it
+    t0 = time.perf_counter()
+    error = None
+    try:
+        pm.execute_notebook(str(run.path), str(out), parameters=run.parameters, kernel_name=KERNEL,
+                            execution_timeout=CELL_TIMEOUT, cwd=str(run.path.parent), progress_bar=False)
+    except Exception as err:  # noqa: BLE001 - kept for every check of this run to report
+        error = err
+    finally:
+        if before is None:
+            os.environ.pop("CLUSTER_SIM_PROGRESS", None)
+        else:
+            os.environ["CLUSTER_SIM_PROGRESS"] = before
+    seconds = time.perf_counter() - t0
+    print(f"{run.id} executed in {seconds:.1f} s")
+    return Execution(run, out, seconds, error)
+
+
