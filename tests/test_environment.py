@@ -76,7 +76,11 @@ def test_the_installed_packages_are_the_locked_versions():
     import importlib.metadata
 
     pins = _lock()
-    installed = {_name(d.metadata["Name"]): d.version for d in importlib.metadata.distributions()}
+    import sysconfig
+
+    # the environment's own packages (setuptools puts its vendored copies on sys.path too)
+    site = [sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]]
+    installed = {_name(d.metadata["Name"]): d.version for d in importlib.metadata.distributions(path=site)}
     differ = {n: (v, installed.get(n)) for n, v in pins.items() if installed.get(n) != v}
     assert not differ, f"installed versions differ from requirements.lock (locked, installed): {differ}; run `make setup`"
 

@@ -24,7 +24,7 @@ from .config import ARMS, MorpheusConfig, TinyInstanceConfig
 from .exact import theorem_6_1_bound, tiny_instance
 from .lowcost import AdHocJob, PeriodicJob, lowcost_window
 from .plan import ReservationPlan
-from .simulation import compare, footprint
+from .simulation import compare, footprint, run
 
 __all__ = ["FIG7", "fig7_example", "lcm_example", "pack_many", "adhoc_in_residual", "competitive_table",
            "footprints", "claims_table", "CLAIMS", "THEOREM_CLAIMS"]
@@ -257,7 +257,6 @@ def claims_table(config: MorpheusConfig, *, pool_size: int | None = None, client
     :data:`POOL_SIZES`): every arm on every seed of the pool (paired by seed), and Theorem 6.1's tiny
     instances (:data:`TINY_INSTANCES` seeds from the config's). ``client`` and ``cache`` go to
     :func:`cluster_sim.sweep.run_grid`."""
-    from .simulation import run
 
     size = POOL_SIZES[_preset_of(config)] if pool_size is None else pool_size
     seeds = pool(config.seed, size)
