@@ -86,9 +86,12 @@ def test_on_the_papers_basis_60_percent_holds_the_peak_and_one_queue_completes_e
     assert cap.sum() >= w.peak and cap.sum() < w.peak + c.slots_per_machine + len(w.peaks)
     r = run(c)
     assert r.value_share == 1.0 and r.failed_jobs == 0
-    tight = queue_plan(c.replace(capacity=0.2, queues="org"), w.peaks, None, w.peak)[2]
+    # the paper's 20 %: a third of the cluster-wide peak, shared among the queues in proportion to their peaks
+    paper = queue_plan(c.replace(capacity=0.2, queues="org"), w.peaks, None, w.peak)[2]
+    share = 0.2 / 0.6 * w.peak / w.peaks.sum()
+    assert paper.tolist() == [float(max(np.ceil(share * p - 1e-9), 1)) for p in w.peaks]
     ours = queue_plan(c.replace(capacity=0.2, queues="org", capacity_basis="peaks"), w.peaks, None, w.peak)[2]
-    assert tight.sum() > ours.sum()  # the paper's 20 % is 1/3 of the cluster-wide peak, more than 20 % of ours
+    assert ours.tolist() == [float(max(np.ceil(0.2 * p - 1e-9), 1)) for p in w.peaks]
     with pytest.raises(ValueError, match="capacity_basis='paper' needs"):
         queue_plan(c, w.peaks, None, None)
 
