@@ -33,7 +33,6 @@ from .experiments import (
     doubling_example,
     doubling_trace,
     lake_slice,
-    paper_comparison,
     rule_ablation,
     run,
     run_seeds,
@@ -92,7 +91,7 @@ from .value import (
 
 __all__ = [
     "WingDepsConfig", "WingDepsResult", "analyse", "doubling_example", "doubling_trace", "lake_slice",
-    "paper_comparison", "plot_doubling", "plot_fig2", "plot_fig3", "plot_fig5", "plot_fig6", "plot_lake",
+    "plot_doubling", "plot_fig2", "plot_fig3", "plot_fig5", "plot_fig6", "plot_lake",
     "plot_observations", "plot_overview", "plot_provenance", "plot_rules", "plot_table1", "rule_ablation", "run",
     "run_seeds", "self_join_example",
     "DAY", "DEFAULT_WINDOW", "Figure5", "HOUR", "Lake", "LakeConfig", "MultiHop", "PAPER", "algorithm1_literal",

@@ -42,7 +42,7 @@ from dataclasses import dataclass
 
 from ..config import count
 from ..engine.config import Config, Work, param
-from .lake import GIB, ROW_BYTES, LakeConfig, closure_pairs_per_job, lake_rows
+from .lake import GIB, PRIORITIES, ROW_BYTES, LakeConfig, closure_pairs_per_job, lake_rows
 from .provenance import DAY
 
 #: peak bytes per closure pair of Lab 04's run (Algorithm 1's doubling, its joins built a slice at a time:
@@ -72,9 +72,14 @@ class WingDepsConfig(Config):
                                  doc="share of recurring templates (below the first layer) that wait for their input")
     overwrite_share: float = param(0.35, lo=0.0, hi=1.0, step=0.05, widget=False,
                                    doc="share of recurring outputs overwritten in place rather than partitioned")
+    priorities: str = param("independent", choices=PRIORITIES, widget=False,
+                            doc="how users set template priorities: 'independent' of the dependency DAG, or "
+                                "'rise_upstream' (a producer gets its highest consumer's priority, but for a share "
+                                "inversion_share of inversions)")
     inversion_share: float = param(0.5, lo=0.0, hi=1.0, step=0.05, widget=False,
-                                   doc="share of consumed templates given a lower priority than one of their consumers")
-    downloads_per_job: float = param(2.0, lo=0.0, hi=50.0, step=0.5, widget=False,
+                                   doc="priorities='rise_upstream' only: share of consumed templates given a lower "
+                                       "priority than one of their consumers")
+    downloads_per_job: float = param(8.0, lo=0.0, hi=50.0, step=0.5, widget=False,
                                      doc="mean downloads per job (outputs ranked by a Zipf law)")
     zipf_s: float = param(1.0, lo=0.5, hi=3.0, step=0.1, widget=False,
                           doc="Zipf exponent of output popularity (the paper: s = 1)")
@@ -169,6 +174,7 @@ class WingDepsConfig(Config):
         return LakeConfig(days=self.days, jobs_per_day=self.jobs_per_day, orgs=self.orgs,
                           users_per_org=self.users_per_org, recurring_share=self.recurring_share,
                           cross_org_share=self.cross_org_share, polling_share=self.polling_share,
-                          overwrite_share=self.overwrite_share, inversion_share=self.inversion_share,
+                          overwrite_share=self.overwrite_share, priorities=self.priorities,
+                          inversion_share=self.inversion_share,
                           downloads_per_job=self.downloads_per_job, zipf_s=self.zipf_s, seed=self.seed,
                           max_memory_gib=self.max_memory_gib)

@@ -1,5 +1,6 @@
 """Lab 04's experiments: Wing's pipeline on a lake (run → result), the self-join's rules one at a
-time, Algorithm 1 iteration by iteration, and the paper's numbers beside ours over several seeds.
+time, Algorithm 1 iteration by iteration, and tables pooled over seeds (the claims beside the
+paper's numbers are in :mod:`.claims`).
 
 :func:`analyse` takes a JobRepo and a ProvRepo table from any source (the generator here, a
 simulation or a real log) and runs what Wing runs on them; :func:`run` generates the lake of a
@@ -26,11 +27,11 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
-from .characterise import PAPER, PAPER_NOTES, classify_templates, components, heuristic_agreement, observations, table1
+from .characterise import classify_templates, components, heuristic_agreement, observations, table1
 from .config import WingDepsConfig
 from .lake import Lake, generate_lake
 from .multihop import check_deps, depths, diameter, doubling, expected_iterations, show
-from .predict import PAPER_T1, PAPER_T2, best_threshold, predict, t2_errors, t2_summary
+from .predict import best_threshold, predict, t2_errors, t2_summary
 from .provenance import DAY, DEFAULT_WINDOW, job_local_value, read_matches, single_hop
 from .value import check_values, valid_jobs, value_exploration
 from ..sweep import run_grid
@@ -81,9 +82,10 @@ class WingDepsResult:
         return 1.0 - float(self.exploration["share"].iloc[0])
 
     def found_within(self, iterations: int) -> float:
-        """Share of aggregate value found once Algorithm 1 has run ``iterations`` loops (paths of up to 2**i hops)."""
+        """Share of aggregate value found after ``iterations`` iterations of Algorithm 1: 0 is job-local value
+        (Fig. 6's iteration 0), ``i`` >= 1 the paths of up to ``2**i`` hops (the loop counter)."""
         ex = self.exploration
-        hops = 2 ** iterations
+        hops = 0 if iterations == 0 else 2 ** iterations
         return float(ex.loc[ex["hops"] <= hops, "share"].iloc[-1])
 
     @property
@@ -462,23 +464,7 @@ def doubling_trace(deps: pd.DataFrame, k: pd.Series | None = None, *, omega: flo
     return out
 
 
-# ---- the paper's numbers beside ours ---------------------------------------------------------------
-def _verdict(kind: str, lo: float, hi: float, paper: float) -> str:
-    if np.isnan(lo) or np.isnan(hi):
-        return "not measured"
-    if kind == "more than":
-        return "holds in every seed" if lo > paper else "does not hold in every seed"
-    if kind == "at least":
-        return "holds in every seed" if lo >= paper else "does not hold in every seed"
-    if kind == "direction":
-        return "holds in every seed" if lo >= 1.0 else "does not hold in every seed"
-    if hi < paper:
-        return "lower than the paper's"
-    if lo > paper:
-        return "higher than the paper's"
-    return "the paper's lies within our seeds' range"
-
-
+# ---- pooled over seeds ----------------------------------------------------------------------------
 def bottom_heaviness_by_size(results: list[WingDepsResult]) -> pd.DataFrame:
     """Observation 5 over pooled seeds: the jobs' mean position (0 top, 1 bottom) in components of
     size 2-9 and of size >= 10 (a small lake may have no small component in one seed)."""
@@ -501,68 +487,6 @@ def pooled_curve(results: list[WingDepsResult]) -> pd.DataFrame:
     c["recall"] = c["hits"] / c["actual"].where(c["actual"] > 0)
     c["product"] = (c["precision"] * c["recall"]).fillna(0.0)
     return c[["tr", "precision", "recall", "product", "predicted", "actual", "hits"]]
-
-
-def paper_comparison(results: list[WingDepsResult]) -> pd.DataFrame:
-    """The paper's numbers beside ours over the seeds of ``results`` (min, mean, max) with a computed verdict.
-
-    ``kind`` says how the paper's number is read: ``value`` (ours lower, higher, or the paper's
-    within our range), ``more than`` / ``at least`` (a bound every seed must pass), ``direction``
-    (a trend that must hold in every seed; ours is 1 where it does, 0 where not).
-    """
-    if not results:
-        raise ValueError("results is empty: give the results of at least one seed")
-    rows: list[dict] = []
-
-    def add(section, quantity, values, paper, says, kind="value"):
-        v = np.asarray(values, dtype=float)
-        lo, hi = (np.nanmin(v), np.nanmax(v)) if np.isfinite(v).any() else (np.nan, np.nan)
-        rows.append({"section": section, "quantity": quantity, "paper": paper, "paper says": says, "kind": kind,
-                     "ours min": lo, "ours mean": float(np.nanmean(v)) if np.isfinite(v).any() else np.nan,
-                     "ours max": hi, "verdict": _verdict(kind, lo, hi, paper)})
-
-    for q in ("jobs depending on at least one other job", "dependencies per job"):
-        add("§1", q, [r.shares[q] for r in results], *PAPER_INTRO[q])
-    add("Table 1", "jobs Table 1's heuristics label right", [r.jobs_classified_right for r in results],
-        *PAPER_INTRO["Table 1 heuristics right"])
-    obs = [r.observations.set_index("metric") for r in results]
-    bounds = {"jobs in the largest component": "more than", "jobs in components of size >= 10": "more than"}
-    for metric, paper in PAPER.items():
-        if np.isnan(paper):
-            continue
-        section = f"Obs. {int(obs[0].at[metric, 'observation'])}"
-        add(section, metric, [o.at[metric, "ours"] for o in obs], paper, PAPER_NOTES.get(metric, f"{paper:.0%}"),
-            bounds.get(metric, "value"))
-    bh = bottom_heaviness_by_size(results).set_index("component size")["bottom-heaviness"]
-    add("Obs. 5", "components of size >= 10 more bottom-heavy than those of 2-9 (pooled seeds)",
-        [float(bh[">= 10"] > bh["2-9"])] if np.isfinite(bh).all() else [np.nan], 1.0,
-        "'the larger a CC, the more bottom-heavy'", "direction")
-    shift = [float(o.at["load-shiftable by 12 h", "ours"] < o.at["load-shiftable by 1 h", "ours"]) for o in obs]
-    add("Obs. 6", "fewer jobs load-shiftable by 12 h than by 1 h", shift, 1.0, "31% by 1 h, 14% by 12 h", "direction")
-    c = pooled_curve(results)
-    tradeoff = float(c["precision"].iloc[-1] >= c["precision"].iloc[0] and c["recall"].iloc[-1] < c["recall"].iloc[0])
-    add("§3 T1", "precision rises and recall falls as tr goes 0 -> 100% (pooled seeds)", [tradeoff], 1.0, "Fig. 2",
-        "direction")
-    add("§3 T1", "best tr (%)", [r.best_tr for r in results], PAPER_T1["best tr (%)"], "tr = 20%")
-    best_recall = [float(r.curve.loc[r.curve["tr"] == r.best_tr, "recall"].iloc[0]) if np.isfinite(r.best_tr) else np.nan
-                   for r in results]
-    add("§3 T1", "recall at the best tr", best_recall, PAPER_T1["recall with a week of training (up to)"], "up to 95%")
-    for q, paper in PAPER_T2.items():
-        says = {"RMSE (h)": "2.5 h", "median absolute error (min)": "22 min"}.get(q, f"{paper:.0%}")
-        add(f"§3 T2 (tr = {results[0].tr:g}%)", q, [r.t2_stats[q] for r in results], paper, says)
-    q = "value hidden from job-local valuation"
-    add("§4.5.3", q, [r.hidden for r in results], *PAPER_INTRO[q])
-    q = f"value found within {PAPER_ITERATIONS} iterations"
-    add("§4.5.3", q, [r.found_within(PAPER_ITERATIONS) for r in results], *PAPER_INTRO[q], "at least")
-    return pd.DataFrame(rows)
-
-
-def verdict_of(comparison: pd.DataFrame, quantity: str) -> str:
-    """The verdict of one row of :func:`paper_comparison` (a ValueError naming the row if absent)."""
-    row = comparison[comparison["quantity"] == quantity]
-    if len(row) != 1:
-        raise ValueError(f"no row {quantity!r} in the comparison; rows are {list(comparison['quantity'])}")
-    return str(row["verdict"].iloc[0])
 
 
 def t2_by_threshold(result: WingDepsResult, thresholds=(0.0, 20.0, 50.0, 80.0)) -> dict[float, pd.DataFrame]:
@@ -605,6 +529,6 @@ def t2_by_window(results: WingDepsResult | list[WingDepsResult]) -> pd.DataFrame
 
 __all__ = [
     "Ablation", "LakeSlice", "PAPER_INTRO", "PAPER_ITERATIONS", "RULE_VARIANTS", "WingDepsResult", "analyse",
-    "bottom_heaviness_by_size", "doubling_example", "pooled_curve", "doubling_trace", "lake_slice", "paper_comparison",
-    "rule_ablation", "run", "run_seeds", "self_join_example", "t2_by_threshold", "t2_by_window", "verdict_of",
+    "bottom_heaviness_by_size", "doubling_example", "pooled_curve", "doubling_trace", "lake_slice",
+    "rule_ablation", "run", "run_seeds", "self_join_example", "t2_by_threshold", "t2_by_window",
 ]

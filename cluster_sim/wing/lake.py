@@ -3,27 +3,41 @@
 No public trace has file provenance, so Lab 04 builds one with the structure §2 describes:
 
 * **Organisations** with hierarchical leaf queues (``root.o3.q1``), **users** in each one.
-* **Recurring templates** in layers (the template DAG): *periodic* ones submitted on the clock,
-  *aperiodic* ones at irregular times, and *polling* ones that wait for an upstream job to finish
-  and are submitted within 15 minutes of it (Table 1). Each later layer holds more templates
-  than the one before, and templates prefer popular inputs, so the job DAG grows into a few
-  large, bottom-heavy components (Observation 5). An input comes from another organisation with
-  probability ``cross_org_share`` (Observation 4).
+* **Recurring templates** in ``layers`` layers (the template DAG, pipelines of stages): *periodic*
+  ones submitted on the clock, *aperiodic* ones at irregular times, and *polling* ones that wait for
+  an upstream job to finish and are submitted within 15 minutes of it (Table 1). A template's first
+  input comes from the layer above, its others from the ``input_span`` layers above; each later
+  layer holds more templates than the one before, and templates prefer popular inputs, so the job
+  DAG grows into a few large, bottom-heavy components (Observation 5). An input comes from another
+  organisation with probability ``cross_org_share`` (Observation 4).
 * **Outputs** are either partitioned (a new file per run, ``o2/t17/s0/p41``) or overwritten in
   place (``o2/t17/s1``, a "latest" file), so last-writer-wins matters; a reader of a partitioned
   output reads the latest ``m`` finished partitions, ``m`` its cadence over the upstream's
-  (a daily job reads 24 hourly partitions). Some templates keep a state file they read and
+  (a daily job reads 24 hourly partitions), none finished more than a week before (98% of the
+  paper's dependencies are within a week). Some templates keep a state file they read and
   rewrite every run (a chain of dependencies through time); sources read external uploads no job
   wrote (reads before any write).
 * **Ad hoc jobs** (one template each) read the latest outputs of recurring templates or a
   previous ad hoc output of the same user; a few *backfill* a partition, rewriting it as a
   second writer.
-* **User priorities** (1-10, compared within a queue) mostly decrease downstream-to-upstream, but
-  a share of upstream templates is set *below* one of their consumers (priority inversions,
-  Observation 2); ad hoc priorities scatter around the queue's recurring mean.
-* **Downloads**: each output stream (and each user's ad hoc outputs) gets a popularity rank; the
-  r-th gets ``C / r**s`` expected downloads per written version (Zipf, s = 1), drawn within a
-  week of the write and before the file is overwritten, so each is attributable to one job.
+* **User priorities** (1-10, compared within a queue): with ``priorities="independent"`` (the
+  default) each template's is drawn around the queue's level without regard to the DAG, with a
+  spread ``priority_sd`` that gives Observation 2's share of templates with a higher-priority
+  consumer in their queue; with ``"rise_upstream"`` a producer gets its highest consumer's
+  priority but for a share ``inversion_share`` of deliberate inversions (priorities that know the
+  DAG, which hands PRIO dependency knowledge the paper's users do not have). Ad hoc priorities
+  scatter around the queue's recurring mean.
+* **Downloads**: ``downloads_per_job`` on average. A share ``download_floor`` of them is spread
+  evenly over every version written (users look at intermediate outputs too); the rest follow a
+  popularity rank: each output stream (and each user's ad hoc outputs) gets one, and the r-th gets
+  ``C / r**s`` expected downloads per written version (Zipf, s = 1), outputs no template reads
+  (reports) more, ad hoc outputs ``adhoc_download_share`` of all downloads (§7.1: recurring jobs
+  carry 9x the value of ad hoc ones). They are drawn within a week of the write and before the
+  file is overwritten, so each is attributable to one job.
+
+The defaults are calibrated to the paper's published statistics (about 4 dependencies per job,
+83% of the value hidden from job-local valuation, Obs. 2's inversions within a queue, ...): see
+:mod:`cluster_sim.wing.calibration`.
 
 Times are seconds from the start of day 0. The trace is what happened at full capacity: every
 job starts when submitted, reads its inputs then, and writes its outputs when it ends.
@@ -62,9 +76,9 @@ from .provenance import DAY, HOUR
 MINUTE = 60.0
 CADENCES = (HOUR, 6 * HOUR, DAY, 7 * DAY)  # hourly, every 6 hours, daily (the most common: §3.2), weekly
 CADENCE_WEIGHTS = (0.12, 0.18, 0.55, 0.15)
-LAYERS = 5
-LAYER_GROWTH = 1.6  # each layer of the template DAG has this many times the jobs of the one above
+LAYER_GROWTH = 1.4  # each layer of the template DAG has this many times the jobs of the one above
 MAX_PARTITIONS = 24  # a reader reads at most this many partitions of one input
+READ_HORIZON = 7 * DAY  # and none finished longer ago than this (98% of the paper's dependencies are within a week)
 DOWNLOAD_HORIZON = 7 * DAY  # downloads happen within a week of the write (value counted a week: §6.3)
 LEAF_BIAS = 4.0  # outputs no recurring template reads are this much more downloaded (reports)
 STATEFUL_SHARE = 0.05  # templates that read back their own state file each run
@@ -74,6 +88,9 @@ ROLLING_WINDOWS = (2, 3, 4, 6, 12)
 ADHOC_WINDOWS = ((1, 2, 4, 8), (0.6, 0.15, 0.15, 0.1))  # partitions an ad hoc job reads of one input
 CROSS_READER_P = 0.75  # a cross-org reader takes each input from another organisation with this probability
 KINDS = ("periodic", "aperiodic", "polling", "adhoc")
+PRIORITIES = ("independent", "rise_upstream")
+#: the random stream of the template priorities: a lake differs between the priority rules in its priorities only
+PRIORITY_STREAM = 0x9121
 
 # ---- the memory a lake and its closure hold, estimated before anything runs ------------------------
 # Measured with resource.getrusage (peak RSS of a fresh process, the interpreter's 0.17 GiB apart) on
@@ -121,7 +138,7 @@ class LakeConfig(Config):
                                  doc="share of recurring templates (below the first layer) that wait for their input")
     aperiodic_share: float = param(0.25, lo=0.0, hi=1.0, step=0.05,
                                    doc="share of the non-polling recurring templates submitted at irregular times")
-    inputs_per_template: float = param(4.5, lo=1.0, hi=6.0, step=0.1, widget=False,
+    inputs_per_template: float = param(6.0, lo=1.0, hi=6.0, step=0.1, widget=False,
                                        doc="mean inputs of a recurring template below the first layer")
     cross_org_share: float = param(0.3, lo=0.0, hi=1.0, step=0.05,
                                    doc="chance that an input comes from another organisation (the paper: 33% of dependencies)")
@@ -129,10 +146,29 @@ class LakeConfig(Config):
                                    doc="share of recurring outputs overwritten in place rather than partitioned")
     backfill_share: float = param(0.05, lo=0.0, hi=0.5, step=0.01,
                                   doc="share of ad hoc jobs that rewrite a recent partition of a recurring output")
+    layers: int = param(8, lo=1, hi=12, doc="layers of the template DAG: a template's first input comes from the layer "
+                                            "above (deeper pipelines hide more value from job-local valuation: the "
+                                            "paper's 83%)")
+    input_span: int = param(1, lo=1, hi=12, doc="a template's other inputs come from at most this many layers above it "
+                                                "(1: each stage of a pipeline reads the stage before)")
+    priorities: str = param("independent", choices=PRIORITIES,
+                            doc="how users set template priorities: 'independent' of the dependency DAG (each drawn "
+                                "around the queue's level), or 'rise_upstream' (a producer gets its highest consumer's "
+                                "priority, except a share inversion_share set below it: priorities that know the DAG)")
+    priority_sd: float = param(0.45, lo=0.0, hi=5.0, step=0.1,
+                               doc="spread of independent template priorities (1-10, rounded): a smaller one gives more "
+                                   "ties, so fewer consumers above their producer (Obs. 2: 21% of templates, in one queue)")
     inversion_share: float = param(0.5, lo=0.0, hi=1.0, step=0.05,
-                                   doc="share of consumed templates given a lower priority than one of their consumers")
-    downloads_per_job: float = param(2.0, lo=0.0, hi=50.0, step=0.5,
+                                   doc="priorities='rise_upstream' only: share of consumed templates given a lower priority "
+                                       "than one of their consumers")
+    downloads_per_job: float = param(8.0, lo=0.0, hi=50.0, step=0.5,
                                      doc="mean downloads per job (outputs ranked by a Zipf law)")
+    adhoc_download_share: float = param(0.1, lo=0.0, hi=1.0, step=0.05,
+                                        doc="share of all downloads that are of ad hoc jobs' outputs (the paper: "
+                                            "recurring jobs carry 9x the value of ad hoc ones, §7.1)")
+    download_floor: float = param(0.1, lo=0.0, hi=1.0, step=0.05,
+                                  doc="share of all downloads spread evenly over every output written (users look at "
+                                      "intermediate outputs too); the rest goes by the Zipf law")
     zipf_s: float = param(1.0, lo=0.5, hi=3.0, step=0.1, doc="Zipf exponent of output popularity (the paper: s = 1)")
     max_containers: int = param(500, lo=1, hi=500, widget=False,
                                 doc="the largest job, in containers (job sizes are drawn, then capped here: a smaller cap "
@@ -243,7 +279,7 @@ class _Templates:
         self.cons = np.zeros(64)
         # churn and the lake's edges (runs cut at the start and end) cost jobs: aim a little higher
         budget = cfg.recurring_share * cfg.jobs_per_day / (1.0 - 0.25 * cfg.churn) / 0.96
-        w = LAYER_GROWTH ** np.arange(LAYERS)
+        w = LAYER_GROWTH ** np.arange(cfg.layers)
         for layer, b in enumerate(budget * w / w.sum()):
             self._fill_layer(layer, b)
         self.consumers = self.cons[: len(self.rows)].astype(int).tolist()
@@ -259,7 +295,10 @@ class _Templates:
         per_day = np.array([DAY / c for c in CADENCES])
         first = len(self.rows)
         upstream = np.array([r["tid"] for r in self.rows if r["layer"] == layer - 1], dtype=np.int64)
-        earlier = np.arange(first)
+        # other inputs: from the input_span layers above (a pipeline's stage reads the stages just before it)
+        earlier = np.array([r["tid"] for r in self.rows if layer - cfg.input_span <= r["layer"] < layer], dtype=np.int64)
+        if not earlier.size:
+            earlier = np.arange(first)
         users = self.users
         while budget >= per_day.min():
             user = users.iloc[int(rng.integers(len(users)))]
@@ -332,8 +371,15 @@ class _Templates:
         return int(pool[min(int(np.searchsorted(w, rng.random() * w[-1], side="right")), len(pool) - 1)])
 
     def _priorities(self) -> None:
-        """Priorities 1-10 that mostly rise upstream, with a share of deliberate inversions (Observation 2)."""
-        rng = self.rng
+        """User priorities 1-10 (compared within a queue): drawn without knowing the DAG (``independent``), or
+        rising upstream with a share of deliberate inversions (``rise_upstream``, Observation 2). They come from
+        their own random stream, so the two rules give the same lake but for the priorities."""
+        rng = np.random.default_rng([self.cfg.seed, PRIORITY_STREAM])
+        if self.cfg.priorities == "independent":
+            for r in self.rows:
+                r["priority"] = int(np.clip(np.round(rng.normal(5.0, self.cfg.priority_sd)), 1, 10))
+                r["inverted"] = False
+            return
         for r in self.rows:
             r["priority"] = int(np.clip(np.round(rng.normal(5.0, 1.5)), 1, 10))
             r["inverted"] = False
@@ -480,6 +526,7 @@ class _Builder:
         for back in range(1, m + 1):
             pos = done - back
             ok = pos >= 0
+            ok[ok] = submit[ok] - ends[pos[ok]] <= READ_HORIZON  # a partition older than that is not read
             inst = u["by_end"][pos[ok]]
             self._read(ids[ok], [f"{base}/p{i}" for i in inst], submit[ok])
 
@@ -551,8 +598,10 @@ class _Builder:
                         continue
                     f = f"{base}/p{int(ui['by_end'][done - 1])}"
                     back = int(rng.choice(ADHOC_WINDOWS[0], p=ADHOC_WINDOWS[1]))
+                    ends = ui["end"][ui["by_end"]]
                     for b in range(min(back, done)):
-                        r_jobs.append(j); r_files.append(f"{base}/p{int(ui['by_end'][done - 1 - b])}"); r_times.append(t)
+                        if t - ends[done - 1 - b] <= READ_HORIZON:
+                            r_jobs.append(j); r_files.append(f"{base}/p{int(ui['by_end'][done - 1 - b])}"); r_times.append(t)
                     if rng.random() < cfg.backfill_share:  # rewrite the partition: a second writer of the file
                         w_jobs.append(j); w_files.append(f); w_times.append(float(end[k]))
             else:
@@ -663,11 +712,22 @@ class _Builder:
         for t in templates.rows:
             for i in t["inputs"]:
                 read_streams.add(f"{templates.rows[i['tid']]['template']}/s{i['stream']}")
-        leaf = np.array([(u not in read_streams) for u in units])
-        pop = pop * np.where(leaf, LEAF_BIAS, 1.0)
+        report = np.array([(u not in read_streams and not u.startswith("user:")) for u in units])
+        pop = pop * np.where(report, LEAF_BIAS, 1.0)
         lam = np.where(state, 0.0, pop.reindex(unit).fillna(0.0).to_numpy())
-        scale = cfg.downloads_per_job * len(jobs) / max(lam.sum(), 1e-12)
-        count = rng.poisson(lam * scale)
+        total = cfg.downloads_per_job * len(jobs)
+        # a floor spread evenly over the versions users can download, the rest by popularity; ad hoc outputs
+        # take adhoc_download_share of all downloads (§7.1: recurring jobs carry 9x the value of ad hoc ones)
+        floor = np.where(state, 0.0, cfg.download_floor * total / max(int((~state).sum()), 1))
+        by_popularity = (1.0 - cfg.download_floor) * total
+        lam_a, lam_r = np.where(is_adhoc, lam, 0.0), np.where(is_adhoc, 0.0, lam)
+        adhoc = float(np.clip(cfg.adhoc_download_share * total - floor[is_adhoc].sum(), 0.0, by_popularity))
+        if lam_r.sum() <= 0:
+            adhoc = by_popularity
+        elif lam_a.sum() <= 0:
+            adhoc = 0.0
+        mean = floor + lam_a * adhoc / max(lam_a.sum(), 1e-12) + lam_r * (by_popularity - adhoc) / max(lam_r.sum(), 1e-12)
+        count = rng.poisson(mean)
         idx = np.repeat(np.arange(len(wj)), count)
         life = np.minimum(nxt[idx] - wt[idx], DOWNLOAD_HORIZON)
         t = wt[idx] + life * rng.beta(1.0, 3.0, len(idx))  # most downloads soon after the write

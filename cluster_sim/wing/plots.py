@@ -179,16 +179,22 @@ def plot_table1(t1: pd.DataFrame):
     return fig
 
 
-def plot_observations(comparison: pd.DataFrame):
-    """The paper's numbers (red diamonds) beside ours over seeds (bar: min to max, dot: mean), for
-    every row of :func:`~cluster_sim.wing.experiments.paper_comparison` that is a share."""
-    c = comparison[comparison["kind"].isin(["value", "more than", "at least"]) & (comparison["paper"] <= 1.0)]
+def plot_observations(table: pd.DataFrame):
+    """The paper's numbers (red diamonds) beside ours over the pool (bar: min to max over the seeds, dot:
+    the mean), for every reported row of a claims table (:func:`~cluster_sim.wing.claims.claims_table`)
+    that is a share with a number from the paper; the seeds' values come from ``table.attrs["runs"]``."""
+    runs = table.attrs.get("runs")
+    if runs is None:
+        raise ValueError("table has no attrs['runs']: give claims_table's result (it keeps the per-seed frame)")
+    c = table[(table["verdict"] == "reported") & table["paper"].notna() & (table["paper"] <= 1.0)]
+    c = c[c["metric"].isin(runs.columns)]
+    values = [runs[m].astype(float) for m in c["metric"]]
     fig, ax = new_figure(size=(9.0, 0.28 * len(c) + 1.2))
     y = np.arange(len(c))
-    ax.hlines(y, c["ours min"], c["ours max"], color="tab:blue", lw=4, alpha=0.5)
-    ax.plot(c["ours mean"], y, "o", color="tab:blue", ms=4, label="ours (mean; bar: min to max over seeds)")
+    ax.hlines(y, [v.min() for v in values], [v.max() for v in values], color="tab:blue", lw=4, alpha=0.5)
+    ax.plot(c["ours"], y, "o", color="tab:blue", ms=4, label=f"ours (mean; bar: min to max over {runs['seed'].nunique()} seeds)")
     ax.plot(c["paper"], y, "D", color=PAPER_COLOUR, ms=5, label="the paper")
-    ax.set_yticks(y, [f"{s}: {q}" for s, q in zip(c["section"], c["quantity"])], fontsize=7)
+    ax.set_yticks(y, [f"{s}: {m}" for s, m in zip(c["source"], c["metric"])], fontsize=7)
     ax.invert_yaxis()
     ax.set_xlim(0, 1.05)
     ax.set_xlabel("share")

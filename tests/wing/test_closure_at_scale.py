@@ -44,14 +44,15 @@ def old_history_aggregates(config: WingConfig):
 
 
 def old_truth(config: WingConfig) -> dict[str, pd.Series]:
-    """The Oracles' converged aggregates on the jobs after the run's start, as prepare() computed them before."""
+    """The Oracles' converged aggregates on the jobs after the run's start (every input counted, those written
+    before the run too), by the doubling."""
     lake = workload_for(config).lake
     after = lake.jobs[lake.jobs["submit"] >= config.run_start]
-    t = lake.truth[lake.truth["job"].isin(after["job"]) & lake.truth["depOn"].isin(after["job"])]
-    values = {"value": lake.downloads.groupby("job").size().astype(float).reindex(after["job"], fill_value=0.0),
-              "compute": pd.Series(after["compute"].to_numpy(float), index=after["job"])}
+    t = lake.truth[lake.truth["job"].isin(after["job"])]
+    values = {"value": lake.downloads.groupby("job").size().astype(float).reindex(lake.jobs["job"], fill_value=0.0),
+              "compute": pd.Series(lake.jobs["compute"].to_numpy(float), index=lake.jobs["job"])}
     return {k: v.iloc[:, -1] for k, v in owl_by_iteration(t[["job", "depOn"]], values, omega=config.omega,
-                                                              jobs=after).items()}
+                                                              jobs=lake.jobs).items()}
 
 
 @pytest.mark.parametrize("seed", [0, 1])
@@ -60,10 +61,13 @@ def test_the_history_aggregates_are_the_doublings_every_iteration(seed):
     w = workload_for(config)
     old = old_history_aggregates(config)
     assert w.hist_iterations == old["value"].columns[-1] >= 3  # the lake has paths of 4 hops and more
-    for i in old["value"].columns:
+    for i in old["value"].columns[1:]:  # the doubling's loop counter i >= 1: paths of up to 2**i hops
         new = w.hist_aggregates(i)
         for name in ("value", "compute"):
             same(new[name], old[name][i])
+    # iteration 0 is job-local value (the doubling's column 0 holds the single hops)
+    h = w.history.set_index("job")
+    assert w.hist_aggregates(0)["value"].equals(h["k"].astype(float))
     # beyond convergence: the converged aggregates
     assert w.hist_aggregates(20) is w.hist_agg
 

@@ -28,7 +28,6 @@ from cluster_sim.wing import (
     lake_slice,
     multi_hop,
     owl_value,
-    paper_comparison,
     plot_doubling,
     plot_fig2,
     plot_fig3,
@@ -46,7 +45,9 @@ from cluster_sim.wing import (
     self_join_example,
     single_hop,
 )
-from cluster_sim.wing.experiments import _verdict, bottom_heaviness_by_size, t2_by_threshold, t2_by_window, verdict_of
+from cluster_sim.claims import ClaimFailed, check, measure
+from cluster_sim.wing.claims import CLAIMS, claims_table, metrics_of
+from cluster_sim.wing.experiments import bottom_heaviness_by_size, t2_by_threshold, t2_by_window
 
 ROOT = Path(__file__).resolve().parents[2]
 SOLUTION = ROOT / "solutions" / "04_wing_dependencies_and_value.ipynb"
@@ -207,35 +208,33 @@ def test_the_doubling_trace_stops_after_floor_log2_d_plus_one_iterations():
     assert owl_value(deps, k)["a0"] == k.sum()  # the only source collects everything
 
 
-def test_verdicts():
-    assert _verdict("value", 0.1, 0.2, 0.3) == "lower than the paper's"
-    assert _verdict("value", 0.4, 0.5, 0.3) == "higher than the paper's"
-    assert _verdict("value", 0.2, 0.4, 0.3) == "the paper's lies within our seeds' range"
-    assert _verdict("more than", 0.6, 0.9, 0.5) == "holds in every seed"
-    assert _verdict("more than", 0.5, 0.9, 0.5) == "does not hold in every seed"
-    assert _verdict("at least", 0.99, 1.0, 0.99) == "holds in every seed"
-    assert _verdict("direction", 0.0, 1.0, 1.0) == "does not hold in every seed"
-    assert _verdict("value", np.nan, np.nan, 0.3) == "not measured"
+@pytest.fixture(scope="module")
+def table():
+    return claims_table(WingDepsConfig.ci(), client="inprocess", cache=False)
 
 
-def test_the_paper_beside_ours(seeds):
-    cmp = paper_comparison(seeds)
-    assert {"section", "quantity", "paper", "paper says", "kind", "ours min", "ours mean", "ours max",
-            "verdict"} <= set(cmp.columns)
-    assert (cmp["ours min"] <= cmp["ours mean"] + 1e-12).all() and (cmp["ours mean"] <= cmp["ours max"] + 1e-12).all()
-    # what the notebook's closing cell claims, at CI scale
-    assert cmp.set_index("quantity").at["value found within 4 iterations", "ours min"] >= 0.9
-    for q in ("jobs in the largest component",
-              "precision rises and recall falls as tr goes 0 -> 100% (pooled seeds)",
-              "components of size >= 10 more bottom-heavy than those of 2-9 (pooled seeds)"):
-        assert verdict_of(cmp, q) == "holds in every seed", q
-    assert cmp.set_index("quantity").at["value hidden from job-local valuation", "ours min"] > 0.5
-    with pytest.raises(ValueError, match="no row 'nothing'"):
-        verdict_of(cmp, "nothing")
-    with pytest.raises(ValueError, match="results is empty"):
-        paper_comparison([])
+def test_lab04_claims_reproduce_at_ci_over_the_pool(table, seeds):
+    check(table)
+    assert set(table["claim"]) == {c.key for c in CLAIMS} and (table["n"] == 12).all()
+    must = table[table["role"] == "must reproduce"]["claim"].tolist()
+    assert {"largest_component", "load_shift_falls", "t1_precision_rises", "found_within_four", "most_value_hidden"} <= set(must)
     bh = bottom_heaviness_by_size(seeds).set_index("component size")
     assert bh.at[">= 10", "bottom-heaviness"] > bh.at["2-9", "bottom-heaviness"]
+
+
+def test_a_claim_made_false_fails_the_check_by_name(table):
+    """Components made small (every seed's largest-component share halved) fail the bound the paper states."""
+    runs = table.attrs["runs"]
+    broken = runs.assign(**{"jobs in the largest component": runs["jobs in the largest component"] / 4})
+    with pytest.raises(ClaimFailed, match="claim 'largest_component'"):
+        check(measure(CLAIMS, broken, lab="04"))
+
+
+def test_the_metrics_of_a_seed_are_one_row_of_numbers(result):
+    row = metrics_of(result)
+    assert all(isinstance(v, float) for v in row.values())
+    assert row["truth recovered"] == 1.0 and row["value found within 4 iterations"] == result.found_within(4)
+    assert row["precision at tr = 100"] >= row["precision at tr = 0"]
 
 
 def test_t2_split_by_window(result):
@@ -251,7 +250,7 @@ def test_every_figure_draws_without_pyplot(result, seeds):
 
     before = plt.get_fignums()
     figures = [plot_lake(result), plot_provenance(self_join_example()), plot_rules(rule_ablation(result.prov, DAY)),
-               plot_table1(result.table1), plot_observations(paper_comparison(seeds)), plot_fig2(result),
+               plot_table1(result.table1), plot_observations(claims_table(WingDepsConfig.ci(), pool_size=2, client='inprocess', cache=False)), plot_fig2(result),
                plot_fig3(result), plot_fig3(t2_by_threshold(result)), plot_fig5(figure5_example()),
                plot_doubling(doubling_trace(*doubling_example())), plot_fig6(result), plot_overview(result)]
     assert all(f.axes and any(ax.has_data() or ax.patches or ax.texts for ax in f.axes) for f in figures)
@@ -375,11 +374,11 @@ def test_run_seeds_through_run_grid_gives_the_old_loops_results(seeds, tmp_path)
     config = WingDepsConfig.ci()
     old = [run(config.replace(seed=config.seed + i)) for i in range(3)]
     assert [r.config for r in seeds] == [r.config for r in old]
-    pd.testing.assert_frame_equal(paper_comparison(seeds), paper_comparison(old))
+    pd.testing.assert_frame_equal(pd.DataFrame([metrics_of(r) for r in seeds]), pd.DataFrame([metrics_of(r) for r in old]))
     for new, ref in zip(seeds, old):
         pd.testing.assert_frame_equal(new.deps, ref.deps)
         pd.testing.assert_series_equal(new.agg, ref.agg)
     # a second call gives the same (whole results are not stored in the cache: JSON holds scalars; computed again)
     first = run_seeds(config, 2, client="inprocess", cache=tmp_path)
     again = run_seeds(config, 2, client="inprocess", cache=tmp_path)
-    pd.testing.assert_frame_equal(paper_comparison(first), paper_comparison(again))
+    pd.testing.assert_frame_equal(pd.DataFrame([metrics_of(r) for r in first]), pd.DataFrame([metrics_of(r) for r in again]))

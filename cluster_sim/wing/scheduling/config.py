@@ -27,13 +27,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ...config import Config, Work, count, param
-from ..lake import GIB, ROW_BYTES, LakeConfig, closure_pairs_per_job, lake_rows
+from ..lake import GIB, PRIORITIES, ROW_BYTES, LakeConfig, closure_pairs_per_job, lake_rows
 from ..provenance import DAY
 
 POLICIES = ("prio", "wing_direct", "wing_agg", "wing_mil", "oracle_wing_direct", "oracle_wing_agg")
 POLICY_NAMES = {"prio": "PRIO", "wing_direct": "Wing-Direct", "wing_agg": "Wing-Agg", "wing_mil": "Wing-MIL",
                 "oracle_wing_direct": "Oracle Wing-Direct", "oracle_wing_agg": "Oracle Wing-Agg"}
 QUEUE_MODES = ("org", "cluster")
+#: what capacity is a share of: each organisation's own peak use in the trace (ours), or the paper's cluster,
+#: whose job requests peak at about 60 % of it (§7.3, Fig. 7)
+CAPACITY_BASES = ("peaks", "paper")
+#: the paper's job-requested use peaks at about this share of its cluster (§7.3: "these requests peak at around 60%")
+PAPER_REQUEST_PEAK = 0.6
 #: value is counted up to a week after completion (§6.3), so the lake runs on this long after the run
 VALUE_DAYS = 7
 #: the lake's last day: outputs of a job ending after the run's last submission are downloaded a week after it
@@ -58,8 +63,13 @@ class WingConfig(Config):
                             "efficiency (Wing-Direct, Wing-Agg), Millennium with Wing's value functions (Wing-MIL), "
                             "or the true values (Oracles)")
     capacity: float = param(0.2, lo=0.05, hi=1.0, step=0.05,
-                            doc="cluster capacity as a share of what the workload needs (1 = each queue holds its peak "
-                                "in the trace, so every job starts when it is submitted)")
+                            doc="cluster capacity as a share of what the workload needs (capacity_basis 'peaks': 1 = each "
+                                "queue holds its peak in the trace, so every job starts when it is submitted)")
+    capacity_basis: str = param("peaks", choices=CAPACITY_BASES,
+                                doc="what capacity is a share of: each organisation's own peak use in the trace "
+                                    "('peaks'), or the paper's cluster ('paper': the trace's cluster-wide peak of "
+                                    "requests is 60% of it, and each organisation's queue a share in proportion to its "
+                                    "peak)")
     queues: str = param("org", choices=QUEUE_MODES,
                         doc="one queue per organisation with hard boundaries (§6), or one cluster-wide queue (§7.3)")
     backfill: bool = param(False,
@@ -70,8 +80,9 @@ class WingConfig(Config):
                                  doc="s: each job's value efficiency, as the Wing policies see it, times a random factor "
                                      "in [1/s, s] (1 = no error; the paper's sensitivity study, §7.2)")
     iterations: int = param(CONVERGED, lo=0, hi=CONVERGED, widget=False,
-                            doc="Algorithm 1's iterations behind the aggregate values (loop counter i: paths of up to "
-                                "2**i hops; 0 = single hop; 20 = until it converges)")
+                            doc="iterations of Algorithm 1 behind Wing-Agg's aggregate values: 0 = job-local value (no "
+                                "hop: the paper's '0 iterations', Wing-Direct's key), i = paths of up to 2**i hops "
+                                "(Algorithm 1's loop counter), 20 = until it converges")
     seed: int = param(0, lo=0, hi=2**31 - 1, doc="seed of the lake (and of the mis-prediction factors)")
     # the lake
     jobs_per_day: int = param(150, lo=20, hi=50_000, step=10, slider=(60, 300),
@@ -85,6 +96,10 @@ class WingConfig(Config):
                                  doc="multiplies the lake's job runtimes (longer jobs: a smoother, heavier load)")
     polling_share: float = param(0.5, lo=0.0, hi=1.0, step=0.05, widget=False,
                                  doc="share of recurring templates (below the first layer) that wait for their input")
+    priorities: str = param("independent", choices=PRIORITIES,
+                            doc="how users set template priorities: 'independent' of the dependency DAG (the paper's "
+                                "setting: Obs. 2's inversions within a queue), or 'rise_upstream' (a producer gets its "
+                                "highest consumer's priority, but for a share of inversions: PRIO then knows the DAG)")
     history_days: int = param(14, lo=7, hi=28, widget=False,
                               doc="days of history Wing's profiles learn from (the paper: two weeks)")
     run_days: int = param(2, lo=1, hi=3, widget=False,
@@ -172,7 +187,8 @@ class WingConfig(Config):
         """The generator's config for this experiment's lake (its other fields at LakeConfig's defaults)."""
         return LakeConfig(days=self.days, jobs_per_day=self.jobs_per_day, orgs=self.orgs,
                           users_per_org=self.users_per_org, polling_share=self.polling_share,
-                          max_containers=self.max_containers, runtime_scale=self.runtime_scale, seed=self.seed,
+                          max_containers=self.max_containers, runtime_scale=self.runtime_scale,
+                          priorities=self.priorities, seed=self.seed,
                           max_memory_gib=self.max_memory_gib)
 
     def lake_key(self) -> tuple:

@@ -43,7 +43,7 @@ from ...engine import ClusterConfig, Job, QueueSpec, Stage, Task
 from ...sweep import run_grid
 from ..multihop import show
 from ..provenance import DAY
-from .config import CONVERGED, POLICIES, POLICY_NAMES, WingConfig
+from .config import CONVERGED, PAPER_REQUEST_PEAK, POLICIES, POLICY_NAMES, WingConfig
 from .model import ProvenanceRecorder, WingModel
 from .workload import GRID, ValueWorkload, decay_at, prepare, value_attained, value_efficiency
 
@@ -191,20 +191,29 @@ def _check_priority(e, jobs: pd.DataFrame) -> np.ndarray:
     return v
 
 
-def queue_plan(config: WingConfig, peaks: pd.Series, biggest: pd.Series | None = None
+def queue_plan(config: WingConfig, peaks: pd.Series, biggest: pd.Series | None = None, peak: int | None = None
                ) -> tuple[int, list[QueueSpec] | None, pd.Series]:
     """Machines, the queues (None: one cluster-wide queue) and each queue's capacity (containers).
 
     ``peaks``: each organisation's peak use in the trace (what it needs); ``biggest``: its largest
-    job. Organisation o holds ``max(ceil(capacity * peaks[o]), biggest[o])`` containers: a queue
-    always holds its largest gang, so no job waits forever for want of a big enough queue (this
-    floor is what keeps a reduced-scale lake's small queues meaningful at 20%). With
+    job; ``peak``: the trace's cluster-wide peak (needed with ``capacity_basis="paper"``).
+    Organisation o holds ``max(ceil(f * peaks[o]), biggest[o])`` containers, where the share f is
+    ``capacity`` itself (``capacity_basis="peaks"``: a share of the organisation's own peak) or, on
+    the paper's basis, ``capacity / 0.6 * peak / sum(peaks)`` (the paper's cluster is such that the
+    job requests peak at 60 % of it, §7.3; its queues split it in proportion to the organisations'
+    peaks). A queue always holds its largest gang, so no job waits forever for want of a big enough
+    queue (this floor is what keeps a reduced-scale lake's small queues meaningful at 20%). With
     ``queues="org"`` the queues have hard boundaries (no borrowing, §6); with ``queues="cluster"``
     one queue holds the same machines (§7.3)."""
     peaks = peaks[peaks > 0]
     if biggest is None:
         biggest = pd.Series(1, index=peaks.index)
-    cap = pd.Series({o: float(max(math.ceil(config.capacity * p - 1e-9), int(biggest.get(o, 1)))) for o, p in peaks.items()})
+    share = config.capacity
+    if config.capacity_basis == "paper":
+        if peak is None or not peak > 0:
+            raise ValueError(f"peak={peak!r}: capacity_basis='paper' needs the trace's cluster-wide peak use (> 0)")
+        share = config.capacity / PAPER_REQUEST_PEAK * float(peak) / float(peaks.sum())
+    cap = pd.Series({o: float(max(math.ceil(share * p - 1e-9), int(biggest.get(o, 1)))) for o, p in peaks.items()})
     s = config.slots_per_machine
     machines = max(1, math.ceil(cap.sum() / s))
     total = machines * s
@@ -303,7 +312,7 @@ def run(config: WingConfig, *, priority: Callable | None = None, workload: Value
     t0 = time.perf_counter()
     w = _remembered_lake(config) if workload is None else workload
     eff = efficiency(config, w, priority)
-    machines, specs, cap = queue_plan(config, w.peaks, w.jobs.groupby("org")["containers"].max())
+    machines, specs, cap = queue_plan(config, w.peaks, w.jobs.groupby("org")["containers"].max(), w.peak)
     jobs = build_jobs(w, specs is None)
     ref: list = []
     order, times = order_for(config, w, eff, ref)

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 
 from ...ui import new_figure
-from .config import POLICY_NAMES
+from .config import PAPER_REQUEST_PEAK, POLICY_NAMES
 
 COLOURS = {"PRIO": "#7f7f7f", "Wing-Direct": "#1f77b4", "Wing-Agg": "#d62728", "Wing-MIL": "#9467bd",
            "Oracle Wing-Direct": "#aec7e8", "Oracle Wing-Agg": "#ff9896"}
@@ -15,19 +15,27 @@ PAPER_FIG10 = {"PRIO": {0.6: 0.80, 0.4: 0.62, 0.2: 0.35}, "Wing-Agg": {0.6: 0.87
 
 
 def plot_capacity(table: pd.DataFrame, title: str = "value attained vs capacity (Fig. 10)", paper: bool = True):
-    """Mean value share per policy and capacity (a :func:`~.experiments.sweep` table), the seeds' range
-    as error bars; the paper's PRIO and Wing-Agg points (quoted from its text) as crosses."""
+    """Mean value share per policy and capacity over the seeds of ``table`` (a :func:`~.experiments.sweep`
+    frame), with a 95 % t interval over the seeds where there are several (a point of one seed has no
+    bar); the paper's PRIO and Wing-Agg points (quoted from its text) as crosses, each at its capacity over
+    0.6 (the paper's capacity is a share of a cluster whose job requests peak at 60 % of it; ours a share of
+    the peak itself)."""
+    from scipy import stats
+
     fig, ax = new_figure(size=(7.0, 3.4))
-    g = table.groupby(["policy", "capacity"])["value_share"].agg(["mean", "min", "max"]).reset_index()
+    g = table.groupby(["policy", "capacity"])["value_share"].agg(["mean", "std", "count"]).reset_index()
+    t = stats.t.ppf(0.975, np.maximum(g["count"] - 1, 1))
+    g["half"] = np.where(g["count"] > 1, t * g["std"].fillna(0.0) / np.sqrt(g["count"]), 0.0)
     for name in [n for n in COLOURS if n in set(g["policy"])]:
         s = g[g["policy"] == name].sort_values("capacity")
         x = s["capacity"].to_numpy() * 100
-        ax.errorbar(x, s["mean"] * 100, yerr=[(s["mean"] - s["min"]) * 100, (s["max"] - s["mean"]) * 100],
-                    marker="o", ms=4, capsize=2, color=COLOURS[name], label=name)
+        ax.errorbar(x, s["mean"] * 100, yerr=s["half"] * 100, marker="o", ms=4, capsize=2, color=COLOURS[name],
+                    label=name)
         if paper and name in PAPER_FIG10:
             px = np.array(sorted(PAPER_FIG10[name]))
-            ax.plot(px * 100, [PAPER_FIG10[name][c] * 100 for c in px], "x", ms=8, color=COLOURS[name])
-    ax.set_xlabel("capacity (% of each queue's peak in the trace)")
+            ax.plot(px / PAPER_REQUEST_PEAK * 100, [PAPER_FIG10[name][c] * 100 for c in px], "x", ms=8,
+                    color=COLOURS[name])
+    ax.set_xlabel("capacity (% of each queue's peak in the trace; the paper's c at c / 0.6)")
     ax.set_ylabel("value attained (% of achievable)")
     ax.set_title(title + (" · x = the paper's" if paper else ""))
     ax.legend(fontsize=7, ncol=2)
@@ -55,9 +63,10 @@ def plot_outcomes(result):
     return fig
 
 
-def plot_sensitivity(table: pd.DataFrame, reference: dict | None = None):
-    """Value share vs the mis-prediction scale s (Oracle values times a factor in [1/s, s]);
-    ``reference``: policy name -> value share drawn as a dashed line (e.g. predicted Wing-Agg, PRIO)."""
+def plot_sensitivity(table: pd.DataFrame, reference: dict | None = None, title: str = ""):
+    """Value share vs the mis-prediction scale s (Oracle values times a factor in [1/s, s]), the mean over
+    the table's seeds; ``reference``: policy name -> value share drawn as a dashed line (e.g. predicted
+    Wing-Agg, PRIO); ``title`` says how many seeds."""
     fig, ax = new_figure(size=(6.0, 3.0))
     s = table.groupby("misprediction")["value_share"].mean()
     ax.plot(s.index, s.to_numpy() * 100, "o-", color=COLOURS["Oracle Wing-Agg"], label="Oracle Wing-Agg, mis-predicted")
@@ -66,20 +75,23 @@ def plot_sensitivity(table: pd.DataFrame, reference: dict | None = None):
     ax.set_xscale("log")
     ax.set_xlabel("s (each value times a random factor in [1/s, s])")
     ax.set_ylabel("value attained (%)")
+    ax.set_title(title)
     ax.legend(fontsize=7)
     ax.grid(alpha=0.3)
     return fig
 
 
-def plot_iterations(table: pd.DataFrame):
-    """Wing-Agg's value share vs the iterations of Algorithm 1 behind its profiles."""
+def plot_iterations(table: pd.DataFrame, title: str = ""):
+    """Wing-Agg's value share vs the iterations of Algorithm 1 behind its profiles (the mean over the
+    table's seeds; ``title`` says how many)."""
     fig, ax = new_figure(size=(6.0, 3.0))
     s = table.groupby("iterations")["value_share"].mean()
     labels = [str(i) if i < 20 else "converged" for i in s.index]
     ax.plot(range(len(s)), s.to_numpy() * 100, "o-", color=COLOURS["Wing-Agg"])
     ax.set_xticks(range(len(s)), labels)
-    ax.set_xlabel("iterations of the multi-hop analysis (0 = single hop)")
+    ax.set_xlabel("iterations of Algorithm 1 (0 = job-local value, i >= 1: paths of up to 2**i hops)")
     ax.set_ylabel("value attained (%)")
+    ax.set_title(title)
     ax.grid(alpha=0.3)
     return fig
 

@@ -242,10 +242,11 @@ class ValueWorkload:
     deps: pd.DataFrame  # the run's dependencies on run jobs: job, depOn, mode, stale_ok
     downloads: pd.DataFrame  # the run's jobs' downloads: job, time (a job earns those after it completes)
     peaks: pd.Series  # each organisation's peak containers in the trace, over the run
+    peak: int  # the cluster-wide peak containers in the trace, over the run
     phi: pd.DataFrame  # Wing-MIL's value functions per group (rows) on GRID (columns)
     groups: pd.Series  # each run job's value-function group
     predictions: dict = field(default_factory=dict, repr=False)  # iterations -> Wing-Agg's efficiency per run job
-    _within: dict = field(default_factory=dict, repr=False)  # iterations -> hist aggregates over paths of <= 2**i hops
+    _within: dict = field(default_factory=dict, repr=False)  # iterations i >= 1 -> hist aggregates, paths of <= 2**i hops
 
     @property
     def achievable(self) -> float:
@@ -260,13 +261,18 @@ class ValueWorkload:
                      - self.config.run_start + 1.0)
 
     def hist_aggregates(self, iterations: int = CONVERGED) -> dict[str, pd.Series]:
-        """Owl's aggregate value and compute of every history job after ``iterations`` loops of Algorithm 1.
+        """Owl's aggregate value and compute of every history job after ``iterations`` iterations of Algorithm 1.
 
-        Loop ``i`` holds the paths of at most ``2**i`` hops; from :attr:`hist_iterations` on, every
-        path. The converged aggregates are computed with the lake; the shorter ones when first asked."""
+        Iteration 0 is job-local value and compute (no hop: the paper's "0 iterations", Wing-Direct's
+        view, Fig. 6's iteration 0); iteration ``i`` >= 1 holds the paths of at most ``2**i`` hops
+        (Algorithm 1's loop counter); from :attr:`hist_iterations` on, every path. The converged
+        aggregates are computed with the lake; the shorter ones when first asked."""
         i = min(int(iterations), self.hist_iterations)
         if i == self.hist_iterations:
             return self.hist_agg
+        if i == 0:
+            h = self.history.set_index("job")
+            return {"value": h["k"].astype(float), "compute": h["compute"].astype(float)}
         if i not in self._within:
             h = self.history.set_index("job")
             self._within[i] = owl_within_hops(self.hist_deps, {"value": h["k"], "compute": h["compute"].astype(float)},
@@ -274,7 +280,8 @@ class ValueWorkload:
         return self._within[i]
 
     def agg_prediction(self, iterations: int = CONVERGED) -> pd.Series:
-        """Wing-Agg's efficiency per run job from aggregates after ``iterations`` loops of Algorithm 1."""
+        """Wing-Agg's efficiency per run job from aggregates after ``iterations`` iterations of Algorithm 1
+        (0: job-local, which is Wing-Direct's key)."""
         if iterations not in self.predictions:
             a = self.hist_aggregates(iterations)
             self.predictions[iterations] = value_efficiency(
@@ -321,10 +328,12 @@ def prepare(config: WingConfig, lake: Lake | None = None) -> ValueWorkload:
     after = J[J["submit"] >= rs]
     run = after[after["submit"] < re_].sort_values(["submit", "job"], ignore_index=True)
     truth = lake.truth
-    t_after = truth[truth["job"].isin(after["job"]) & truth["depOn"].isin(after["job"])]
-    k_t = lake.downloads.groupby("job").size().astype(float).reindex(after["job"], fill_value=0.0)
-    comp_t = pd.Series(after["compute"].to_numpy(float), index=after["job"])
-    true_agg, _ = owl_closure(t_after[["job", "depOn"]], {"value": k_t, "compute": comp_t}, omega=omega, jobs=after)
+    # every input of the jobs from the run on, those written before the run too: Owl's 1/N counts each of
+    # them (dropping them would hand the run's producers the shares of inputs that were already there)
+    t_after = truth[truth["job"].isin(after["job"])]
+    k_t = lake.downloads.groupby("job").size().astype(float).reindex(J["job"], fill_value=0.0)
+    comp_t = pd.Series(J["compute"].to_numpy(float), index=J["job"])
+    true_agg, _ = owl_closure(t_after[["job", "depOn"]], {"value": k_t, "compute": comp_t}, omega=omega, jobs=J)
     ids = run["job"]
     run = run.assign(k_true=k_t.reindex(ids).to_numpy(), agg_value_true=true_agg["value"].reindex(ids).to_numpy(),
                      agg_compute_true=true_agg["compute"].reindex(ids).to_numpy())
@@ -343,6 +352,7 @@ def prepare(config: WingConfig, lake: Lake | None = None) -> ValueWorkload:
     run["poll_delay"] = (run["submit"] - run["job"].map(last_in)).fillna(0.0).clip(lower=0.0).to_numpy()
     downloads = lake.downloads[lake.downloads["job"].isin(ids)][["job", "time"]].sort_values("time", ignore_index=True)
     peaks = peak_use(run, by="org")
+    peak = peak_use(run)
     # ---- Wing's predictions from history (valid jobs: their window ω is in the log)
     valid = hist[hist["valid"]]
     direct = value_efficiency(valid.assign(agg_value=valid["k"], agg_compute=valid["compute"]), run)
@@ -355,6 +365,6 @@ def prepare(config: WingConfig, lake: Lake | None = None) -> ValueWorkload:
     groups[~known] = np.where(run["kind"].to_numpy()[~known.to_numpy()] == "adhoc", "adhoc", "recurring")
     w = ValueWorkload(config=config, lake=lake, history=hist, hist_deps=deps_h, hist_agg=hist_agg,
                       hist_iterations=hist_iterations, jobs=run,
-                      deps=deps, downloads=downloads, peaks=peaks, phi=phi, groups=groups)
+                      deps=deps, downloads=downloads, peaks=peaks, peak=peak, phi=phi, groups=groups)
     run["agg_pred"] = w.agg_prediction(CONVERGED).to_numpy()
     return w
