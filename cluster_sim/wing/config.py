@@ -33,7 +33,7 @@ measured):
 >>> WingDepsConfig.ci().replace(jobs_per_day=5_000, max_jobs=200_000)
 Traceback (most recent call last):
 ...
-ValueError: WingDepsConfig would need about 30.6 GiB of memory (the lake 0.4 GiB + 170 bytes x 190,608,661 (ancestor, descendant) pairs within ω = 105,000 jobs x 1815 pairs a job, from jobs_per_day 5000, omega_days 7, orgs 4, cross_org_share 0.3), more than max_memory_gib=8 GiB: lower days, jobs_per_day, omega_days, cross_org_share, downloads_per_job or raise orgs; or raise max_memory_gib on purpose (on a machine with the memory)
+ValueError: WingDepsConfig would need about 76.1 GiB of memory (the lake 0.7 GiB + 170 bytes x 476,521,654 (ancestor, descendant) pairs within ω = 105,000 jobs x 4538 pairs a job, from jobs_per_day 5000, omega_days 7, orgs 4, cross_org_share 0.3), more than max_memory_gib=8 GiB: lower days, jobs_per_day, omega_days, cross_org_share, downloads_per_job or raise orgs; or raise max_memory_gib on purpose (on a machine with the memory)
 """
 
 from __future__ import annotations

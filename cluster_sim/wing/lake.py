@@ -106,7 +106,7 @@ ROW_BYTES = 450.0
 #: pairs/job = exp(-4.6) * jobs_per_day**1.03 * ω_days**1.64 / orgs**(0.57 (1 - cross_org_share)),
 #: within 0.3x-1.85x of every measured lake; the estimate takes twice the fit (a lake's long chains
 #: through time vary by seed: 95, 206 and 226 pairs a job at WingDepsConfig.paper()'s three seeds)
-PAIRS_SCALE = 2 * float(np.exp(-4.6))
+PAIRS_SCALE = 5 * float(np.exp(-4.6))  # the calibrated lake (8 template layers) holds up to 4.7x the fit
 PAIRS_PER_DAY_EXP, PAIRS_OMEGA_EXP, PAIRS_ORGS_EXP = 1.03, 1.64, 0.57
 GIB = 2.0**30
 
@@ -155,7 +155,7 @@ class LakeConfig(Config):
                             doc="how users set template priorities: 'independent' of the dependency DAG (each drawn "
                                 "around the queue's level), or 'rise_upstream' (a producer gets its highest consumer's "
                                 "priority, except a share inversion_share set below it: priorities that know the DAG)")
-    priority_sd: float = param(0.45, lo=0.0, hi=5.0, step=0.1,
+    priority_sd: float = param(0.45, lo=0.0, hi=5.0, step=0.05,
                                doc="spread of independent template priorities (1-10, rounded): a smaller one gives more "
                                    "ties, so fewer consumers above their producer (Obs. 2: 21% of templates, in one queue)")
     inversion_share: float = param(0.5, lo=0.0, hi=1.0, step=0.05,
@@ -191,7 +191,7 @@ class LakeConfig(Config):
         >>> LakeConfig(days=63, jobs_per_day=50_000)
         Traceback (most recent call last):
         ...
-        ValueError: LakeConfig would need about 11.9 GiB of memory (450 bytes x 28,350,000 ProvRepo rows = 63 days x 50000 jobs a day x (2.5 + inputs_per_template 4.5 + downloads_per_job 2)), more than max_memory_gib=8 GiB: lower days, jobs_per_day, inputs_per_template, downloads_per_job; or raise max_memory_gib on purpose (on a machine with the memory)
+        ValueError: LakeConfig would need about 21.8 GiB of memory (450 bytes x 51,975,000 ProvRepo rows = 63 days x 50000 jobs a day x (2.5 + inputs_per_template 6 + downloads_per_job 8)), more than max_memory_gib=8 GiB: lower days, jobs_per_day, inputs_per_template, downloads_per_job; or raise max_memory_gib on purpose (on a machine with the memory)
         """
         jobs = self.days * self.jobs_per_day
         rows = lake_rows(jobs, self.inputs_per_template, self.downloads_per_job)

@@ -36,6 +36,7 @@ def test_dra_switched_off_fails_its_claim(monkeypatch):
         return real(config.replace(arm="morpheus") if config.arm == "morpheus_dra" else config)
 
     monkeypatch.setattr(simulation, "run", without_dra)
+    monkeypatch.setattr("cluster_sim.morpheus.experiments_packing.run", without_dra)
     table = packing_claims_table(MorpheusConfig.ci(), cache=False)
     with pytest.raises(claims.ClaimFailed, match="dra_beats_static"):
         claims.check(table)

@@ -31,9 +31,9 @@ def nothing_runs(monkeypatch):
 
 
 def test_a_lab04_config_over_the_memory_cap_is_refused_before_anything_runs(nothing_runs):
-    # five times ci's jobs a day at its four organisations: 1,815 pairs a job within ω, 30.6 GiB
-    with pytest.raises(ValueError, match=r"WingDepsConfig would need about 30.6 GiB of memory \(the lake 0.4 GiB \+ "
-                                         r"170 bytes x 190,608,661 \(ancestor, descendant\) pairs within ω .*more than "
+    # five times ci's jobs a day at its four organisations: 76.1 GiB
+    with pytest.raises(ValueError, match=r"WingDepsConfig would need about 76.1 GiB of memory \(the lake 0.7 GiB \+ "
+                                         r"170 bytes x 476,521,654 \(ancestor, descendant\) pairs within ω .*more than "
                                          r"max_memory_gib=8 GiB: lower days, jobs_per_day, omega_days, cross_org_share, "
                                          r"downloads_per_job or raise orgs; or raise max_memory_gib on purpose"):
         lab04.run(WingDepsConfig.ci().replace(jobs_per_day=5_000, max_jobs=200_000))
@@ -46,7 +46,7 @@ def test_a_lab05_config_and_a_lake_over_the_memory_cap_are_refused_before_anythi
                                          r"14 days x 20000 jobs a day .*lower jobs_per_day, history_days, omega_days "
                                          r"or raise orgs; or raise max_memory_gib on purpose"):
         lab05.run(WingConfig.paper().replace(jobs_per_day=20_000, max_jobs=1_000_000))
-    with pytest.raises(ValueError, match=r"LakeConfig would need about 11.9 GiB of memory \(450 bytes x 28,350,000 "
+    with pytest.raises(ValueError, match=r"LakeConfig would need about 21.8 GiB of memory \(450 bytes x 51,975,000 "
                                          r"ProvRepo rows = 63 days x 50000 jobs a day .*lower days, jobs_per_day"):
         generate_lake(LakeConfig(days=63, jobs_per_day=50_000))
 
