@@ -483,20 +483,24 @@ class CapacityScheduler(mesa.Agent):
         if not running:
             return False
         task = max(running, key=lambda t: (t.start, t.id))
+        self._requeue(task, victim_queue, f"preempted at {self.model.time:g} for a queue below its guarantee")
+        return True
+
+    def _requeue(self, task, queue, note: str) -> None:
+        """Take a running task back (evicted, its work lost) and queue it first among its job's pending tasks."""
         self.csv.evict(task)
-        task.note = f"preempted at {self.model.time:g} for a queue below its guarantee"
+        task.note = note
         self.preempted += 1
         job = task.job
         pending = self._pending.setdefault(job.id, [])
         new = not pending
         pending.insert(0, task)
         if new:
-            victim_queue.add(job, self._need(job))
+            queue.add(job, self._need(job))
         else:
-            victim_queue.needs[victim_queue.jobs.index(job)] = self._need(job)
+            queue.needs[queue.jobs.index(job)] = self._need(job)
         self._waiting += 1
         self.model.queue_changed(1)
-        return True
 
     def reclaim(self, name: str) -> int:
         """Bring leaf queue ``name`` down to its maximum now: its youngest running tasks are taken back
@@ -512,19 +516,7 @@ class CapacityScheduler(mesa.Agent):
             if not running:
                 break
             task = max(running, key=lambda t: (t.start, t.id))
-            self.csv.evict(task)
-            task.note = f"reclaimed at {self.model.time:g} when queue {name!r} shrank below what it held"
-            self.preempted += 1
-            job = task.job
-            pending = self._pending.setdefault(job.id, [])
-            new = not pending
-            pending.insert(0, task)
-            if new:
-                q.add(job, self._need(job))
-            else:
-                q.needs[q.jobs.index(job)] = self._need(job)
-            self._waiting += 1
-            self.model.queue_changed(1)
+            self._requeue(task, q, f"reclaimed at {self.model.time:g} when queue {name!r} shrank below what it held")
             taken += 1
         for node in q.path():
             node.excess = np.minimum(node.excess, (self.used(node) - node.maximum).clip(min=0))
