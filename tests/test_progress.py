@@ -50,6 +50,7 @@ def test_a_long_run_announces_its_estimate_before_it_starts(monkeypatch, capsys)
     monkeypatch.setattr(progress, "ESTIMATE_AFTER_SECONDS", 0.0)  # every run "long"
     config = ClusterConfig.ci()
     model = ClusterModel(config)
+    model.start()  # the jobs are made at the start
     tasks = sum(j.n_tasks for j in model.jobs)
     model.run_until(config.horizon)
     out = capsys.readouterr().out
@@ -66,6 +67,7 @@ def test_a_long_run_announces_its_estimate_before_it_starts(monkeypatch, capsys)
 def test_the_estimate_counts_the_tasks_still_to_arrive_and_the_view_refreshes():
     config = ClusterConfig.ci().replace(update_delay=0.5)
     model = ClusterModel(config)
+    model.start()
     half = config.horizon / 2
     due = sum(j.n_tasks for j in model.jobs if j.arrival <= half)
     refreshes = half / 0.5 * config.schedulers

@@ -18,7 +18,7 @@ from __future__ import annotations
 import heapq
 import math
 from collections import deque
-from typing import TYPE_CHECKING, Callable, Iterable
+from typing import TYPE_CHECKING, Callable, Iterable, Protocol, runtime_checkable
 
 import mesa
 import numpy as np
@@ -30,6 +30,15 @@ from .workload import COMPLETED, FAILED, KILLED, QUEUED, RUNNING, WAITING, Job, 
 
 if TYPE_CHECKING:
     from .model import ClusterModel
+
+#: the cluster events :meth:`CentralStateView.subscribe` delivers: handler name -> its arguments and when it runs
+EVENTS = {
+    "on_release": "(task, time): a visible task's resources returned to the ledger (completed, killed or evicted)",
+    "on_hidden_release": "(task, time): a hidden task (one no view shows) completed",
+    "on_commit": "(task, time): a visible commit succeeded",
+    "before_sync": "(view, time): a view is about to take its snapshot (None: all views at once)",
+    "on_sync": "(view, time): a view was refreshed",
+}
 
 
 class Machine(mesa.Agent):
@@ -88,14 +97,15 @@ class LocalStateView:
 class CentralStateView(mesa.Agent):
     """The shared cluster state: owns the ledger, commits claims, pushes snapshots to local views.
 
-    Listener hooks for labs (called with the model time of the event):
-    ``release_listeners``: ``fn(task, time)`` when a *visible* task's resources return to the ledger
-    (it completed, was killed or was evicted);
-    ``hidden_release_listeners``: ``fn(task, time)`` when a *hidden* task (one no view shows) completes;
-    ``commit_listeners``: ``fn(task, time)`` after a successful visible commit;
-    ``sync_listeners``: ``fn(view, time)`` after a local view was refreshed;
-    ``pre_sync_listeners``: ``fn(view, time)`` just before a view takes its snapshot (``view`` is
-    None for a synchronous refresh of all views), so a lab can commit claims the snapshot must show.
+    **Cluster events.** An object calls :meth:`subscribe` once and is told of the events it has a
+    handler for (see :data:`EVENTS`; each is called with the model time of the event):
+    ``on_release(task, time)`` when a *visible* task's resources return to the ledger (it completed,
+    was killed or was evicted); ``on_hidden_release(task, time)`` when a *hidden* task (one no view
+    shows) completes; ``on_commit(task, time)`` after a successful visible commit;
+    ``before_sync(view, time)`` just before a view takes its snapshot (``view`` is None for a
+    synchronous refresh of all views), so a lab can commit claims the snapshot must show;
+    ``on_sync(view, time)`` after a local view was refreshed. Subscribers are told in the order they
+    subscribed.
     """
 
     def __init__(self, model: "ClusterModel", capacity: np.ndarray, *, completion_events: str = "bulk",
@@ -106,11 +116,14 @@ class CentralStateView(mesa.Agent):
         self.ledger = ResourceLedger(capacity)
         self.each_completion = completion_events == "each"
         self.views: list[LocalStateView] = []
-        self.release_listeners: list[Callable] = []
-        self.hidden_release_listeners: list[Callable] = []
-        self.commit_listeners: list[Callable] = []
-        self.sync_listeners: list[Callable] = []
-        self.pre_sync_listeners: list[Callable] = []
+        # the handlers of each cluster event, in subscription order (filled by subscribe; the
+        # ``*_listeners`` names are the old spelling of the same lists, kept for callers that append)
+        self.listeners: dict[str, list[Callable]] = {name: [] for name in EVENTS}
+        self.release_listeners = self.listeners["on_release"]
+        self.hidden_release_listeners = self.listeners["on_hidden_release"]
+        self.commit_listeners = self.listeners["on_commit"]
+        self.pre_sync_listeners = self.listeners["before_sync"]
+        self.sync_listeners = self.listeners["on_sync"]
         self.commits = 0
         self.conflicts = 0
         self.usage = [StepIntegral(record=record_series) for _ in range(capacity.shape[1])]
@@ -120,8 +133,18 @@ class CentralStateView(mesa.Agent):
         self._release_waiters: list = []
         self._wake_times: set[float] = set()
         # the wake-up forgets its time before settling, so a release it settles can ask for
-        # another wake-up at this same time: it settles itself
+        # another wake-up at this same time: it settles itself (through the model, like every event)
         self._wake_call = model.callback(self._wake, settle=False)
+
+    def subscribe(self, subscriber) -> None:
+        """Tell ``subscriber`` of every cluster event it has a handler for (a method named as in
+        :data:`EVENTS`); refused if it has none (a misspelt handler would never be called)."""
+        found = [name for name in EVENTS if callable(getattr(subscriber, name, None))]
+        if not found:
+            raise ValueError(f"subscriber {subscriber!r} has no handler for a cluster event: define one or more of "
+                             f"{', '.join(EVENTS)}")
+        for name in found:
+            self.listeners[name].append(getattr(subscriber, name))
 
     # ---- views ---------------------------------------------------------------------------------
     def new_view(self, fresh: bool) -> LocalStateView:
@@ -266,7 +289,7 @@ class CentralStateView(mesa.Agent):
 
     def _wake(self) -> None:
         self._wake_times.discard(self.model.time)
-        self.settle()
+        self.model.settle()  # the one settle path: a lab's settle() runs for a wake-up too
         if self._release_waiters:
             waiters, self._release_waiters = self._release_waiters, []
             for s in waiters:
@@ -322,6 +345,28 @@ class TaskQueue:
         return iter(self._items) if self.key is None else (t for _, _, t in self._items)
 
 
+@runtime_checkable
+class SchedulerProtocol(Protocol):
+    """What the model and the job managers ask of a scheduler, in either family (:class:`Scheduler`
+    for shared state, :class:`~cluster_sim.engine.capacity.CapacityScheduler` for capacity queues);
+    a scheduler of a new kind implements these and nothing else is assumed of it."""
+
+    #: its number among the model's schedulers (recorded on each job it is given as ``job.scheduler``)
+    index: int
+
+    def enqueue(self, tasks: list[Task]) -> None:
+        """Released tasks (a stage, or part of one) join the scheduler: they wait until placed."""
+
+    def requeue(self, task: Task) -> None:
+        """A task taken off its machine (``csv.evict``) waits again, to be placed anew."""
+
+    def unblock(self) -> None:
+        """Resources came back or the view changed: try the waiting work again."""
+
+    def waiting(self) -> int:
+        """How many tasks wait at this scheduler (for the invariants)."""
+
+
 IDLE, DECIDING, BLOCKED = "idle", "deciding", "blocked"
 #: what :meth:`Scheduler.decide` did with the head task
 PLACED, RETRY = "placed", "retry"
@@ -365,6 +410,16 @@ class Scheduler(mesa.Agent):
             t.state, t.released = QUEUED, now
         self.queue.extend(tasks)
         self.model.queue_changed(len(tasks))
+        if self.status == IDLE:
+            self._next()
+
+    def requeue(self, task: Task) -> None:
+        """Take ``task`` back into the queue: it was evicted (``csv.evict``) and is to be placed again,
+        behind what waits now (its release time is kept)."""
+        if task.state != QUEUED:
+            raise ValueError(f"task {task.id} is {task.state}: only an evicted (queued) task can be requeued")
+        self.queue.extend([task])
+        self.model.queue_changed(1)
         if self.status == IDLE:
             self._next()
 
@@ -441,11 +496,25 @@ class JobManager(mesa.Agent):
         return bool(self.job.stages[task.stage].children)
 
     def start(self) -> None:
+        """The job arrived (the model calls this): :meth:`admit` it, then :meth:`release_ready` its first
+        stages. A lab that holds a job back first (for tokens, for its inputs) overrides this and calls
+        the two steps when it is time."""
+        if self.admit():
+            self.release_ready()
+
+    def admit(self) -> bool:
+        """Admission: True if every task of the job fits some machine; otherwise the job fails, with the
+        first task that fits none as the reason, and this returns False."""
         unplaceable = self.model.unplaceable(self.job)
-        if unplaceable is not None:
-            task, reason = unplaceable
-            self.fail(f"task {task.id} can fit on no machine: {reason}")
-            return
+        if unplaceable is None:
+            return True
+        task, reason = unplaceable
+        self.fail(f"task {task.id} can fit on no machine: {reason}")
+        return False
+
+    def release_ready(self) -> None:
+        """Release the stages ready once the job is admitted: those without parents (each later stage
+        is released by :meth:`on_task_finished` when its last parent completes)."""
         for s, stage in enumerate(self.job.stages):
             if not stage.parents:
                 self.release_stage(s)

@@ -163,7 +163,7 @@ class CapacityScheduler(mesa.Agent):
         self.policy = policy
         self.elastic = elastic
         self.preemption = preemption
-        self.index = 0
+        self.index = 0  # the model's only scheduler (SchedulerProtocol)
         n_res = self.csv.ledger.capacity.shape[1]
         self.total = self.csv.ledger.capacity.sum(axis=0).astype(float)
         names = [s.name for s in specs]
@@ -204,7 +204,7 @@ class CapacityScheduler(mesa.Agent):
         self._pass_call = model.callback(self._pass)
         self.admissions: list[tuple[float, int, int, int]] = []  # (time, job, tasks, gang size expected)
         self.preempted = 0
-        self.csv.release_listeners.append(self._on_release)
+        self.csv.subscribe(self)
 
     # ---- capacities --------------------------------------------------------------------------
     def _resolve(self, node: Queue) -> None:
@@ -339,7 +339,8 @@ class CapacityScheduler(mesa.Agent):
         """Resources came back (the central state's wake-up): look for work that fits now."""
         self._request_pass()
 
-    def _on_release(self, task: Task, t: float) -> None:
+    def on_release(self, task: Task, t: float) -> None:
+        """A cluster event (see :meth:`CentralStateView.subscribe`): the queue's usage series follows."""
         q = self.queues[task.job.queue]
         q.usage.set(t, float(self.used(q)[0]))
 
@@ -491,6 +492,17 @@ class CapacityScheduler(mesa.Agent):
         self.csv.evict(task)
         task.note = note
         self.preempted += 1
+        self._pend_first(task, queue)
+
+    def requeue(self, task: Task) -> None:
+        """Queue an evicted task (``csv.evict``) again, first among its job's pending tasks, and look for
+        work that fits."""
+        if task.state != QUEUED:
+            raise ValueError(f"task {task.id} is {task.state}: only an evicted (queued) task can be requeued")
+        self._pend_first(task, self.queues[task.job.queue])
+        self._request_pass()
+
+    def _pend_first(self, task: Task, queue: Queue) -> None:
         job = task.job
         pending = self._pending.setdefault(job.id, [])
         new = not pending
@@ -579,13 +591,13 @@ class CapacityClusterModel(ClusterModel):
 
     def __init__(self, config, queues: list[QueueSpec] | None = None, *, elastic: bool = True,
                  preemption: bool = False, **kwargs):
-        self._queue_specs = list(queues) if queues else [QueueSpec("default")]
-        self._elastic, self._preemption = elastic, preemption
         super().__init__(config, **kwargs)
+        # the central scheduler needs only the substrate and the queues: it exists from construction
+        # on, so a lab can set capacities (``set_capacity``, ``follow``) before the run starts
+        self.capacity_scheduler = CapacityScheduler(self, list(queues) if queues else [QueueSpec("default")],
+                                                    self.policy, elastic=elastic, preemption=preemption)
 
     def make_schedulers(self, policy: Callable) -> list:
-        self.capacity_scheduler = CapacityScheduler(self, self._queue_specs, policy, elastic=self._elastic,
-                                                    preemption=self._preemption)
         return [self.capacity_scheduler]
 
     def route(self, job: Job):

@@ -84,7 +84,9 @@ class ClusterModel(mesa.Model):
     """A cluster of ``Machine`` agents, one ``CentralStateView``, parallel ``Scheduler`` agents and
     a ``JobManager`` per arrived job, on Mesa's event clock.
 
-    The seams a lab uses (the contract, also listed in the package docstring): :meth:`schedule` and
+    The seams a lab uses (the contract, also listed in the package docstring): ``__init__`` builds the
+    substrate and :meth:`start` the schedulers and jobs (a subclass calls ``super()`` first in both);
+    :meth:`schedule` and
     :meth:`schedule_every` for every timed callback; :meth:`make_jobs` for the workload;
     :meth:`make_schedulers` and :meth:`route` for who schedules what; :meth:`settle` and
     :meth:`after_event`, which every event passes through; :meth:`task_started`, :meth:`task_ended`,
@@ -100,25 +102,34 @@ class ClusterModel(mesa.Model):
     True
     """
 
-    #: the class of the parallel schedulers; a lab may set a ``Scheduler`` subclass (e.g. one that
-    #: filters tasks at enqueue) on a ``ClusterModel`` subclass
+    #: the class of the parallel schedulers (the default; ``ClusterModel(config, scheduler_class=...)``
+    #: or a subclass's class attribute names another ``Scheduler`` subclass, e.g. one that filters tasks at enqueue)
     scheduler_class = Scheduler
-    #: the class of the per-job managers; a lab may set a ``JobManager`` subclass (e.g. one that
-    #: holds a token budget and shapes it) on a ``ClusterModel`` subclass
+    #: the class of the per-job managers (the default; ``job_manager_class=...`` or a subclass's class
+    #: attribute names another, e.g. one that holds a token budget and shapes it)
     job_manager_class = JobManager
 
-    def __init__(self, config: ClusterConfig, *, jobs: list[Job] | None = None,
-                 policy=None, completion_events: str = "bulk", check_every_event: bool = False,
-                 record_series: bool = True):
-        """``jobs`` replaces the generated workload; ``policy(free, demand, rng) -> machine``
-        replaces ``config.placement`` (to try a policy of your own); ``completion_events="each"``
-        spends one Mesa event per completion (the slow reference the bulk path is tested against);
-        ``check_every_event`` checks the invariants after every event (tests)."""
+    def __init__(self, config: ClusterConfig, *, jobs: list[Job] | None = None, policy=None,
+                 scheduler_class: type | None = None, job_manager_class: type | None = None,
+                 completion_events: str = "bulk", check_every_event: bool = False, record_series: bool = True):
+        """Build the substrate: the ledger, the central state view and the machines. The schedulers and
+        the jobs are made when the run starts (:meth:`start`), so a subclass calls ``super().__init__()``
+        first and sets its own state after, as in Mesa.
+
+        ``jobs`` replaces the generated workload (refused at once if a task fits no machine);
+        ``policy(free, demand, rng) -> machine`` replaces ``config.placement`` (to try a policy of your
+        own); ``scheduler_class`` and ``job_manager_class`` replace the class attributes of those names;
+        ``completion_events="each"`` spends one Mesa event per completion (the slow reference the bulk
+        path is tested against); ``check_every_event`` checks the invariants after every event (tests)."""
         super().__init__(rng=config.seed)
         _stop_default_steps(self)
         self._calls: set[_Call] = set()
         self.config = config
         self.check_every_event = check_every_event
+        if scheduler_class is not None:
+            self.scheduler_class = scheduler_class
+        if job_manager_class is not None:
+            self.job_manager_class = job_manager_class
         n = config.machines
         speeds = config.speeds()
         types = np.arange(n) % config.hardware_types
@@ -129,12 +140,13 @@ class ClusterModel(mesa.Model):
         self.machines = [Machine(self, i, int(types[i]), self.speed[i]) for i in range(n)]
         # distinct capacity rows, to tell at arrival whether a task can fit anywhere at all
         self._capacity_rows = np.unique(capacity, axis=0)
-        self.schedulers = self.make_schedulers(policy or POLICIES[config.placement])
-        if jobs is None:
-            jobs = self.make_jobs(np.random.default_rng([config.seed, WORKLOAD_STREAM]))
-        else:
+        self.policy = policy or POLICIES[config.placement]
+        if jobs is not None:
             self._refuse_impossible(jobs)
-        self.jobs = sorted(jobs, key=lambda j: j.arrival)
+        self._given_jobs = jobs
+        self.started = False
+        self.schedulers: list = []
+        self.jobs: list[Job] = [] if jobs is None else sorted(jobs, key=lambda j: j.arrival)  # generated at start
         self.arrived: list[Job] = []
         self.job_managers: dict[int, JobManager] = {}
         self.failures: list[tuple[int, str]] = []
@@ -142,6 +154,19 @@ class ClusterModel(mesa.Model):
         self._queued = 0
         self._next_job = 0
         self._arrive_call = self.callback(self._arrive)
+
+    def start(self) -> None:
+        """Make the schedulers (:meth:`make_schedulers`) and the jobs (:meth:`make_jobs`, unless given)
+        and schedule the first arrival. The first :meth:`run_until` calls it; call it yourself to look at
+        the jobs or schedulers before running. A lab that needs them (or schedules events of its own at
+        the start) overrides it and calls ``super().start()`` first."""
+        if self.started:
+            raise RuntimeError(f"{type(self).__name__} has started already: start() runs once")
+        self.started = True
+        self.schedulers = self.make_schedulers(self.policy)
+        if self._given_jobs is None:
+            jobs = self.make_jobs(np.random.default_rng([self.config.seed, WORKLOAD_STREAM]))
+            self.jobs = sorted(jobs, key=lambda j: j.arrival)
         if self.jobs:
             self.schedule(self._arrive_call, at=self.jobs[0].arrival)
 
@@ -211,7 +236,10 @@ class ClusterModel(mesa.Model):
 
     def run_until(self, end_time: float) -> None:
         """Run to ``end_time``. A long run says first how long it will roughly take and shows a
-        progress bar in simulated seconds (:mod:`cluster_sim.progress`; neither changes a result)."""
+        progress bar in simulated seconds (:mod:`cluster_sim.progress`; neither changes a result).
+        The first call starts the run (:meth:`start`)."""
+        if not self.started:
+            self.start()
         if end_time > self.time:
             tasks = self.tasks_due(end_time)
             estimate = self.estimated_seconds(end_time, tasks)
@@ -246,7 +274,7 @@ class ClusterModel(mesa.Model):
             job = jobs[i]
             i += 1
             scheduler = self.route(job)
-            job.scheduler = getattr(scheduler, "index", 0)
+            job.scheduler = scheduler.index
             self.arrived.append(job)
             manager = self.job_manager_class(self, job, scheduler)
             self.job_managers[job.id] = manager

@@ -248,6 +248,14 @@ class MorpheusModel(CapacityClusterModel):
         self._applied_step = -1
         self._rest = -1  # the ad hoc queue is set to the whole cluster below, before anything is provisioned
         self._changes: list[float] = []  # times R* pieces change (a heap)
+        self._collector, self._reprovision_with = collector, reprovision_with
+        self.collector = self.reprovisioner = None  # made at the start: they schedule events of their own
+
+    def start(self) -> None:
+        """The engine's start, then the collector, the reprovisioner, the first capacities and the
+        provisioning's events (after the engine's, so that events at the same time keep their order)."""
+        super().start()
+        collector, reprovision_with = self._collector, self._reprovision_with
         self.collector = collector(self) if collector is not None else None
         self.reprovisioner = Reprovisioner(self, *reprovision_with) if reprovision_with is not None else None
         self._residual()
@@ -315,10 +323,6 @@ class MorpheusModel(CapacityClusterModel):
     def settle(self) -> None:
         super().settle()
         self._refresh()
-
-    def after_event(self) -> None:
-        self._refresh()  # an event that does not settle through the model (a release wake-up) still moves time
-        super().after_event()
 
     def _submitted(self, job: Job) -> None:
         run: Run = job.tag

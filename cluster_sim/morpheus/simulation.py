@@ -275,6 +275,7 @@ def build_model(config: MorpheusConfig, *, check_every_event: bool = False, coll
     model = MorpheusModel(cluster_config(config, end), list(w.runs), adhoc_jobs(config, end), prov,
                           reprovision_with=dra, collector=collector, check_every_event=check_every_event,
                           literal=config.worst_case == "literal")
+    model.start()  # ready to run: its collector and reprovisioner exist
     return model, w, plan, refused, end
 
 

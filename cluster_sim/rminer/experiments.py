@@ -365,10 +365,9 @@ class _TimelineProbe:
 def stale_view_timeline(config: RMinerConfig, machine: int = 0) -> Timeline:
     """Record, on one machine, the CSV's free CPU and what scheduler 0's local view shows."""
     model = RMinerModel(config.replace(mode="none", view_refresh="synchronous"), record_series=False)
+    model.start()  # the views exist from the start on
     probe = _TimelineProbe(model, machine)
-    model.csv.release_listeners.append(probe.on_release)
-    model.csv.commit_listeners.append(probe.on_commit)
-    model.csv.sync_listeners.append(probe.on_sync)
+    model.csv.subscribe(probe)
     probe.record(0.0)
     model.run_until(config.horizon)
     t, c, v = (np.array(x) for x in zip(*probe.rows))

@@ -20,7 +20,7 @@ import math
 import numpy as np
 
 from ..engine import ClusterModel, LocalStateView, Scheduler, StepIntegral
-from ..engine.agents import BLOCKED, IDLE, PLACED
+from ..engine.agents import BLOCKED, PLACED
 from ..engine.workload import KILLED, RUNNING
 from .config import RMinerConfig
 from .eviction import conflict_victims
@@ -262,7 +262,7 @@ class RMScheduler(Scheduler):
         return True
 
     # ---- RM tasks ending ----------------------------------------------------------------------------
-    def on_completed(self, task, t: float) -> None:
+    def on_hidden_release(self, task, t: float) -> None:
         """An RM task finished on shadow resources: echoed to Algorithm 1 with its epoch."""
         run = self._forget(task)
         self.srm.echo_release(t, run.machine, run.demand, rm_epoch=run.epoch)
@@ -338,10 +338,7 @@ class RMScheduler(Scheduler):
         self.counts["rm_killed"] += 1
         self.counts["rm_restarted"] += 1
         task.tag = "rm-restart"
-        self.queue.extend([task])
-        self.model.queue_changed(1)
-        if self.status == IDLE:
-            self._next()
+        self.requeue(task)
 
     def _kill(self, task, t: float, reason: str) -> None:
         self.counts["rm_killed"] += 1
@@ -364,30 +361,29 @@ class RMinerModel(ClusterModel):
     scheduler_class = RMAwareScheduler
 
     def __init__(self, config: RMinerConfig, *, check_every_event: bool = False, record_series: bool = True):
-        self.rm = None  # the filter is consulted from the first enqueue on
-        self._rr_credit: list[float] = []  # NoRM + 1's weighted round robin (see route)
         super().__init__(config, check_every_event=check_every_event, record_series=record_series)
+        self.record_series = record_series
+        self.rm = None  # the RM scheduler, made at the start (after the parallel schedulers) when the mode has one
+        self._rr_credit: list[float] = []  # NoRM + 1's weighted round robin (see route)
         self.uniforms = UniformBuffer(self.rng)
-        self.n_tasks_total = sum(j.n_tasks for j in self.jobs)
-        self.started_by = bytearray(self.n_tasks_total + 1)  # task id -> how it first started (STARTED_BY)
         self._unstarted = {}  # job id -> tasks not yet started
         self.job_scheduled_at = {}  # job id -> time its last task first started
         self.probe = ShadowProbe(self, record_series)
-        csv = self.csv
-        csv.release_listeners.append(self.probe.on_release)
-        csv.commit_listeners.append(self.probe.on_commit)
-        csv.sync_listeners.append(self.probe.on_sync)
+        self.csv.subscribe(self.probe)
         # Fig. 11: every node's CPU utilisation (CSV + RM tasks), sampled 40 times over the run
         self.node_samples: list[tuple[float, np.ndarray]] = []
-        if record_series and config.horizon > 0:
+
+    def start(self) -> None:
+        """The engine's start, then the per-task records, the node samples and the RM scheduler."""
+        super().start()
+        config = self.config
+        self.n_tasks_total = sum(j.n_tasks for j in self.jobs)
+        self.started_by = bytearray(self.n_tasks_total + 1)  # task id -> how it first started (STARTED_BY)
+        if self.record_series and config.horizon > 0:
             self.schedule_every(self._sample_nodes, config.horizon / 40, start=0.0)
         if config.has_rm:
-            self.rm = RMScheduler(self, record_series=record_series)
-            csv.release_listeners.append(self.rm.on_release)
-            csv.hidden_release_listeners.append(self.rm.on_completed)
-            csv.commit_listeners.append(self.rm.on_commit)
-            csv.pre_sync_listeners.append(self.rm.before_sync)
-            csv.sync_listeners.append(self.rm.on_sync)
+            self.rm = RMScheduler(self, record_series=self.record_series)
+            self.csv.subscribe(self.rm)
 
     def make_schedulers(self, policy):
         """The engine's parallel schedulers; NoRM + 1 adds one more, deciding at the RM scheduler's rate."""

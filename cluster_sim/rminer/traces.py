@@ -150,6 +150,7 @@ def decision_trace(config: RMinerConfig) -> list[Decision]:
     if not config.has_rm:
         raise ValueError(f"config.mode={config.mode!r} has no RM scheduler: choose 'safe' or 'smart'")
     model = RMinerModel(config, record_series=False)
+    model.start()  # the RM scheduler is made at the start
     model.rm.decision_log = []
     model.run_until(config.horizon)
     return [Decision(*d) for d in model.rm.decision_log]

@@ -119,7 +119,7 @@ class TokenPool(mesa.Agent):
                 manager, tokens, is_admission = self._waiting.popleft()
                 if is_admission:
                     self.waiting_jobs.add(self.model.time, -1)
-                    manager.admit()
+                    manager.on_admitted()
                 else:
                     self.granted += tokens
                     manager.on_tokens_granted(tokens)
@@ -146,13 +146,11 @@ class ShapingJobManager(JobManager):
         return True  # the shaper runs at every vertex completion, at its exact time
 
     def start(self) -> None:
-        unplaceable = self.model.unplaceable(self.job)
-        if unplaceable is not None:
-            self.fail(f"task {unplaceable[0].id} can fit on no machine: {unplaceable[1]}")
-            return
-        self.model.pool.admit(self)
+        """Admitted by the engine (it fits), the job waits in the pool for its tokens."""
+        if self.admit():
+            self.model.pool.admit(self)
 
-    def admit(self) -> None:
+    def on_admitted(self) -> None:
         """The pool has our tokens: the job starts now (queueing delay = now - arrival)."""
         self.admitted_at = self.model.time
         self.model.admitted[self.job.id] = self.model.time
@@ -213,12 +211,12 @@ class ShapingClusterModel(ClusterModel):
             machines=max(1, math.ceil(total / cpu)), cpu_per_machine=cpu, mem_per_machine=cpu,
             think_time=0.0, placement="first_fit", schedulers=1, horizon=1.0, seed=seed,
         )
-        jobs = [_engine_job(k, p) for k, p in enumerate(plans)]
+        super().__init__(config, jobs=[_engine_job(k, p) for k, p in enumerate(plans)],
+                         check_every_event=check_every_event)
         self.plans = {k: p for k, p in enumerate(plans)}
         self.runs: dict[int, JobRun] = {}
         self.admitted: dict[int, float] = {}
         self.finished: dict[int, float] = {}
-        super().__init__(config, jobs=jobs, check_every_event=check_every_event)
         self.pool = TokenPool(self, token_capacity)
         # a bound on when everything has finished: all vertices one after another, each perhaps
         # waiting a request delay (run_until jumps over empty time, so a loose bound costs nothing)

@@ -85,21 +85,15 @@ class FuxiScheduler(StagePlanningScheduler):
         return fuxi_placement(watermark, capacity, L.shape[0])
 
 
-_MODELS: dict[str, type] = {}
-
-
-def _model_class(planner: str) -> type:
-    sched = {"ipa": IPAScheduler, "fuxi": FuxiScheduler}.get(planner)
-    if sched is None:
-        raise ValueError(f"planner={planner!r} is not allowed: choose 'ipa' or 'fuxi'")
-    if planner not in _MODELS:
-        _MODELS[planner] = type(f"{sched.__name__[:-9]}ClusterModel", (ClusterModel,), {"scheduler_class": sched})
-    return _MODELS[planner]
+#: the scheduler class of each planner
+PLANNERS = {"ipa": IPAScheduler, "fuxi": FuxiScheduler}
 
 
 def run_cluster(config: ClusterConfig, planner: str = "ipa") -> ClusterResult:
     """Run the engine with stage-level IPA or Fuxi placement; invariants are checked."""
-    model = _model_class(planner)(config)
+    if planner not in PLANNERS:
+        raise ValueError(f"planner={planner!r} is not allowed: choose {' or '.join(map(repr, PLANNERS))}")
+    model = ClusterModel(config, scheduler_class=PLANNERS[planner])
     model.run_until(config.horizon)
     model.check_invariants()
     return collect(model)

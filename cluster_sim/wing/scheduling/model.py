@@ -51,8 +51,9 @@ class WingJobManager(JobManager):
         self.model.submitted(self)
 
     def release(self) -> None:
-        """Hand the job's gang to the capacity scheduler (the engine's own start)."""
-        super().start()
+        """The inputs are there: admit the job and hand its first stages to the capacity scheduler."""
+        if self.admit():
+            self.release_ready()
 
     def watched(self, task) -> bool:
         # a completion releases waiting pollers and is a write: it must be handled at its exact time
@@ -132,6 +133,7 @@ class WingModel(CapacityClusterModel):
 
     def __init__(self, config, queues, jobs, *, needs=None, polling=(), poll_delay=None, rekey_times=None,
                  recorder=None, **kwargs):
+        super().__init__(config, queues, jobs=jobs, elastic=kwargs.pop("elastic", False), **kwargs)
         self.needs = {} if needs is None else dict(needs)
         self.polling = set(polling)
         self.poll_delay = {} if poll_delay is None else dict(poll_delay)
@@ -143,7 +145,6 @@ class WingModel(CapacityClusterModel):
         self.missing: dict[int, int] = {}  # poller -> inputs still missing
         self.released: dict[int, float] = {}
         self.rekeys = 0
-        super().__init__(config, queues, jobs=jobs, elastic=kwargs.pop("elastic", False), **kwargs)
         self.by_id = {j.id: j for j in self.jobs}
         self.recorder = recorder(self) if recorder is not None else None
 
