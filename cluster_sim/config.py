@@ -33,19 +33,28 @@ import numpy as np
 _MISSING = dataclasses.MISSING
 
 
+#: which ends of ``lo``..``hi`` a field allows (scikit-learn's ``Interval(closed=...)``)
+CLOSED = ("both", "left", "right", "neither")
+
+
 def param(
     default: Any,
     *,
     doc: str,
     lo: float | None = None,
     hi: float | None = None,
+    closed: str = "both",
+    optional: bool = False,
     choices: tuple | None = None,
     step: float | None = None,
     slider: tuple[float, float] | None = None,
     widget: bool = True,
 ) -> Any:
-    """Declare a config field with its allowed range (``lo``/``hi``, inclusive) or ``choices``.
+    """Declare a config field with its allowed range (``lo``/``hi``) or ``choices``.
 
+    ``closed`` says which ends of the range are allowed: ``"both"`` (``lo <= x <= hi``, the default),
+    ``"left"`` (``lo <= x < hi``), ``"right"`` (``lo < x <= hi``: ``lo=0, closed="right"`` is "more than
+    0") or ``"neither"``. ``optional=True`` also allows None ("not set"; the default may be None).
     ``step`` is the slider step in the widget panel, and ``slider`` the range a panel's slider
     offers: what redraws in about a second at the interactive preset (a panel refuses typed values
     outside it; the whole ``lo``..``hi`` stays available from the ``parameters`` cell).
@@ -54,12 +63,64 @@ def param(
     """
     if isinstance(default, (list, dict, set)):
         raise TypeError("param defaults must be immutable (use a tuple, not a list)")
+    if closed not in CLOSED:
+        raise ValueError(f"closed={closed!r} is not allowed: choose one of {', '.join(map(repr, CLOSED))}")
+    if default is None and not optional:
+        raise ValueError("a param whose default is None must say optional=True")
     if slider is not None:
         s_lo, s_hi = slider
-        if not (s_lo < s_hi) or (lo is not None and s_lo < lo) or (hi is not None and s_hi > hi):
-            raise ValueError(f"slider={slider!r} must be an increasing pair inside lo={lo!r}..hi={hi!r}")
-    meta = {"doc": doc, "lo": lo, "hi": hi, "choices": choices, "step": step, "slider": slider, "widget": widget}
+        if not (s_lo < s_hi) or not _within(s_lo, lo, hi, closed) or not _within(s_hi, lo, hi, closed):
+            raise ValueError(f"slider={slider!r} must be an increasing pair inside {bounds_text('x', lo, hi, closed)}")
+    meta = {"doc": doc, "lo": lo, "hi": hi, "closed": closed, "optional": optional, "choices": choices, "step": step,
+            "slider": slider, "widget": widget}
     return dataclasses.field(default=default, metadata=meta)
+
+
+def field_of(source: type, name: str, default: Any = _MISSING, **changes: Any) -> Any:
+    """Field ``name`` of the config class ``source``, inherited: the same range, doc and widget, with
+    only what changes restated (a default, a narrower range, a doc that says what differs here).
+
+    >>> from cluster_sim.engine import ClusterConfig
+    >>> @dataclass(frozen=True)
+    ... class Small(Config):
+    ...     machines: int = field_of(ClusterConfig, "machines", 4, hi=8, slider=(1, 8))
+    ...     seed: int = field_of(ClusterConfig, "seed")
+    >>> Small(machines=9)
+    Traceback (most recent call last):
+    ...
+    ValueError: Small.machines=9 is out of range: allowed 1 <= machines <= 8 (machines in the cluster)
+    """
+    fields = getattr(source, "__dataclass_fields__", {})
+    if name not in fields:
+        raise ValueError(f"{source.__name__} has no field {name!r}; its fields are: {', '.join(fields)}")
+    f = fields[name]
+    unknown = sorted(set(changes) - set(f.metadata))
+    if unknown:
+        raise ValueError(f"field_of({source.__name__}, {name!r}): unknown param option(s) {unknown}; "
+                         f"the options are: {', '.join(f.metadata)}")
+    meta = {**f.metadata, **changes}
+    return param(f.default if default is _MISSING else default, **meta)
+
+
+def seed_param(**changes: Any) -> Any:
+    """The one ``seed`` field every config declares (its range and meaning), with ``changes``
+    (e.g. ``widget=False``)."""
+    return param(0, **{"lo": 0, "hi": 2**31 - 1, "doc": "random seed (same config and seed: identical results)",
+                       **changes})
+
+
+def _within(x: float, lo: float | None, hi: float | None, closed: str = "both") -> bool:
+    above = lo is None or (x >= lo if closed in ("both", "left") else x > lo)
+    below = hi is None or (x <= hi if closed in ("both", "right") else x < hi)
+    return above and below
+
+
+def bounds_text(name: str, lo: float | None, hi: float | None, closed: str = "both") -> str:
+    """``lo <= name <= hi`` with the range's open ends as ``<`` (an absent end as -inf/inf)."""
+    left = "<=" if closed in ("both", "left") else "<"
+    right = "<=" if closed in ("both", "right") else "<"
+    return (f"{'-inf' if lo is None else f'{lo:g}'} {left} {name} {right} "
+            f"{'inf' if hi is None else f'{hi:g}'}")
 
 
 def shown(value: Any) -> str:
@@ -184,11 +245,15 @@ class Config:
         meta = f.metadata
         doc = f" ({meta['doc']})" if meta.get("doc") else ""
         default = f.default if f.default is not _MISSING else None
-        lo, hi = meta.get("lo"), meta.get("hi")
+        lo, hi, closed = meta.get("lo"), meta.get("hi"), meta.get("closed", "both")
+        if given is None and meta.get("optional"):
+            return None
         out_of_range = ValueError(
-            f"{name}={shown(given)} is out of range: allowed {'-inf' if lo is None else f'{lo:g}'} <= {f.name} <= "
-            f"{'inf' if hi is None else f'{hi:g}'}{doc}")
+            f"{name}={shown(given)} is out of range: allowed {bounds_text(f.name, lo, hi, closed)}{doc}")
         value = given
+        if default is None and (lo is not None or hi is not None) and not (
+                isinstance(given, numbers.Real) and not isinstance(given, bool)):
+            raise ValueError(f"{name}={shown(given)} has the wrong type: expected a number or None{doc}")
         if default is not None:
             try:
                 value = _normalise(given, default, name)
@@ -203,7 +268,7 @@ class Config:
             raise ValueError(f"{name}={shown(given)} is not allowed: choose one of {allowed}{doc}")
         if isinstance(value, float) and math.isnan(value):
             raise ValueError(f"{name}=nan is not a number{doc}")
-        if (lo is not None and value < lo) or (hi is not None and value > hi):
+        if not _within(value, lo, hi, closed):
             raise out_of_range
         return value
 
@@ -286,6 +351,18 @@ class Config:
             raise ValueError(f"unknown {cls.__name__} field(s) {unknown}; the fields are: {names}")
         return dataclasses.replace(base, **overrides)
 
+    @classmethod
+    def from_config(cls, other: "Config", /, **overrides: Any):
+        """This config built from ``other``'s fields of the same names (the fields this class shares
+        with it), then ``overrides``: for configs that feed one another (a lab's config and the
+        engine's or another lab's it is run with). The other fields keep this class's defaults."""
+        own = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(overrides) - own)
+        if unknown:
+            raise ValueError(f"unknown {cls.__name__} field(s) {unknown}; the fields are: {', '.join(sorted(own))}")
+        shared = {f.name: getattr(other, f.name) for f in dataclasses.fields(other) if f.name in own}
+        return cls(**{**shared, **overrides})
+
     def replace(self, **changes: Any):
         """A copy with some fields changed (validated again): the building block of sweeps."""
         unknown = sorted(set(changes) - {f.name for f in dataclasses.fields(self)})
@@ -314,9 +391,14 @@ class Config:
             if meta.get("choices") is not None:
                 allowed = " | ".join(map(repr, meta["choices"]))
             elif meta.get("lo") is not None or meta.get("hi") is not None:
+                closed = meta.get("closed", "both")
                 lo = "−∞" if meta.get("lo") is None else f"{meta['lo']:g}"
                 hi = "∞" if meta.get("hi") is None else f"{meta['hi']:g}"
+                lo += "" if closed in ("both", "left") or meta.get("lo") is None else " (excluded)"
+                hi += "" if closed in ("both", "right") or meta.get("hi") is None else " (excluded)"
                 allowed = f"{lo} … {hi}"
+                if meta.get("optional"):
+                    allowed += " | None"
             elif isinstance(f.default, bool):
                 allowed = "True | False"
             else:

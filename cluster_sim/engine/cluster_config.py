@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..config import Config, Work, count, param
+from ..config import Config, Work, count, param, seed_param
 from .workload import WorkloadSpec
 
 
@@ -41,7 +41,7 @@ class ClusterConfig(Config):
                            doc="how a scheduler picks a machine on its local view")
     assignment: str = param("round_robin", choices=("round_robin", "random"), doc="how jobs are assigned to schedulers")
     # workload
-    load: float = param(0.7, lo=0.001, hi=3.0, step=0.05, slider=(0.05, 1.5),
+    load: float = param(0.7, lo=0.0, hi=3.0, closed="right", step=0.05, slider=(0.05, 1.5),
                         doc="offered CPU load: mean demand / cluster CPU capacity")
     job_rate: float = param(0.0, lo=0.0, hi=1e7, widget=False,
                             doc="jobs per second; 0 = the rate that offers `load` (a lab that counts jobs sets it)")
@@ -56,7 +56,7 @@ class ClusterConfig(Config):
     mean_task_mem: float = param(4.0, lo=1.0, hi=65_536.0, step=0.5, doc="mean memory units per task")
     # run
     horizon: float = param(300.0, lo=1.0, hi=1e6, step=10.0, slider=(10.0, 600.0), doc="simulated seconds")
-    seed: int = param(0, lo=0, hi=2**31 - 1, doc="random seed (same seed and config: identical results)")
+    seed: int = seed_param()
     max_events: int = param(5_000_000, lo=1, hi=10**9, widget=False,
                             doc="refuse a config estimated to create more tasks plus view refreshes than this "
                                 "(raise it on purpose)")

@@ -1,5 +1,6 @@
-"""The engine's name for :mod:`cluster_sim.config` (pure modules import that one: it needs no Mesa)."""
+"""The old name of :mod:`cluster_sim.config`, kept for callers that import it from here: import
+``Config``, ``param`` and ``field_of`` from :mod:`cluster_sim.config` (pure modules need no Mesa)."""
 
-from ..config import Config, Work, param
+from ..config import Config, Work, field_of, param, seed_param
 
-__all__ = ["Config", "Work", "param"]
+__all__ = ["Config", "Work", "field_of", "param", "seed_param"]

@@ -33,7 +33,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from ..engine.config import Config, Work, param
+from ..config import Config, Work, param, seed_param
 from .history import HistoryParams
 
 #: HiGHS time per LP cell (one run at one step) and per solve on the 2-core machine, measured with
@@ -89,7 +89,7 @@ class SLOConfig(Config):
     drift_window: int = param(7, lo=2, hi=200, step=1, slider=(2, 30),
                               doc="runs in the sliding window the contract is refitted on after drift")
     # ---- run ----------------------------------------------------------------------------------------------
-    seed: int = param(0, lo=0, hi=2**31 - 1, doc="random seed (same config and seed: identical results)")
+    seed: int = seed_param()
     max_lp_cells: int = param(3_000_000, lo=1, hi=10**10, widget=False,
                               doc="refuse a config estimated to need more LP cells than this (raise it on purpose)")
 
@@ -250,7 +250,7 @@ class MorpheusConfig(Config):
     # ---- run -------------------------------------------------------------------------------------------------
     target_attainment: float = param(0.9, lo=0.05, hi=1.0, step=0.01, widget=False,
                                      doc="SLO attainment the footprint experiments look for")
-    seed: int = param(0, lo=0, hi=2**31 - 1, doc="random seed (same config and seed: identical results)")
+    seed: int = seed_param()
     max_tasks: int = param(400_000, lo=1, hi=10**9, widget=False,
                            doc="refuse a config estimated to create more tasks than this (raise it on purpose)")
 
@@ -331,4 +331,4 @@ class TinyInstanceConfig(Config):
     same_skyline: bool = param(True, widget=False,
                                doc="every job has one skyline (Theorem 6.1's assumption: jobs differ only in "
                                    "period and window)")
-    seed: int = param(0, lo=0, hi=2**31 - 1, widget=False, doc="random seed of the instance")
+    seed: int = seed_param(widget=False)

@@ -37,7 +37,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from ..config import Work, param
+from ..config import Work, field_of, param
 from ..engine import ClusterConfig
 
 PAPER_MACHINES = 1500
@@ -58,11 +58,9 @@ def scaled_think_time(machines: int) -> float:
 
 
 def engine_field(name: str, default, **changes):
-    """The engine's field ``name`` with RMiner's default and whatever metadata ``changes`` says
-    (range, step, slider, doc): the same field, only set for the paper."""
-    meta = dict(ClusterConfig.__dataclass_fields__[name].metadata)
-    meta.update(changes)
-    return param(default, **meta)
+    """The engine's field ``name`` with RMiner's default and whatever ``changes`` says (range, step,
+    slider, doc): :func:`cluster_sim.config.field_of` of :class:`ClusterConfig`."""
+    return field_of(ClusterConfig, name, default, **changes)
 
 
 @dataclass(frozen=True)
@@ -78,10 +76,11 @@ class RMinerConfig(ClusterConfig):
     schedulers: int = engine_field("schedulers", 8, slider=(1, 32), doc="parallel schedulers (the paper: 8 or 16)")
     update_delay: float = engine_field("update_delay", 0.5, hi=5.0, step=0.05, slider=None,
                                        doc="seconds between view updates d_u (0 = views always fresh)")
-    think_time: float = engine_field("think_time", scaled_think_time(100), lo=1e-5, slider=None, widget=False,
+    think_time: float = engine_field("think_time", scaled_think_time(100), lo=0.0, closed="right", slider=None,
+                                     widget=False,
                                      doc="seconds a normal scheduler spends per task, 1 / scheduling rate "
                                          "(the paper: 1 ms, 1000 tasks/s at 1500 machines; presets scale it)")
-    load: float = engine_field("load", 1.0, lo=0.05, slider=(0.05, 2.5),
+    load: float = engine_field("load", 1.0, lo=0.05, closed="both", slider=(0.05, 2.5),
                                doc="job arrival rate as a multiple of the paper's 1x (1.43 ms between jobs at "
                                    "1500 machines)")
     tasks_per_job: float = engine_field("tasks_per_job", 12.0, hi=100.0, slider=None, doc="mean tasks per job (the paper: 12)")

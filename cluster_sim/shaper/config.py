@@ -24,7 +24,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from cluster_sim.engine.config import Config, Work, param
+from cluster_sim.config import Config, Work, param, seed_param
 
 from .examples import random_stage_graph
 from .execution import MODES
@@ -72,7 +72,7 @@ class ShaperConfig(Config):
     fleet_jobs: int = param(30, lo=5, hi=2000, slider=(5, 100), doc="jobs per synthetic cluster")
     fleet_clusters: int = param(3, lo=1, hi=5, doc="synthetic clusters (profiles of the paper's Fig. 4c)")
     fleet_max_width: int = param(1000, lo=2, hi=3000, slider=(2, 1000), doc="cap on a fleet job's widest stage (CI speed)")
-    seed: int = param(0, lo=0, hi=2**31 - 1, doc="random seed (same seed and config: identical results)")
+    seed: int = seed_param()
     max_vertex_runs: int = param(5_000_000, lo=1, hi=10**9, widget=False,
                                  doc="refuse a config estimated to simulate more vertex runs than this (raise it on purpose)")
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from ..engine.config import Config, Work, param
+from ..config import Config, Work, field_of, param, seed_param
 
 __all__ = ["GRIDS", "PlacementConfig", "ResourcePlanConfig", "machine_groups_expected", "SECONDS_PER_PREDICTION"]
 
@@ -61,7 +61,7 @@ def _need_alpha(instances: int, machines: int) -> int:
 class PlacementConfig(Config):
     """Lab 06: placement plans (§5.2, Expt 6) over a learned latency model."""
 
-    seed: int = param(0, lo=0, hi=2**31 - 1, doc="seed of every random draw", widget=False)
+    seed: int = seed_param(widget=False)
     instances: int = param(300, lo=1, hi=20000, step=10, slider=(10, 400), doc="instances per stage (m)")
     machines: int = param(120, lo=1, hi=5000, step=10, slider=(10, 200), doc="machines offered to the stage (n)")
     stages: int = param(3, lo=1, hi=200, slider=(1, 4), doc="stages averaged over")
@@ -125,13 +125,14 @@ class PlacementConfig(Config):
 class ResourcePlanConfig(Config):
     """Lab 07: resource plans with RAA (§5.3, Expt 7–10)."""
 
-    seed: int = param(0, lo=0, hi=2**31 - 1, doc="seed of every random draw", widget=False)
-    instances: int = param(200, lo=1, hi=20000, step=10, slider=(10, 400), doc="instances per stage (m)")
-    machines: int = param(80, lo=1, hi=5000, step=10, slider=(10, 200), doc="machines offered to the stage (n)")
-    stages: int = param(8, lo=1, hi=500, slider=(1, 12), doc="stages in the net-benefit workload")
-    skew: float = param(1.0, lo=0.0, hi=2.5, step=0.1, doc="lognormal sigma of input rows per instance")
-    busy_fraction: float = param(0.5, lo=0.0, hi=1.0, step=0.05, doc="machine-state mix: share of busy machines")
-    alpha: int = param(4, lo=1, hi=64, slider=(1, 16), doc="diversity cap α")
+    # Lab 06's fields, inherited: only what differs is restated
+    seed: int = field_of(PlacementConfig, "seed")
+    instances: int = field_of(PlacementConfig, "instances", 200)
+    machines: int = field_of(PlacementConfig, "machines", 80)
+    stages: int = field_of(PlacementConfig, "stages", 8, hi=500, slider=(1, 12), doc="stages in the net-benefit workload")
+    skew: float = field_of(PlacementConfig, "skew")
+    busy_fraction: float = field_of(PlacementConfig, "busy_fraction")
+    alpha: int = field_of(PlacementConfig, "alpha")
     grid: str = param("default", choices=tuple(GRIDS), doc="resource configurations RAA may choose")
     latency_weight: float = param(0.5, lo=0.0, hi=1.0, step=0.05, doc="WUN weight on latency (cost gets 1 − it)")
     noise: float = param(0.15, lo=0.0, hi=0.33, step=0.01, doc="σ/μ of actual latency around the prediction (noisy case)")
@@ -142,13 +143,11 @@ class ResourcePlanConfig(Config):
     moo_stages: int = param(3, lo=1, hi=50, doc="stages in the MOO-baseline study", widget=False)
     ws_samples: int = param(2000, lo=10, hi=200000, doc="WS(Sample): random plans per stage", widget=False)
     evo_generations: int = param(30, lo=1, hi=1000, doc="NSGA-II generations (population 40)", widget=False)
-    levels: int = param(4, lo=2, hi=10, doc="discretisation degree of machine states", widget=False)
-    train_stages: int = param(600, lo=20, hi=5000, doc="stages in the training traces", widget=False)
-    trace_noise: float = param(0.1, lo=0.0, hi=0.5, doc="lognormal run noise in traces", widget=False)
-    max_iter: int = param(200, lo=10, hi=2000, doc="boosting iterations of the latency model", widget=False)
-    max_predictions: int = param(50_000_000, lo=1, hi=10**10, widget=False,
-                                 doc="refuse a config estimated to need more model predictions than this "
-                                     "(about 400 s); raise it on purpose")
+    levels: int = field_of(PlacementConfig, "levels")
+    train_stages: int = field_of(PlacementConfig, "train_stages")
+    trace_noise: float = field_of(PlacementConfig, "trace_noise")
+    max_iter: int = field_of(PlacementConfig, "max_iter")
+    max_predictions: int = field_of(PlacementConfig, "max_predictions")
 
     WORK_CAP = "max_predictions"
 

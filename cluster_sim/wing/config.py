@@ -40,8 +40,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..config import count
-from ..engine.config import Config, Work, param
+from ..config import Config, Work, count, field_of, param
 from .lake import GIB, PRIORITIES, ROW_BYTES, LakeConfig, closure_pairs_per_job, lake_rows
 from .provenance import DAY
 
@@ -57,32 +56,22 @@ WEEK_DAYS = 7
 class WingDepsConfig(Config):
     """Lab 04: Wing's pipeline (single hop, Table 1, the §3 predictor, Owl's value) on a synthetic lake."""
 
-    # the lake (the fields of LakeConfig a lab varies; the others keep LakeConfig's defaults)
-    days: int = param(21, lo=14, hi=63, widget=False,
-                      doc="days of history (at least two weeks: the predictor trains on one week and tests on the next)")
-    jobs_per_day: int = param(200, lo=20, hi=50_000, step=10, slider=(20, 300),
-                              doc="jobs submitted per day (the paper's cluster: about 40k)")
-    orgs: int = param(6, lo=1, hi=200, widget=False, doc="organisations, each with its own queues (the paper: 150+)")
-    users_per_org: int = param(4, lo=1, hi=100, widget=False, doc="users in each organisation")
-    recurring_share: float = param(0.68, lo=0.0, hi=1.0, step=0.02, slider=(0.1, 1.0),
-                                   doc="share of jobs from recurring templates (the paper: 68%)")
-    cross_org_share: float = param(0.3, lo=0.0, hi=1.0, step=0.05,
-                                   doc="chance that an input comes from another organisation (the paper: 33% of dependencies)")
-    polling_share: float = param(0.5, lo=0.0, hi=1.0, step=0.05, widget=False,
-                                 doc="share of recurring templates (below the first layer) that wait for their input")
-    overwrite_share: float = param(0.35, lo=0.0, hi=1.0, step=0.05, widget=False,
-                                   doc="share of recurring outputs overwritten in place rather than partitioned")
-    priorities: str = param("independent", choices=PRIORITIES, widget=False,
-                            doc="how users set template priorities: 'independent' of the dependency DAG, or "
-                                "'rise_upstream' (a producer gets its highest consumer's priority, but for a share "
-                                "inversion_share of inversions)")
-    inversion_share: float = param(0.5, lo=0.0, hi=1.0, step=0.05, widget=False,
-                                   doc="priorities='rise_upstream' only: share of consumed templates given a lower "
-                                       "priority than one of their consumers")
-    downloads_per_job: float = param(8.0, lo=0.0, hi=50.0, step=0.5, widget=False,
-                                     doc="mean downloads per job (outputs ranked by a Zipf law)")
-    zipf_s: float = param(1.0, lo=0.5, hi=3.0, step=0.1, widget=False,
-                          doc="Zipf exponent of output popularity (the paper: s = 1)")
+    # the lake: LakeConfig's fields a lab varies, inherited with only what differs restated (the
+    # others keep LakeConfig's defaults: lake_config())
+    days: int = field_of(LakeConfig, "days", 21, lo=14, widget=False,
+                         doc="days of history (at least two weeks: the predictor trains on one week and tests on the "
+                             "next)")
+    jobs_per_day: int = field_of(LakeConfig, "jobs_per_day", 200, step=10, slider=(20, 300))
+    orgs: int = field_of(LakeConfig, "orgs", widget=False)
+    users_per_org: int = field_of(LakeConfig, "users_per_org")
+    recurring_share: float = field_of(LakeConfig, "recurring_share", slider=(0.1, 1.0))
+    cross_org_share: float = field_of(LakeConfig, "cross_org_share")
+    polling_share: float = field_of(LakeConfig, "polling_share", widget=False)
+    overwrite_share: float = field_of(LakeConfig, "overwrite_share", widget=False)
+    priorities: str = field_of(LakeConfig, "priorities", widget=False)
+    inversion_share: float = field_of(LakeConfig, "inversion_share", widget=False)
+    downloads_per_job: float = field_of(LakeConfig, "downloads_per_job", widget=False)
+    zipf_s: float = field_of(LakeConfig, "zipf_s", widget=False)
     # Wing's pipeline
     window_days: float = param(30.0, lo=0.25, hi=90.0, step=0.25, slider=(0.25, 30.0),
                                doc="T: the single-hop time window, a write at most T days before the read (the paper: 30)")
@@ -91,12 +80,10 @@ class WingDepsConfig(Config):
     tr: float = param(20.0, lo=0.0, hi=100.0, step=5.0,
                       doc="T1's threshold in %: predict a downstream job if at least tr% of the upstream template's jobs had one (the paper: 20)")
     train_week: int = param(0, lo=0, hi=7, widget=False, doc="the week the predictor trains on (it is tested on the next)")
-    seed: int = param(0, lo=0, hi=2**31 - 1, doc="seed of the lake's generator")
+    seed: int = field_of(LakeConfig, "seed")
     max_jobs: int = param(60_000, lo=100, hi=10_000_000, widget=False,
                           doc="refuse a lake with more jobs than this (raise it on purpose for a bigger run)")
-    max_memory_gib: float = param(8.0, lo=0.25, hi=4096.0, widget=False,
-                                  doc="refuse a run estimated to need more memory than this, in GiB (leaves room on a "
-                                      "24 GiB machine; raise it on purpose on a bigger one)")
+    max_memory_gib: float = field_of(LakeConfig, "max_memory_gib")
 
     WORK_CAP = "max_jobs"
     MEMORY_CAP = "max_memory_gib"
@@ -170,11 +157,6 @@ class WingDepsConfig(Config):
         return self.days * DAY
 
     def lake_config(self) -> LakeConfig:
-        """The generator's config for the same lake (its other fields at LakeConfig's defaults)."""
-        return LakeConfig(days=self.days, jobs_per_day=self.jobs_per_day, orgs=self.orgs,
-                          users_per_org=self.users_per_org, recurring_share=self.recurring_share,
-                          cross_org_share=self.cross_org_share, polling_share=self.polling_share,
-                          overwrite_share=self.overwrite_share, priorities=self.priorities,
-                          inversion_share=self.inversion_share,
-                          downloads_per_job=self.downloads_per_job, zipf_s=self.zipf_s, seed=self.seed,
-                          max_memory_gib=self.max_memory_gib)
+        """The generator's config for the same lake: the fields the two share, the others at LakeConfig's
+        defaults."""
+        return LakeConfig.from_config(self)

@@ -68,8 +68,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from ..config import count
-from ..engine.config import Config, Work, param
+from ..config import Config, Work, count, param, seed_param
 from .multihop import show
 from .provenance import DAY, HOUR
 
@@ -178,7 +177,7 @@ class LakeConfig(Config):
                                      "larger scale makes a reduced-scale lake's load less bursty")
     churn: float = param(0.1, lo=0.0, hi=1.0, step=0.05,
                          doc="share of recurring templates that start or stop during the lake")
-    seed: int = param(0, lo=0, hi=2**31 - 1, doc="seed of the generator")
+    seed: int = seed_param()
     max_memory_gib: float = param(8.0, lo=0.25, hi=4096.0, widget=False,
                                   doc="refuse a lake estimated to need more memory than this, in GiB (leaves room on a "
                                       "24 GiB machine; raise it on purpose on a bigger one)")

@@ -12,7 +12,7 @@ from cluster_sim.engine import ClusterConfig, Config, param
     [
         ("machines", 0, "ClusterConfig.machines=0 is out of range: allowed 1 <= machines <= 20000"),
         ("update_delay", -0.5, "ClusterConfig.update_delay=-0.5 is out of range: allowed 0 <= update_delay <= 60"),
-        ("load", 3.5, "ClusterConfig.load=3.5 is out of range: allowed 0.001 <= load <= 3"),
+        ("load", 3.5, "ClusterConfig.load=3.5 is out of range: allowed 0 < load <= 3"),
         ("placement", "tightest", "ClusterConfig.placement='tightest' is not allowed: choose one of 'first_fit'"),
         ("machines", 2.5, "ClusterConfig.machines=2.5 has the wrong type: expected int"),
         ("schedulers", True, "ClusterConfig.schedulers=True has the wrong type: expected int"),
@@ -102,8 +102,8 @@ def test_nan_of_any_float_type_arrays_and_strings_are_refused(value, message):
 
 
 @pytest.mark.parametrize("field, value, message", [
-    ("load", 10**400, "ClusterConfig.load=~1e400 is out of range: allowed 0.001 <= load <= 3"),
-    ("load", -10**400, "ClusterConfig.load=-~1e400 is out of range: allowed 0.001 <= load <= 3"),
+    ("load", 10**400, "ClusterConfig.load=~1e400 is out of range: allowed 0 < load <= 3"),
+    ("load", -10**400, "ClusterConfig.load=-~1e400 is out of range: allowed 0 < load <= 3"),
     ("machines", 10**5000, "ClusterConfig.machines=~1e5000 is out of range: allowed 1 <= machines <= 20000"),
     ("machines", 2**63, "ClusterConfig.machines=9223372036854775808 is out of range"),
 ], ids=["1e400", "-1e400", "1e5000", "2**63"])
@@ -190,6 +190,8 @@ def test_the_notebooks_first_table_gives_every_fields_allowed_values():
     assert list(table.columns) == ["value", "allowed", "meaning"]
     assert list(table.index) == [f.name for f in __import__("dataclasses").fields(ClusterConfig)]
     assert "'random'" in table.loc["placement", "allowed"].split(" | ")
-    lo, hi = (ClusterConfig.__dataclass_fields__["load"].metadata[k] for k in ("lo", "hi"))
-    assert table.loc["load", "allowed"] == f"{lo:g} … {hi:g}"
+    lo, hi = (ClusterConfig.__dataclass_fields__["machines"].metadata[k] for k in ("lo", "hi"))
+    assert table.loc["machines", "allowed"] == f"{lo:g} … {hi:g}"
+    hi = ClusterConfig.__dataclass_fields__["load"].metadata["hi"]
+    assert table.loc["load", "allowed"] == f"0 (excluded) … {hi:g}"  # load > 0 (closed="right")
     assert list(ClusterConfig.ci().table(fields=("seed", "load")).index) == ["load", "seed"]

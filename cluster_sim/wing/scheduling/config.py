@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ...config import Config, Work, count, param
+from ...config import Config, Work, count, param, seed_param
 from ..lake import GIB, PRIORITIES, ROW_BYTES, LakeConfig, closure_pairs_per_job, lake_rows
 from ..provenance import DAY
 
@@ -83,7 +83,7 @@ class WingConfig(Config):
                             doc="iterations of Algorithm 1 behind Wing-Agg's aggregate values: 0 = job-local value (no "
                                 "hop: the paper's '0 iterations', Wing-Direct's key), i = paths of up to 2**i hops "
                                 "(Algorithm 1's loop counter), 20 = until it converges")
-    seed: int = param(0, lo=0, hi=2**31 - 1, doc="seed of the lake (and of the mis-prediction factors)")
+    seed: int = seed_param()  # the lake's and the mis-prediction factors' draws
     # the lake
     jobs_per_day: int = param(150, lo=20, hi=50_000, step=10, slider=(60, 300),
                               doc="jobs submitted per day (the paper's cluster: about 40k)")
