@@ -145,8 +145,8 @@ class ClusterModel(mesa.Model):
             self._refuse_impossible(jobs)
         self._given_jobs = jobs
         self.started = False
-        self.schedulers: list = []
-        self.jobs: list[Job] = [] if jobs is None else sorted(jobs, key=lambda j: j.arrival)  # generated at start
+        self._schedulers: list = []
+        self._jobs: list[Job] | None = None if jobs is None else sorted(jobs, key=lambda j: j.arrival)
         self.arrived: list[Job] = []
         self.job_managers: dict[int, JobManager] = {}
         self.failures: list[tuple[int, str]] = []
@@ -163,12 +163,28 @@ class ClusterModel(mesa.Model):
         if self.started:
             raise RuntimeError(f"{type(self).__name__} has started already: start() runs once")
         self.started = True
-        self.schedulers = self.make_schedulers(self.policy)
-        if self._given_jobs is None:
+        self._schedulers = self.make_schedulers(self.policy)
+        if self._jobs is None:
             jobs = self.make_jobs(np.random.default_rng([self.config.seed, WORKLOAD_STREAM]))
-            self.jobs = sorted(jobs, key=lambda j: j.arrival)
+            self._jobs = sorted(jobs, key=lambda j: j.arrival)
         if self.jobs:
             self.schedule(self._arrive_call, at=self.jobs[0].arrival)
+
+    @property
+    def schedulers(self) -> list:
+        """The schedulers, made by :meth:`start` (refused before it: an empty list would mislead)."""
+        if not self.started:
+            raise RuntimeError(f"{type(self).__name__}.schedulers are made when the run starts: call start() "
+                               "(or run_until) first")
+        return self._schedulers
+
+    @property
+    def jobs(self) -> list[Job]:
+        """The jobs in arrival order: hand-built ones from construction on, generated ones from :meth:`start`."""
+        if self._jobs is None:
+            raise RuntimeError(f"{type(self).__name__}.jobs are generated when the run starts: call start() "
+                               "(or run_until) first")
+        return self._jobs
 
     # ---- the seams a lab extends -----------------------------------------------------------------
     def make_schedulers(self, policy: Callable) -> list:

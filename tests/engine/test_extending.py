@@ -31,7 +31,10 @@ def test_a_subclass_calls_super_init_first_and_its_hooks_see_its_state():
             return jobs
 
     model = Tagged(CI, "mine")
-    assert model.schedulers == [] and not model.started  # the substrate only, until the run starts
+    assert not model.started  # the substrate only, until the run starts
+    for name in ("schedulers", "jobs"):
+        with pytest.raises(RuntimeError, match=f"Tagged.{name} .* call start()"):
+            getattr(model, name)
     model.run_until(20.0)
     model.check_invariants()
     assert model.jobs and {j.tag for j in model.jobs} == {"mine"}
