@@ -128,7 +128,9 @@ class QueueLayer(mesa.Agent):
             self.reserved_held -= tokens
         else:
             self.held_by[manager.queue] -= tokens
-        self.held.add(t, -tokens)
+        # settling books several completions at once, in finish order: one may have admitted a job
+        # (booked now) before a later one in the batch returns its tokens
+        self.held.add(max(t, self.held.t), -tokens)
         self.serve()
 
     def serve(self) -> None:
@@ -141,8 +143,9 @@ class QueueLayer(mesa.Agent):
             while self.reserved_waiting:
                 m = self.reserved_waiting[0]
                 need = m.job.tag.reservation[0]
-                if self.reserved_held + need > max(self.reserved_now, self.reserved_held) and \
-                        self.reserved_held + need > self.total - sum(self.held_by.values()):
+                # reserved runs go first: the organisations never take their reservations' room, but a
+                # run may wait for organisation work admitted before its reservation began to end
+                if self.reserved_held + need + sum(self.held_by.values()) > self.total:
                     break
                 self.reserved_waiting.pop(0)
                 self.reserved_held += need
