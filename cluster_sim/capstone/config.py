@@ -19,7 +19,7 @@ a reservation queue for periodic jobs and organisation queues for the rest. The 
 Example
 -------
 >>> CapstoneConfig.ci().machines, CapstoneConfig.paper().machines
-(16, 500)
+(12, 500)
 >>> CapstoneConfig.ci().switches()
 {'morpheus': False, 'wing': False, 'shaper': False, 'stageopt': False, 'rminer': False}
 >>> CapstoneConfig.ci().replace(load=0.0)
@@ -56,7 +56,7 @@ class CapstoneConfig(Config):
     stageopt: bool = param(False, doc="the stage optimiser: IPA places each stage (Lab 06)")
     rminer: bool = param(False, doc="Resource Miner: SmartRM harvests shadow resources (Labs 08-09)")
     # the cluster
-    machines: int = param(32, lo=2, hi=2000, step=2, slider=(4, 64), doc="machines in the cluster")
+    machines: int = param(16, lo=2, hi=2000, step=2, slider=(4, 64), doc="machines in the cluster")
     cpu_per_machine: int = param(8, lo=4, hi=128, widget=False, doc="CPU units (tokens) per machine")
     hardware_types: int = param(3, lo=1, hi=8, widget=False, doc="machine generations (speeds differ: IPA's input)")
     speed_spread: float = param(1.0, lo=0.0, hi=3.0, step=0.1, widget=False,
@@ -69,7 +69,7 @@ class CapstoneConfig(Config):
     placement: str = param("worst_fit", choices=("first_fit", "best_fit", "worst_fit"), widget=False,
                            doc="task-by-task placement when the stage optimiser is off")
     # the day
-    horizon: float = param(1800.0, lo=60.0, hi=86_400.0, step=60.0, slider=(300.0, 3600.0),
+    horizon: float = param(900.0, lo=60.0, hi=86_400.0, step=60.0, slider=(300.0, 3600.0),
                            doc="length of the day (simulated seconds; the day is compressed)")
     load: float = param(0.8, lo=0.05, hi=2.0, step=0.05, slider=(0.2, 1.4),
                         doc="offered task work / the cluster's CPU over the day")
@@ -120,11 +120,11 @@ class CapstoneConfig(Config):
 
     @classmethod
     def ci(cls):
-        return cls(machines=16, horizon=900.0)
+        return cls(machines=12, horizon=600.0)
 
     @classmethod
     def default(cls):
-        return cls(machines=32, horizon=1800.0)
+        return cls(machines=16, horizon=900.0)
 
     @classmethod
     def paper(cls):

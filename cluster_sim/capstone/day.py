@@ -5,7 +5,8 @@ Every job of the day is one stage graph (the shaper's input) of vertices with th
 of three kinds:
 
 * **periodic** (Morpheus's input): runs of a template every ``period`` seconds, each with a deadline
-  (submission + ``slo_slack`` x the template's typical uncontended run time) and ``history_runs``
+  (submission + ``slo_slack`` x the template's typical uncontended run time, within the day: the runs
+  whose deadline would fall after it are not in the day) and ``history_runs``
   past runs whose skylines (tokens in use per step) Morpheus fits R* to;
 * **recurring** and **ad hoc** (Wing's inputs): Poisson arrivals of a template's runs or of a user's
   one-off jobs, with downloads of their outputs after they end (the value) and a history of past
@@ -193,31 +194,15 @@ def _make_day(config: CapstoneConfig) -> Day:
     for k in range(k_periodic):
         t = _template(trng, f"p{k}", "periodic", f"pu{k}", orgs[k % len(orgs)], config)
         period = float(periods[int(trng.integers(len(periods)))])
-        periodic.append(Template(**{**t.__dict__, "period": period, "offset": float(trng.uniform(0, period))}))
+        # a periodic pipeline is sized to meet its deadline several times a day: its stages together
+        # take at most a period / slack on average (longer draws are scaled down)
+        scale = min(1.0, period / config.slo_slack / sum(t.stage_mean))
+        periodic.append(Template(**{**t.__dict__, "stage_mean": tuple(m * scale for m in t.stage_mean),
+                                    "period": period, "offset": float(trng.uniform(0, period))}))
     recurring = [_template(trng, f"r{k}", "recurring", f"ru{k}", orgs[int(trng.integers(len(orgs)))], config)
                  for k in range(k_recurring)]
     users = [_template(trng, f"a{k}", "adhoc", f"au{k}", orgs[int(trng.integers(len(orgs)))], config)
              for k in range(k_users)]
-    # arrivals: the periodic runs, then Poisson recurring and ad hoc jobs
-    arrivals = []
-    for t in periodic:
-        arrivals += [(float(a), t) for a in np.arange(t.offset, H, t.period)]
-    rate = n_rest / H
-    if rate > 0:
-        times = np.cumsum(arng.exponential(1 / rate, int(n_rest + 6 * math.sqrt(n_rest) + 16)))
-        times = times[times < H]
-        adhoc = arng.random(len(times)) < config.adhoc_share
-        pick_r = arng.integers(0, len(recurring), len(times))
-        pick_u = arng.integers(0, len(users), len(times))
-        for a, is_adhoc, r, u in zip(times, adhoc, pick_r, pick_u):
-            if is_adhoc:
-                # an ad hoc job: its user's habits (value, size) but a graph of its own
-                base = users[u]
-                t = _template(arng, base.name, "adhoc", base.user, base.org, config)
-                arrivals.append((float(a), Template(**{**t.__dict__, "value_rate": base.value_rate})))
-            else:
-                arrivals.append((float(a), recurring[r]))
-    arrivals.sort(key=lambda x: (x[0], x[1].name))
     step = H / SKYLINE_STEPS
     # history: past runs of every template (and of every ad hoc user's jobs)
     hist_rows, skylines, typical = [], {}, {}
@@ -237,6 +222,27 @@ def _make_day(config: CapstoneConfig) -> Day:
         if t.kind == "periodic":
             n = max(len(s) for s in sky)
             skylines[t.name] = np.array([np.pad(s, (0, n - len(s))) for s in sky])
+    # arrivals: the periodic runs, then Poisson recurring and ad hoc jobs
+    arrivals = []
+    for t in periodic:
+        # the runs whose deadline falls within the day (their SLOs are decided by the day's end)
+        arrivals += [(float(a), t) for a in np.arange(t.offset, H, t.period) if a + config.slo_slack * typical[t.name] <= H]
+    rate = n_rest / H
+    if rate > 0:
+        times = np.cumsum(arng.exponential(1 / rate, int(n_rest + 6 * math.sqrt(n_rest) + 16)))
+        times = times[times < H]
+        adhoc = arng.random(len(times)) < config.adhoc_share
+        pick_r = arng.integers(0, len(recurring), len(times))
+        pick_u = arng.integers(0, len(users), len(times))
+        for a, is_adhoc, r, u in zip(times, adhoc, pick_r, pick_u):
+            if is_adhoc:
+                # an ad hoc job: its user's habits (value, size) but a graph of its own
+                base = users[u]
+                t = _template(arng, base.name, "adhoc", base.user, base.org, config)
+                arrivals.append((float(a), Template(**{**t.__dict__, "value_rate": base.value_rate})))
+            else:
+                arrivals.append((float(a), recurring[r]))
+    arrivals.sort(key=lambda x: (x[0], x[1].name))
     history = pd.DataFrame(hist_rows)
     shaper = ResourceShaper()
     rstar = {name: fit_skyline(s, alpha=ALPHA).skyline for name, s in skylines.items()}

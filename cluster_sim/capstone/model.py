@@ -207,7 +207,8 @@ class CapstoneJobManager(JobManager):
         self.ready: list[list] = []  # [stage, tasks not yet handed] in release order
         self.in_flight = [0] * n  # handed to a scheduler, not finished
         self.completed = [0] * n
-        self.shaper = model.shaper
+        # one shaper per job: it tree-ifies the job's graph once and keeps the trees
+        self.shaper = ResourceShaper() if model.shaping else None
         if self.shaper is not None:
             self.graph = job.tag.graph()
             self.names = [f"s{i}" for i in range(n)]
@@ -217,7 +218,7 @@ class CapstoneJobManager(JobManager):
         return sum(self.in_flight)
 
     def watched(self, task) -> bool:
-        return (super().watched(task) or bool(self.ready) or self.shaper is not None
+        return (super().watched(task) or bool(self.ready) or self.model.shaping
                 or self.model.layer.n_waiting() > 0)
 
     def start(self) -> None:
@@ -284,7 +285,7 @@ class CapstoneModel(RMinerModel):
         self.config_capstone = config
         self.day = make_day(config) if day is None else day
         self.scheduler_class = IPARMAwareScheduler if config.stageopt else RMAwareScheduler
-        self.shaper = ResourceShaper() if config.shaper else None
+        self.shaping = config.shaper
         self.layer = None
         super().__init__(engine_config(config, self.day), check_every_event=check_every_event, record_series=False)
         efficiency = self.day.efficiency.to_dict()
