@@ -32,7 +32,7 @@ POOL_SIZES = {"ci": 8, "default": 6, "paper": 3}
 OWN = {
     "morpheus": ("slo_violation_rate", "lower", "Lab 03 (Morpheus §9: fewer SLO violations with R* reservations)"),
     "wing": ("value_share", "higher", "Lab 05 (Wing §7: Wing-Agg attains more value than priority order)"),
-    "shaper": ("idle_held_share", "lower", "Lab 07 (the shaper §5: tokens released early)"),
+    "shaper": ("idle_held_share", "lower", "Lab 01 (the shaper §5: tokens released early)"),
     "stageopt": ("mean_stage_latency", "lower", "Lab 06 (stage optimiser §6: IPA lowers stage latency)"),
     "rminer": ("mean_placement_delay", "lower", "Labs 08-09 (RMiner §4: shadow resources cut scheduling delay)"),
 }
@@ -83,7 +83,7 @@ def _interactions() -> list[_claims.Claim]:
                                     "so the organisations get more room than the periodic jobs took before"),
         _claims.Claim(
             key="shaper_feeds_rminer", statement="with Resource Miner on, the shaper raises the shadow it harvests",
-            source="Labs 07 and 08 (released tokens start more work, whose ends are shadow until views refresh)",
+            source="Labs 01 and 08 (released tokens start more work, whose ends are shadow until views refresh)",
             metric="shadow_utilisation", treatment={"arm": "all"}, baseline={"arm": "all-shaper"},
             direction="higher", must=True,
             why="tokens a shaper gives back admit more jobs; more running and ending vertices mean more "
@@ -91,7 +91,7 @@ def _interactions() -> list[_claims.Claim]:
             hint="check rminer is on in both arms and update_delay > 0"),
         _claims.Claim(
             key="wing_after_shaper", statement="once the shaper empties the queues, Wing adds little value",
-            source="Labs 05 and 07", metric="value_share", treatment={"arm": "all"}, baseline={"arm": "all-wing"},
+            source="Labs 01 and 05", metric="value_share", treatment={"arm": "all"}, baseline={"arm": "all-wing"},
             direction="equal", tolerance=0.05,
             why="reported: ordering matters only while jobs wait; how little depends on the load"),
     ]

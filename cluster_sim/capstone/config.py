@@ -34,7 +34,7 @@ from dataclasses import dataclass
 
 from ..config import Config, Work, count, param
 
-#: the five mechanisms, in the order of the course (Labs 03, 05, 07, 06, 08-09)
+#: the five mechanisms, in the order of the course (Labs 03, 05, 01, 06, 08-09)
 SWITCHES = ("morpheus", "wing", "shaper", "stageopt", "rminer")
 #: the layer of the cluster each acts on (the lab's first learning goal)
 LAYERS = {
@@ -52,7 +52,7 @@ class CapstoneConfig(Config):
 
     morpheus: bool = param(False, doc="Morpheus: reservations sized by R* for periodic jobs (Lab 03)")
     wing: bool = param(False, doc="Wing: value-aware ordering of the organisation queues (Lab 05)")
-    shaper: bool = param(False, doc="the shaper: jobs release tokens their remaining stages cannot use (Lab 07)")
+    shaper: bool = param(False, doc="the shaper: jobs release tokens their remaining stages cannot use (Lab 01)")
     stageopt: bool = param(False, doc="the stage optimiser: IPA places each stage (Lab 06)")
     rminer: bool = param(False, doc="Resource Miner: SmartRM harvests shadow resources (Labs 08-09)")
     # the cluster

@@ -63,17 +63,19 @@ def arm_name(switches: dict) -> str:
 
 
 def run_model(config: CapstoneConfig, *, day: Day | None = None, check_every_event: bool = False,
-              tokens: int | None = None) -> CapstoneModel:
+              tokens: int | None = None, release_rule=None) -> CapstoneModel:
     """Build and run the model to the day's end; the invariants are checked at the end."""
-    model = CapstoneModel(config, day=day, tokens=tokens, check_every_event=check_every_event)
+    model = CapstoneModel(config, day=day, tokens=tokens, release_rule=release_rule,
+                          check_every_event=check_every_event)
     model.run_until(config.horizon)
     model.check_invariants()
     return model
 
 
-def run(config: CapstoneConfig) -> CapstoneResult:
-    """One day with ``config``'s switches: the metrics (module docstring)."""
-    model = run_model(config)
+def run(config: CapstoneConfig, release_rule=None) -> CapstoneResult:
+    """One day with ``config``'s switches: the metrics (module docstring). ``release_rule``: see
+    :class:`~cluster_sim.capstone.model.CapstoneModel` (the exercise's composition decision)."""
+    model = run_model(config, release_rule=release_rule)
     return summarise(model)
 
 

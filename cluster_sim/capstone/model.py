@@ -11,7 +11,7 @@ Two layers, each built through the engine's seams (``job_manager_class``, ``rele
   first). Reservations are taken from the organisations' capacity while they are active.
 * :class:`CapstoneJobManager` holds the job's tokens, hands at most that many of its vertices to a
   placement scheduler at once (released stage by stage, as the engine's job manager does) and, with
-  the shaper on, gives back at every vertex completion what Lab 07's
+  the shaper on, gives back at every vertex completion what Lab 01's
   :class:`~cluster_sim.shaper.shaper.ResourceShaper` says its remaining stages cannot use.
 * Placement is the engine's shared-state family as Labs 08-09 run it
   (:class:`~cluster_sim.rminer.model.RMinerModel`: parallel schedulers on stale views, with SmartRM
@@ -44,6 +44,13 @@ from .config import CapstoneConfig
 from .day import Day, make_day
 
 RESERVED = "reserved"
+#: where tokens a reserved run gives back go (:meth:`QueueLayer._release_reservation`)
+RELEASE_CHOICES = ("reservation", "organisations")
+
+
+def keep_reservation(job, tokens: int, now: float) -> str:
+    """The naive rule: a reservation keeps what its run gives back until its deadline."""
+    return "reservation"
 
 
 class IPARMAwareScheduler(RMAwareScheduler, IPAScheduler):
@@ -67,7 +74,7 @@ def engine_config(config: CapstoneConfig, day: Day) -> RMinerConfig:
 class QueueLayer(mesa.Agent):
     """Guaranteed tokens: a reservation queue and organisation queues (module docstring)."""
 
-    def __init__(self, model: "CapstoneModel", tokens: int, key):
+    def __init__(self, model: "CapstoneModel", tokens: int, key, release_rule=None):
         super().__init__(model)
         self.total = tokens
         self.key = key
@@ -85,6 +92,8 @@ class QueueLayer(mesa.Agent):
         self.released_early = 0  # tokens given back by shapers before their job ended
         self.shaper_log: list[tuple] = []  # (job, completed, running, held before, released)
         self._serving = False
+        self.reservation_left: dict[int, int] = {}  # job id -> tokens its active reservation sets aside
+        self.release_rule = keep_reservation if release_rule is None else release_rule
 
     # ---- capacity ------------------------------------------------------------------------------
     @property
@@ -97,11 +106,33 @@ class QueueLayer(mesa.Agent):
     def org_free(self) -> int:
         return self.org_capacity - sum(self.held_by.values())
 
-    def reserve(self, tokens: int) -> None:
-        """A reservation starts (``tokens`` > 0) or ends (< 0)."""
-        self.reserved_now += tokens
-        self.reserved.set(self.model.time, self.reserved_now)
+    def reserve(self, job_id: int, tokens: int) -> None:
+        """Job ``job_id``'s reservation starts with ``tokens``, or ends (``tokens`` = 0: what is left of it
+        is returned to the organisations)."""
+        left = self.reservation_left.pop(job_id, 0)
+        if tokens:
+            self.reservation_left[job_id] = tokens
+        self._set_reserved(self.reserved_now - left + tokens)
+
+    def _set_reserved(self, value: int) -> None:
+        self.reserved_now = value
+        self.reserved.set(self.model.time, value)
         self.serve()
+
+    def _release_reservation(self, manager, tokens: int) -> None:
+        """The composition decision (the exercise): tokens a reserved run gives back either stay set aside
+        for its reservation until its deadline (``"reservation"``, the default) or shrink it, so the
+        organisations may use them at once (``"organisations"``)."""
+        job = manager.job
+        if job.id not in self.reservation_left:
+            return
+        choice = self.release_rule(job.tag, tokens, self.model.time)
+        if choice not in RELEASE_CHOICES:
+            raise ValueError(f"release_rule returned {choice!r} for job {job.id}: allowed {' or '.join(map(repr, RELEASE_CHOICES))}")
+        if choice == "organisations":
+            shrink = min(tokens, self.reservation_left[job.id])
+            self.reservation_left[job.id] -= shrink
+            self._set_reserved(self.reserved_now - shrink)
 
     def n_waiting(self) -> int:
         return sum(len(q) for q in self.waiting.values()) + len(self.reserved_waiting)
@@ -126,6 +157,7 @@ class QueueLayer(mesa.Agent):
             return
         if manager.queue == RESERVED:
             self.reserved_held -= tokens
+            self._release_reservation(manager, tokens)
         else:
             self.held_by[manager.queue] -= tokens
         # settling books several completions at once, in finish order: one may have admitted a job
@@ -274,12 +306,14 @@ class CapstoneModel(RMinerModel):
 
     ``tokens`` overrides the queue layer's tokens (default: the cluster's CPU); a test sets it so
     large that admission never binds, to compare the composition with the plain engine.
+    ``release_rule(job, tokens, now) -> "reservation" | "organisations"`` decides where the tokens a
+    reserved run gives back go (default :func:`keep_reservation`; the exercise writes another).
     """
 
     job_manager_class = CapstoneJobManager
 
     def __init__(self, config: CapstoneConfig, *, day: Day | None = None, tokens: int | None = None,
-                 check_every_event: bool = False):
+                 release_rule=None, check_every_event: bool = False):
         if not isinstance(config, CapstoneConfig):
             raise ValueError(f"config={config!r} is not allowed: give a CapstoneConfig")
         self.config_capstone = config
@@ -293,14 +327,14 @@ class CapstoneModel(RMinerModel):
             key = lambda job: (-efficiency[job.id], job.arrival, job.id)  # Wing-Agg: most value per compute first
         else:
             key = lambda job: (job.arrival, job.id)
-        self.layer = QueueLayer(self, config.tokens if tokens is None else tokens, key)
+        self.layer = QueueLayer(self, config.tokens if tokens is None else tokens, key, release_rule)
         if config.morpheus:
             for spec in self.day.jobs:
                 if spec.reservation is not None:
                     n, start, end = spec.reservation
-                    self.schedule(lambda n=n: self.layer.reserve(n), at=start)
+                    self.schedule(lambda j=spec.id, n=n: self.layer.reserve(j, n), at=start)
                     if end < config.horizon:
-                        self.schedule(lambda n=n: self.layer.reserve(-n), at=end)
+                        self.schedule(lambda j=spec.id: self.layer.reserve(j, 0), at=end)
 
     def make_jobs(self, rng):
         """The day's jobs (the same at every switch setting)."""

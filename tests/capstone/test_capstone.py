@@ -92,7 +92,7 @@ def test_rminer_alone_decides_as_labs_08_09s_smartrm_on_the_same_jobs():
     assert ours.rm.counts == lab.rm.counts and ours.rm.counts["rm_placed"] > 0
 
 
-def test_shaper_alone_releases_what_lab_07s_shaper_says_at_every_completion():
+def test_shaper_alone_releases_what_lab_01s_shaper_says_at_every_completion():
     model = run_model(SMALL.replace(shaper=True), check_every_event=True)
     log = model.layer.shaper_log
     assert sum(r[-1] for r in log) > 0
