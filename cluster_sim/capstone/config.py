@@ -120,7 +120,7 @@ class CapstoneConfig(Config):
 
     @classmethod
     def ci(cls):
-        return cls(machines=12, horizon=600.0)
+        return cls(machines=12, horizon=900.0)
 
     @classmethod
     def default(cls):
