@@ -61,8 +61,8 @@ def rule_table(rule: Callable, config: CapstoneConfig | None = None, seeds=CHECK
     pool = _claims.pool(base.seed, seeds)
     frames = []
     for name, r in (("naive", keep_reservation), ("yours", rule)):
-        f = run_grid(functools.partial(run_with_rule, rule=r), base, {}, pool, metrics=metrics_of,
-                     client=client, cache=cache, progress=False)
+        one_day = functools.partial(run_with_rule, rule=r)
+        f = run_grid(one_day, base, {}, pool, metrics=metrics_of, client=client, cache=cache, progress=False)
         f.insert(0, "rule", name)
         frames.append(f)
     return _claims.measure(RULE_CLAIMS, pd.concat(frames, ignore_index=True), lab="10-exercise")
