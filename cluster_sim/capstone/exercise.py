@@ -30,7 +30,7 @@ from .experiments import metrics_of, run, run_model
 from .model import RELEASE_CHOICES, keep_reservation
 
 #: the pool the check measures over (ci, every mechanism on): the wait's interval is far from zero at
-#: this size over every shifted pool we measured (see tests/capstone/test_exercise.py)
+#: this size over every shifted pool we measured (see tests/capstone/test_claims_exercise.py)
 CHECK_SEEDS = 8
 RULE_CLAIMS = [
     _claims.Claim(key="rule_shortens_waits", statement="your rule admits the organisations' jobs sooner than the naive one",
