@@ -94,6 +94,9 @@ class QueueLayer(mesa.Agent):
         self._serving = False
         self.reservation_left: dict[int, int] = {}  # job id -> tokens its active reservation sets aside
         self.release_rule = keep_reservation if release_rule is None else release_rule
+        # a lower bound on the tokens the smallest waiting organisation job asks for (exact after a scan that
+        # admitted nothing; lowered by every submission; admissions only remove jobs, so it stays a bound)
+        self._smallest_need = math.inf
 
     # ---- capacity ------------------------------------------------------------------------------
     @property
@@ -149,6 +152,7 @@ class QueueLayer(mesa.Agent):
             i = bisect_right(self._keys[spec.org], k)
             self._keys[spec.org].insert(i, k)
             self.waiting[spec.org].insert(i, manager)
+            self._smallest_need = min(self._smallest_need, spec.tokens)
         self.serve()
 
     def give_back(self, manager: "CapstoneJobManager", tokens: int, t: float) -> None:
@@ -189,8 +193,8 @@ class QueueLayer(mesa.Agent):
 
     def _admit_one_org(self) -> bool:
         free = self.org_free
-        if free <= 0:
-            return False
+        if free <= 0 or free < self._smallest_need:
+            return False  # no waiting job asks for as little as is free (the scan's cost is every waiting job)
         for org in sorted((o for o in self.waiting if self.waiting[o]),
                           key=lambda o: (self.held_by[o] / self.guarantee[o], o)):
             queue = self.waiting[org]
@@ -200,6 +204,7 @@ class QueueLayer(mesa.Agent):
                     self.held_by[org] += m.job.tag.tokens
                     self._admit(m, m.job.tag.tokens)
                     return True
+        self._smallest_need = min((m.job.tag.tokens for q in self.waiting.values() for m in q), default=math.inf)
         return False
 
     def _admit(self, manager: "CapstoneJobManager", tokens: int) -> None:
@@ -226,6 +231,14 @@ class QueueLayer(mesa.Agent):
             raise AssertionError(f"tokens held over time say {self.held.value}, the jobs hold {total}")
         if total > self.total:
             raise AssertionError(f"jobs hold {total} tokens, the cluster has {self.total}")
+        if not self._serving:
+            fits = [m.job.id for q in self.waiting.values() for m in q if m.job.tag.tokens <= self.org_free]
+            if fits:
+                raise AssertionError(f"jobs {fits[:5]} wait in the organisation queues although {self.org_free} tokens "
+                                     "are free for them")
+            if self.reserved_waiting and (self.reserved_held + self.reserved_waiting[0].job.tag.reservation[0]
+                                          + sum(self.held_by.values()) <= self.total):
+                raise AssertionError(f"reserved run {self.reserved_waiting[0].job.id} waits although its tokens are free")
 
 
 class CapstoneJobManager(JobManager):
