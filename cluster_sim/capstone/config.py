@@ -25,7 +25,7 @@ Example
 >>> CapstoneConfig.ci().replace(load=0.0)
 Traceback (most recent call last):
 ...
-ValueError: CapstoneConfig.load=0.0 is out of range: allowed 0.05 <= load <= 2.0 (offered task work / the cluster's CPU over the day)
+ValueError: CapstoneConfig.load=0.0 is out of range: allowed 0.05 <= load <= 2 (offered task work / the cluster's CPU over the day)
 """
 
 from __future__ import annotations
