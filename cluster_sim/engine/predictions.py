@@ -51,7 +51,7 @@ CONFLICT = Prediction(
                 "a conflict. The rejection refreshes only that machine's row of scheduler 1's view, which now "
                 "shows the CPUs taken, so B waits for the next full refresh (t = 10) and starts one decision "
                 "later. With always-fresh views scheduler 1 would have seen A's claim: no conflict, and B starts "
-                "when A releases its CPUs.",
+                "one decision after A releases its CPUs.",
     why_wrong={"it starts at 1.1 next to A: each scheduler has its own view, so each has its own CPUs":
                "a view is a copy of the one ledger, not a partition of the machines: only 2 CPUs exist",
                "its commit is rejected and it is retried until it succeeds, at A's finish, t = 4.1":
