@@ -28,9 +28,10 @@ NOT_STARTED = Prediction(
      "before 5 s: holding fewer tokens, the job waits less"),
     "later than 5 s: the shaper gives back tokens the job still needs",
     explanation="Running vertices hold their tokens until they finish. When a completes, the not-started estimate "
-                "sees c's ten waiting vertices and none of b's (all started), so it keeps about what c needs and "
-                "gives back the tokens b is still using: c must wait for b's vertices to finish. Then, as each of "
-                "c's vertices starts, it stops counting too, and c trickles through on fewer and fewer tokens. The "
+                "sees c's ten waiting vertices and none of b's (all started): 10 tokens, which b's running vertices "
+                "already hold. The shaper keeps those and gives back the rest, so c must wait for b to end. Then, as "
+                "each of c's vertices starts, it stops counting too, and c trickles through on fewer and fewer "
+                "tokens. The "
                 "paper's reading (not *completed*) counts running vertices, can never fall below what the job can "
                 "still run, and keeps the 5 s: its 'no performance penalty' holds only with that reading.",
     why_wrong={"at 5 s, as without shaping: a shaper only gives back tokens the job cannot use":
