@@ -81,7 +81,7 @@ DECISION_THROUGHPUT = Prediction(
     "00.5",
     "Tasks arrive at λ per second. One scheduler with an always-fresh view now needs 2/λ seconds to decide each "
     "task (so it could keep up with half of them). Against four schedulers that need as long each, sharing the "
-    "state, what happens to the cluster's CPU utilisation?",
+    "state on views 0.5 s old, what happens to the cluster's CPU utilisation?",
     ("about the same: the machines, not the scheduler, limit the work done",
      "about half of the four schedulers': the one scheduler places at most λ/2 tasks per second, and its queue grows",
      "higher than the four schedulers': it never conflicts"),
