@@ -1,7 +1,7 @@
 """Labs 06 and 07's predictions (predict, observe, explain: :mod:`cluster_sim.predict`).
 
 Each is asked in the walkthrough before the result it is about, and graded in the exercise. The answers are
-recomputed from runs in tests/stageopt/test_predictions.py, so they cannot drift from what the labs show.
+recomputed from runs in tests/stageopt/test_stageopt_predictions.py, so they cannot drift from what the labs show.
 """
 
 from __future__ import annotations
