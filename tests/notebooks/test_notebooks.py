@@ -195,6 +195,8 @@ def bare_value_checks(nb) -> list[str]:
     """Graded cells whose last statement is a bare value (nbgrader would read it as the score)."""
     bad = []
     for cell in grade_cells(nb):
+        if cell.cell_type != "code":  # a markdown grade cell is a discussion answer, read by the instructor
+            continue
         code = "\n".join(line for line in cell.source.splitlines() if not line.lstrip().startswith(("%", "!")))
         body = ast.parse(code).body
         last = body[-1] if body else None

@@ -197,3 +197,15 @@ def test_lab09_defines_w_d_where_first_used_and_says_its_readings():
 def test_lab08_answers_why_not_shorten_the_update_delay():
     text = "\n".join(_markdown("08_rminer_shadow_resources.ipynb"))
     assert "Why not simply shorten $d_u$?" in text and "synchronisation" in text
+
+
+@pytest.mark.parametrize("name", ["06_stageopt_placement.ipynb", "07_stageopt_resource_plans.ipynb",
+                                  "08_rminer_shadow_resources.ipynb", "09_rminer_resource_miner.ipynb"])
+def test_discussion_model_answers_are_in_the_solution_only(name):
+    answers = [c for c in _cells("solutions", name) if c.cell_type == "markdown"
+               and c.metadata.get("nbgrader", {}).get("solution") and "**Model answer.**" in c.source]
+    assert len(answers) == 1 and answers[0].metadata["nbgrader"]["points"] == 0
+    exercise = (ROOT / "exercises" / name).read_text()
+    assert "Model answer" not in exercise
+    for line in answers[0].source.splitlines()[2:-1]:
+        assert line.strip() not in exercise, f"{name}: the model answer's line {line[:60]!r} ships in the exercise"
