@@ -14,7 +14,7 @@ from cluster_sim.capstone import SWITCHES, CapstoneConfig, ablation
 from cluster_sim.capstone.claims import CLAIMS, POOL_SIZES, pool_size_for
 from cluster_sim.capstone.exercise import check_release_rule
 from cluster_sim.capstone.model import keep_reservation
-from cluster_sim.capstone.predictions import WING_AFTER_SHAPER
+from cluster_sim.capstone.predictions import IPA_CONFLICTS, WING_AFTER_SHAPER
 from cluster_sim.checking import NOT_IMPLEMENTED
 from cluster_sim.stageopt.agents import StagePlanningScheduler
 
@@ -52,13 +52,17 @@ def test_ipa_replaced_by_task_by_task_placement_fails_the_check_naming_stageopt_
         claims.check(table)
 
 
-def test_the_predictions_answer_is_what_the_runs_show():
-    points = [OFF, arm(wing=True), {s: True for s in SWITCHES}, {**{s: True for s in SWITCHES}, "wing": False}]
+def test_the_predictions_answers_are_what_the_runs_show():
+    points = [OFF, arm(wing=True), arm(stageopt=True), {s: True for s in SWITCHES},
+              {**{s: True for s in SWITCHES}, "wing": False}]
     frame = ablation(CI, [0, 1, 2], points=points, client="inprocess", cache=False)
     by = frame.pivot(index="seed", columns="arm", values="value_share")
     alone, on_top = (by["wing"] - by["none"]).mean(), (by["all"] - by["all-wing"]).mean()
     shown = "much less" if on_top < alone / 2 else ("more than alone" if on_top > alone else "about as much")
     assert shown == WING_AFTER_SHAPER.answer, (alone, on_top)
+    conflicts = frame.pivot(index="seed", columns="arm", values="conflict_rate")
+    more = (conflicts["stageopt"] > conflicts["none"]).all()
+    assert (IPA_CONFLICTS.answer == "more") == more, conflicts
 
 
 def test_an_unanswered_rule_says_it_is_not_implemented():
