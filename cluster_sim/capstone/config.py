@@ -94,9 +94,9 @@ class CapstoneConfig(Config):
     #: mean vertices per stage and stages per job of the generated day (what sets the job rate)
     MEAN_WIDTH, MAX_STAGES = 10.0, 4
     #: wall seconds per task of the composition with everything on, a fixed part and a part per machine (IPA's
-    #: plans and the views scale with the cluster): bench/capstone.py measured 0.7 ms per task at default
-    #: (16 machines) and 3.4 ms at paper (500 machines) on the shared 2-core machine
-    SECONDS_PER_TASK, SECONDS_PER_TASK_MACHINE = 4e-4, 6e-6
+    #: plans and the views scale with the cluster): bench/capstone.py measured 0.7-1.3 ms per task at default
+    #: (16 machines) and 1.1 ms at paper (500 machines, 133 s for the day) on the shared 2-core machine
+    SECONDS_PER_TASK, SECONDS_PER_TASK_MACHINE = 8e-4, 6e-7
 
     def switches(self) -> dict[str, bool]:
         return {s: getattr(self, s) for s in SWITCHES}
