@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..config import Config, Work, count, param
+from ..config import Config, Work, count, param, seed_param
 
 #: the five mechanisms, in the order of the course (Labs 03, 05, 01, 06, 08-09)
 SWITCHES = ("morpheus", "wing", "shaper", "stageopt", "rminer")
@@ -86,7 +86,7 @@ class CapstoneConfig(Config):
                              doc="a periodic job's deadline: submission + slack x its typical uncontended run time")
     orgs: int = param(3, lo=1, hi=16, widget=False, doc="organisation queues (equal guaranteed shares)")
     history_runs: int = param(6, lo=2, hi=40, widget=False, doc="past runs of every template (Morpheus's and Wing's history)")
-    seed: int = param(0, lo=0, hi=2**31 - 1, doc="random seed (same config and seed: identical results)")
+    seed: int = seed_param()
     max_tasks: int = param(2_000_000, lo=1, hi=10**9, widget=False,
                            doc="refuse a day estimated to have more tasks than this (raise it on purpose)")
 

@@ -1,7 +1,7 @@
 """The composition on the engine: a queue layer of tokens above the Omega family's placement schedulers.
 
-Two layers, each built through the engine's seams (``job_manager_class``, ``release_stage``,
-``scheduler_class``, ``make_jobs``, ``job_finished``, ``check_invariants``):
+Two layers, each built through the engine's seams (``job_manager_class``, ``admit``, ``release_ready``,
+``release_stage``, ``scheduler_class``, ``start``, ``make_jobs``, ``job_finished``, ``check_invariants``):
 
 * :class:`QueueLayer` decides **when** a job may run and **how much** of the cluster it may hold:
   guaranteed tokens (one per CPU unit), admitted from a reservation queue (periodic jobs, when
@@ -210,7 +210,7 @@ class QueueLayer(mesa.Agent):
     def _admit(self, manager: "CapstoneJobManager", tokens: int) -> None:
         self.held.add(self.model.time, tokens)
         self.admitted[manager.job.id] = self.model.time
-        manager.admit(tokens)
+        manager.grant(tokens)
 
     # ---- invariants ----------------------------------------------------------------------------
     def check(self, managers) -> None:
@@ -267,16 +267,14 @@ class CapstoneJobManager(JobManager):
                 or self.model.layer.n_waiting() > 0)
 
     def start(self) -> None:
-        unplaceable = self.model.unplaceable(self.job)
-        if unplaceable is not None:
-            self.fail(f"task {unplaceable[0].id} can fit on no machine: {unplaceable[1]}")
-            return
-        self.model.layer.submit(self)
+        """Admitted by the engine (it fits), the job waits in the queue layer for its tokens."""
+        if self.admit():
+            self.model.layer.submit(self)
 
-    def admit(self, tokens: int) -> None:
-        """The queue layer granted ``tokens``: release the stages without parents (the engine's start)."""
+    def grant(self, tokens: int) -> None:
+        """The queue layer granted ``tokens``: release the stages without parents (the engine's step)."""
         self.held = tokens
-        super().start()
+        self.release_ready()
 
     def release_stage(self, s: int) -> None:
         self.ready.append([s, list(self.job.stages[s].tasks)])
@@ -329,18 +327,26 @@ class CapstoneModel(RMinerModel):
                  release_rule=None, check_every_event: bool = False):
         if not isinstance(config, CapstoneConfig):
             raise ValueError(f"config={config!r} is not allowed: give a CapstoneConfig")
+        day = make_day(config) if day is None else day
+        super().__init__(engine_config(config, day), scheduler_class=IPARMAwareScheduler if config.stageopt
+                         else RMAwareScheduler, check_every_event=check_every_event, record_series=False)
         self.config_capstone = config
-        self.day = make_day(config) if day is None else day
-        self.scheduler_class = IPARMAwareScheduler if config.stageopt else RMAwareScheduler
+        self.day = day
         self.shaping = config.shaper
-        self.layer = None
-        super().__init__(engine_config(config, self.day), check_every_event=check_every_event, record_series=False)
+        self.layer = None  # made at the start, after the schedulers
+        self.queue_tokens = config.tokens if tokens is None else tokens  # the queue layer's
+        self.release_rule = release_rule
+
+    def start(self) -> None:
+        """The engine's start (and RMiner's), then the queue layer and the reservations' events."""
+        super().start()
+        config = self.config_capstone
         efficiency = self.day.efficiency.to_dict()
         if config.wing:
             key = lambda job: (-efficiency[job.id], job.arrival, job.id)  # Wing-Agg: most value per compute first
         else:
             key = lambda job: (job.arrival, job.id)
-        self.layer = QueueLayer(self, config.tokens if tokens is None else tokens, key, release_rule)
+        self.layer = QueueLayer(self, self.queue_tokens, key, self.release_rule)
         if config.morpheus:
             for spec in self.day.jobs:
                 if spec.reservation is not None:

@@ -360,8 +360,10 @@ class RMinerModel(ClusterModel):
 
     scheduler_class = RMAwareScheduler
 
-    def __init__(self, config: RMinerConfig, *, check_every_event: bool = False, record_series: bool = True):
-        super().__init__(config, check_every_event=check_every_event, record_series=record_series)
+    def __init__(self, config: RMinerConfig, *, check_every_event: bool = False, record_series: bool = True,
+                 **kwargs):
+        """``kwargs``: the engine's (``scheduler_class``, ``job_manager_class``, ...)."""
+        super().__init__(config, check_every_event=check_every_event, record_series=record_series, **kwargs)
         self.record_series = record_series
         self.rm = None  # the RM scheduler, made at the start (after the parallel schedulers) when the mode has one
         self._rr_credit: list[float] = []  # NoRM + 1's weighted round robin (see route)
