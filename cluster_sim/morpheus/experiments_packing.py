@@ -205,9 +205,15 @@ CLAIMS = [
           "violations than the users", "§9.2, Fig. 10a", "violation_rate",
           treatment={"arm": "morpheus"}, baseline={"arm": "user"}, direction="lower",
           paper_text="19% smaller cluster at equal attainment (Fig. 10a)", must=False,
-          why="reported, does not reproduce: a run whose reservation R* ends with tasks left gets nothing more, "
-              "our coarse tasks cannot catch up lost area as the LP's fluid model assumes, and a late run eats "
-              "the next run's reservation in the job's one queue (12 ci seeds: 17/106 against users' 15/106)"),
+          why="reported, does not reproduce (issue 26, measured over ci seeds 0-11 and default seeds 0-5): the "
+              "cause is not the shared queue: one reservation per run (reservations='per_run') moves static "
+              "Morpheus from 17/106 to 17/106 (keep) and 50 to 49/106 (literal). The literal worst case kills "
+              "the tasks a shrinking R* takes back (750 kills over 106 runs; 46 of the 49 misses had one); with "
+              "their work kept (worst_case='resume') static is 31/106 (default 44/156) against users' 15/106 "
+              "(18/156). Of those 31 missed runs, 25 had a reservation whose area covers their work: R* is "
+              "fitted in the LP's fluid model, where any container-minute advances a run, but our runs are "
+              "chains of stages of bounded width, so area reserved in the wrong shape cannot be used; users' "
+              "constant counts do not depend on the shape"),
     Claim("packing_only_vs_users", "Packing alone (users' counts packed by LowCost)", "Fig. 10a", "violation_rate",
           treatment={"arm": "packing_only"}, baseline={"arm": "user"}, direction="lower",
           paper_text="6% smaller cluster", must=False,
