@@ -27,7 +27,7 @@ from .plan import ReservationPlan
 from .simulation import compare, footprint, run
 
 __all__ = ["FIG7", "fig7_example", "lcm_example", "pack_many", "adhoc_in_residual", "competitive_table",
-           "footprints", "claims_table", "CLAIMS", "THEOREM_CLAIMS"]
+           "footprints", "fig10a", "claims_table", "CLAIMS", "THEOREM_CLAIMS"]
 
 #: Fig. 7's job: the paper gives stage 3's 16 of a remaining 38 and the 19 steps left; the rest is ours
 FIG7 = dict(period=20, a=0, d=20, demands=(10, 12, 16, 8), gang=(1, 1, 1, 8))
@@ -166,6 +166,28 @@ def footprints(config: MorpheusConfig, arms=("user", "morpheus_dra"), seeds=(0, 
         out[arm] = footprint(config.replace(arm=arm), target, seeds=seeds, max_machines=config.machines, sizes=sizes,
                              client=client, cache=cache)
     return {"target": target, "arms": out}
+
+
+def fig10a(config: MorpheusConfig, seeds=(0, 1, 2), *, factor: float = 5.0, max_machines: int | None = None,
+           arms=("packing_only", "model_only", "morpheus"), client=None, cache=None) -> pd.DataFrame:
+    """Fig. 10a's measure: the smallest cluster (machines, by bisection) on which each static arm's
+    worst-case violation rate, pooled over ``seeds``, is ``factor`` times lower than the users' own
+    provisioning on the config's cluster (attainment ``1 - users' rate / factor``), and that cluster as a
+    share of the config's. A row's ``machines`` is None when even ``max_machines`` (default 4x the config's)
+    does not reach it. ``client`` and ``cache`` go to :func:`cluster_sim.sweep.run_grid`."""
+    if isinstance(factor, bool) or not isinstance(factor, (int, float)) or not factor >= 1:
+        raise ValueError(f"factor={factor!r} is out of range: need a number >= 1 (how many times fewer violations)")
+    users = compare(config, arms=("user",), seeds=seeds, client=client, cache=cache)
+    rate = float(users.loc["user", "slo_violation_rate"])
+    target = 1.0 - rate / factor
+    cap = max_machines or 4 * config.machines
+    rows = []
+    for arm in arms:
+        machines, tried = footprint(config.replace(arm=arm), target, seeds=seeds, max_machines=cap, client=client,
+                                    cache=cache)
+        rows.append(dict(arm=arm, users_violation_rate=rate, target_attainment=target, machines=machines,
+                         share=machines / config.machines if machines else math.nan, tried=tried))
+    return pd.DataFrame(rows).set_index("arm")
 
 
 # ---- Lab 03's claims (cluster_sim.claims) ---------------------------------------------------------------------
