@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 
+import pandas as pd
 import pytest
 
 from cluster_sim.morpheus import MorpheusConfig
@@ -25,4 +26,4 @@ def test_rows_per_arm_with_the_target_and_the_sizes_tried():
     assert t.target_attainment.iloc[0] == pytest.approx(1 - rate / 5)
     for arm, row in t.iterrows():
         assert c.machines in row.tried
-        assert (row.machines is None and math.isnan(row.share)) or row.share == row.machines / c.machines
+        assert (pd.isna(row.machines) and math.isnan(row.share)) or row.share == row.machines / c.machines
