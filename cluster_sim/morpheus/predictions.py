@@ -1,7 +1,7 @@
 """Labs 02 and 03's predictions (issue 30): asked before the result each lab exists to show.
 
 Every answer is what the runs show at every preset and over the seeds measured (the comments say what was
-measured and how); ``tests/morpheus/test_predictions.py`` recomputes each from a run with the labs' own
+measured and how); ``tests/morpheus/test_morpheus_predictions.py`` recomputes each from a run with the labs' own
 functions, so an answer cannot drift from the code.
 """
 
