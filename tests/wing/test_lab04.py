@@ -347,6 +347,49 @@ def test_misconception_forgetting_the_jobs_own_value():
     assert "short by exactly its own job-local value k" in msg
 
 
+def test_misconception_max_instead_of_sum_over_paths():
+    ns, checks = _solution_namespace()
+
+    def extend_reach(t1, t2):  # the heaviest path of a pair kept, the others dropped
+        m = t1.merge(t2, left_on="depOn", right_on="job", suffixes=("", "_2"))
+        out = pd.DataFrame({"job": m["job"], "depOn": m["depOn_2"], "wt": m["wt"] * m["wt_2"]})
+        return out.groupby(["job", "depOn"], as_index=False)["wt"].max()
+
+    msg = _fails(ns, checks, "check_extend_reach", extend_reach=extend_reach)
+    assert "heaviest path (max over the paths)" in msg and "p_op is a sum" in msg
+    assert "kept one path" not in msg
+
+
+def _downstream_with(how):
+    def aggregate_value(table, k):
+        w = table["agg"].to_numpy()
+        k_of = {"job": k.reindex(table["job"]).to_numpy(), "depOn": k.reindex(table["depOn"]).to_numpy()}
+        weight, key = how
+        return k + pd.Series(w * k_of[weight]).groupby(table[key].to_numpy()).sum().reindex(k.index, fill_value=0.0)
+    return aggregate_value
+
+
+@pytest.mark.parametrize("how, cause", [
+    (("depOn", "depOn"), "weighted by the upstream job's own value k[depOn]"),
+    (("depOn", "job"), "value flowing downstream"),
+    (("job", "job"), "value flowing downstream"),
+])
+def test_misconception_wrong_end_of_the_path(how, cause):
+    ns, checks = _solution_namespace()
+    msg = _fails(ns, checks, "check_aggregate_value", aggregate_value=_downstream_with(how))
+    assert msg.startswith("aggregate_value: on random DAG 0 job") and cause in msg, msg
+
+
+def test_misconception_single_hop_only():
+    ns, checks = _solution_namespace()
+
+    def extend_reach(t1, t2):  # never extends a path: Algorithm 1 stops after the single hops
+        return t1.iloc[:0][["job", "depOn", "wt"]]
+
+    msg = _fails(ns, checks, "check_lake", extend_reach=extend_reach)
+    assert "match the single-hop value" in msg and "every path of any length" in msg
+
+
 def test_the_stubs_fail_with_the_not_implemented_message():
     from cluster_sim.checking import NOT_IMPLEMENTED
 
