@@ -5,7 +5,7 @@ import pytest
 from cluster_sim.predict import PredictionMissed, grade
 from cluster_sim.wing import doubling_example, doubling_trace, expected_iterations, diameter, figure5_example, \
     multi_hop, value_decay
-from cluster_sim.wing.predictions import DECAY, INVERSION, ITERATIONS
+from cluster_sim.wing.predictions import DECAY, INVERSION, ITERATIONS, POLLING
 from cluster_sim.wing.scheduling import inversion_example
 
 
@@ -33,10 +33,34 @@ def test_inversion_only_wing_agg_completes_c():
     assert round(eff["A"], 5) == 0.00119 and "0.00119" in INVERSION.explanation
 
 
-@pytest.mark.parametrize("p", [DECAY, ITERATIONS, INVERSION])
+@pytest.mark.parametrize("p", [DECAY, ITERATIONS, INVERSION, POLLING])
 def test_a_wrong_choice_loses_the_point_after_its_misconception(p, capsys):
     for wrong in (c for c in p.choices if c != p.answer):
         with pytest.raises(PredictionMissed):
             grade(p, wrong)
         out = capsys.readouterr().out
         assert p.why_wrong[wrong] in out and out.index(p.why_wrong[wrong]) < out.index(p.explanation)
+
+
+@pytest.mark.parametrize("preset", ["ci", "default"])
+def test_polling_dependents_wait_and_never_fail(preset):
+    from cluster_sim.wing.predictions import POLLING
+    from cluster_sim.wing.scheduling import WingConfig, run, workload_for
+
+    assert POLLING.answer == "it waits for its input and runs once the input exists"
+    waited = 0
+    for seed in range(3):
+        cfg = WingConfig.from_preset(preset).replace(seed=seed, capacity=0.2, queues="org", policy="wing_mil")
+        w, r = workload_for(cfg), run(cfg)
+        deps = w.deps[w.deps["job"].isin(r.jobs["job"])]
+        polling_only = deps.groupby("job")["mode"].agg(lambda m: (m == "polling").all())
+        polling_only = polling_only[polling_only].index
+        jobs = r.jobs.set_index("job")
+        failed = jobs.loc[polling_only].query("state == 'failed'").index
+        # a polling job fails only when its writer failed (the output never comes), never for being late
+        assert r.failures.reindex(failed).str.contains("which writes it, failed").all(), f"seed {seed}"
+        up_finish = jobs["finish"].reindex(deps["depOn"]).to_numpy()
+        late = deps.assign(up=up_finish, submit=jobs["submit"].reindex(deps["job"]).to_numpy())
+        late = late[late["job"].isin(polling_only) & (late["up"] > late["submit"])]
+        waited += int((jobs.loc[late["job"].unique(), "start"] >= late.groupby("job")["up"].max()).sum())
+    assert waited > 0, "no polling job had to wait for its input: the question has no case to show"
