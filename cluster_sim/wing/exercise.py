@@ -41,6 +41,7 @@ import pandas as pd
 
 from ..checking import call_student
 from .multihop import check_deps, extend_reach, multi_hop, owl_weights, show
+from .provenance import DAY, single_hop
 from .value import check_values, owl_value
 
 N_CASES = 12
@@ -286,3 +287,53 @@ def check_owl_value(student: Callable, *, seed: int = 0, name: str = "owl_value"
             msg += "; some jobs are missing: return every job of k (a job nobody reads keeps agg = k)"
         raise AssertionError(msg)
     return f"{label}: all {N_CASES} random DAGs agree with the reference"
+
+
+# ---- the provenance self-join (§4.2) ------------------------------------------------------------------------------
+#: what a wrong self-join matches, by the rule it drops (the arguments :func:`~.provenance.single_hop` takes to drop it)
+SELF_JOIN_WHY = {
+    "last_writer": ({"last_writer": False},
+                    "your pairs match a read to every earlier write of its file: a read sees only the version written "
+                    "last before it (last writer wins), so keep, per read, the write with the latest time before it"),
+    "read_after_write": ({"read_after_write": False},
+                         "your pairs match a read to a write that came after it: a job can only depend on output "
+                         "that existed when it read (R/W correctness): keep writes strictly before the read"),
+    "window": ({"window": None},
+               "your pairs keep a write older than the window T before the read: a dependency counts only if the "
+               "version read was written at most T earlier (rule 3), so drop a read whose last writer is older"),
+}
+
+
+def self_join_cases() -> list[tuple[str, pd.DataFrame, float]]:
+    """The logs :func:`check_self_join` tries: §2's worked log with T = 30 days, then the same log with T = 1 day (a
+    window that binds on the day-long gaps), each as (name, ProvRepo, T in seconds)."""
+    from .experiments import self_join_example
+
+    example = self_join_example()
+    return [("the worked log of §2 (T = 30 days)", example, 30 * DAY),
+            ("the worked log of §2 with T = 1 day", example, 1 * DAY)]
+
+
+def check_self_join(student: Callable, *, name: str = "self_join") -> str:
+    """Compare ``student(prov, window)`` (a DataFrame with columns job, depOn: one row per dependency) with Wing's
+    three-rule self-join (:func:`~.provenance.single_hop`) on :func:`self_join_cases`; name the first pair that
+    differs and the rule it drops."""
+    for case, prov, T in self_join_cases():
+        got = call_student(student, prov.copy(), T, name=name)
+        got = _as_table(got, name, cols=("job", "depOn"))
+        pairs = set(map(tuple, got.astype({"job": "int64", "depOn": "int64"}).values.tolist()))
+        want = set(map(tuple, single_hop(prov, T)[["job", "depOn"]].values.tolist()))
+        if pairs == want:
+            continue
+        extra, missing = sorted(pairs - want), sorted(want - pairs)
+        msg = (f"{name}: on {case}, " + (f"you found (job, depOn) = {extra[0]}, which the reference does not"
+                                         if extra else f"you miss (job, depOn) = {missing[0]}"))
+        for rule, (kw, why) in SELF_JOIN_WHY.items():
+            variant = set(map(tuple, single_hop(prov, **{"window": T, **kw})[["job", "depOn"]].values.tolist()))
+            if pairs == variant:
+                raise AssertionError(f"{msg}; {why}")
+        if missing and not extra:
+            raise AssertionError(f"{msg}: match each read (op 'read') to the file's writes, by file name")
+        raise AssertionError(f"{msg}: the reference keeps, per read, the latest write of the file before it, if it is "
+                             "at most T older")
+    return f"{name}: every case agrees with Wing's three-rule self-join"

@@ -390,6 +390,32 @@ def test_misconception_single_hop_only():
     assert "match the single-hop value" in msg and "every path of any length" in msg
 
 
+def _join(prov, window, *, after=True, last=True, windowed=True):
+    """A self-join with each of Wing's three rules switchable (the misconceptions exercise 4 must name)."""
+    reads, writes = prov[prov["op"] == "read"], prov[prov["op"] == "write"]
+    m = reads.merge(writes, on="file", suffixes=("", "_w"))
+    if after:
+        m = m[m["time_w"] < m["time"]]
+    if last:
+        m = m[m["time_w"] == m.groupby(["job", "file", "time"])["time_w"].transform("max")]
+    if windowed:
+        m = m[(m["time"] - m["time_w"]).abs() <= window]
+    return pd.DataFrame({"job": m["job"], "depOn": m["job_w"]}).drop_duplicates()
+
+
+@pytest.mark.parametrize("rule, cause", [
+    ({"last": False}, "last writer wins"),
+    ({"after": False}, "a write that came after it"),
+    ({"windowed": False}, "older than the window T"),
+])
+def test_misconception_self_join_without_a_rule(rule, cause):
+    ns, checks = _solution_namespace()
+    msg = _fails(ns, checks, "check_self_join", self_join=lambda prov, window: _join(prov, window, **rule))
+    assert msg.startswith("self_join: on the worked log of §2") and cause in msg, msg
+    from cluster_sim.wing.exercise import check_self_join
+    assert check_self_join(_join).endswith("agrees with Wing's three-rule self-join")  # all three rules: passes
+
+
 def test_the_stubs_fail_with_the_not_implemented_message():
     from cluster_sim.checking import NOT_IMPLEMENTED
 
@@ -399,7 +425,7 @@ def test_the_stubs_fail_with_the_not_implemented_message():
         raise NotImplementedError()
 
     for grade_id, name in (("check_owl_weights", "owl_weights"), ("check_extend_reach", "extend_reach"),
-                           ("check_aggregate_value", "aggregate_value")):
+                           ("check_aggregate_value", "aggregate_value"), ("check_self_join", "self_join")):
         msg = _fails(ns, checks, grade_id, **{name: stub})
         assert NOT_IMPLEMENTED in msg and msg.startswith(name), msg
 
