@@ -185,3 +185,22 @@ def test_the_lake_table_through_run_grid_is_the_notebooks_old_table(tmp_path):
     pd.testing.assert_frame_equal(new, old)
     # read back from the cache: the same table
     pd.testing.assert_frame_equal(lake_table(CI, (0, 1), client="inprocess", cache=tmp_path), old)
+
+
+@pytest.mark.parametrize("eff, cause", [
+    ({"A": 0.0}, "job-local efficiency"),
+    ({"A": 5 / 3600}, "A's own compute only"),
+    ({"A": 5 / 70, "B": 1 / 120}, "container-minutes"),
+    ({"A": 5 / 2400}, "leaves out the containers"),
+    ({"A": 5.0}, "aggregate value, not its efficiency"),
+    ({"B": 1 / 3600}, "leaves out the containers"),
+])
+def test_the_inversion_by_hand_names_each_misconception(eff, cause):
+    from cluster_sim.wing.scheduling.exercise import check_inversion_efficiencies, inversion_efficiencies
+
+    right = inversion_efficiencies()
+    assert "Wing-Agg serves A before B" in check_inversion_efficiencies(dict(right))
+    with pytest.raises(AssertionError, match=cause):
+        check_inversion_efficiencies({**right, **eff})
+    with pytest.raises(AssertionError, match="give a number"):
+        check_inversion_efficiencies({"A": None, "B": None, "C": None})  # the exercise's unsolved cell

@@ -64,3 +64,73 @@ def test_polling_dependents_wait_and_never_fail(preset):
         late = late[late["job"].isin(polling_only) & (late["up"] > late["submit"])]
         waited += int((jobs.loc[late["job"].unique(), "start"] >= late.groupby("job")["up"].max()).sum())
     assert waited > 0, "no polling job had to wait for its input: the question has no case to show"
+
+
+# ---- the exercises' graded predictions, cell by cell (the nbgrader round trip runs the same cells) ------------------
+import contextlib
+import io
+import re
+from pathlib import Path
+
+import nbformat
+
+ROOT = Path(__file__).resolve().parents[2]
+GRADED = re.compile(r"^print\(grade\((\w+), (prediction_\w+)\)\)$")
+LABS = ("04_wing_dependencies_and_value.ipynb", "05_wing_value_scheduling.ipynb")
+
+
+def _graded_predictions(name):
+    sol = nbformat.read(ROOT / "solutions" / name, as_version=4)
+    exe = nbformat.read(ROOT / "exercises" / name, as_version=4)
+    meta = lambda c: c.metadata.get("nbgrader", {})
+    answers = {meta(c)["grade_id"]: c.source for c in sol.cells if meta(c).get("solution")}
+    stubs = {meta(c)["grade_id"]: c.source for c in exe.cells if meta(c).get("solution")}
+    for c in sol.cells:
+        m = GRADED.match(c.source.strip())
+        if c.cell_type == "code" and meta(c).get("grade") and meta(c).get("locked") and m:
+            yield m.group(1), m.group(2), answers[m.group(2)], stubs[m.group(2)], c.source
+
+
+CASES = [pytest.param(name, *case, id=f"{name[:2]}:{case[1]}") for name in LABS for case in _graded_predictions(name)]
+
+
+def test_each_lab_grades_two_predictions():
+    assert sorted(c.id for c in CASES) == ["04:prediction_decay", "04:prediction_iterations",
+                                           "05:prediction_inversion", "05:prediction_polling"]
+
+
+def _run(source, ns):
+    out = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(out):
+            exec(source, ns)
+    except Exception as e:  # noqa: BLE001 - the outcome is what is checked
+        return e, out.getvalue()
+    return None, out.getvalue()
+
+
+@pytest.mark.parametrize("name, question, var, answer_cell, stub_cell, check", CASES)
+def test_the_graded_cell_fails_an_unsolved_or_wrong_prediction_after_the_explanation(name, question, var, answer_cell,
+                                                                                   stub_cell, check):
+    import cluster_sim.wing.predictions as preds
+
+    p = getattr(preds, question)
+    base = {question: p, "grade": grade}
+    ns = dict(base)
+    exec(re.sub(r"^[ \t]*### (BEGIN|END) SOLUTION[ \t]*\n?", "", answer_cell, flags=re.M), ns)
+    error, out = _run(check, ns)
+    assert error is None and f"{p.key}: correct" in out
+    for wrong in (c for c in p.choices if c != p.answer):
+        error, out = _run(check, {**ns, var: wrong})
+        assert isinstance(error, PredictionMissed) and p.explanation in out
+    fresh = dict(base)
+    with pytest.raises(NotImplementedError):  # the exercise's answer cell: None, then the stub
+        exec(stub_cell, fresh)
+    error, _ = _run(check, fresh)
+    assert isinstance(error, PredictionMissed) and "no prediction recorded" in str(error)
+
+
+def test_the_discussion_answer_is_in_the_solution_only():
+    sol = (ROOT / "solutions" / LABS[1]).read_text()
+    exe = (ROOT / "exercises" / LABS[1]).read_text()
+    assert "Model answer" in sol and "Model answer" not in exe and "10 / 2 = 5" not in exe

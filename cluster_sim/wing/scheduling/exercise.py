@@ -185,3 +185,60 @@ def check_priority_replay(student: Callable, *, name: str = "wing_agg_priority",
                      f"job {rb['job']} (efficiency {eff.get(rb['job'], float('nan')):.3g} by the reference)")
     return _fail(f"{head}; the first {n} admissions agree, then the reference admits {len(a) - n} more and yours "
                  f"{len(b) - n} more")
+
+
+# ---- §1's inversion by hand -----------------------------------------------------------------------------------------
+#: §1's three jobs: (containers, minutes, downloads); C reads A's output, so A's aggregates include all of C's
+INVERSION_JOBS = {"A": (2, 30, 0), "B": (2, 60, 1), "C": (1, 10, 5)}
+
+
+def inversion_efficiencies() -> dict[str, float]:
+    """Each job's aggregate value efficiency in §1's inversion (downloads per container-second): A's aggregate value
+    is its own 0 plus C's 5 (C reads only A: weight 1), its aggregate compute 2 x 1,800 + 1 x 600 = 4,200.
+
+    >>> {j: round(e, 6) for j, e in inversion_efficiencies().items()}
+    {'A': 0.00119, 'B': 0.000139, 'C': 0.008333}
+    """
+    compute = {j: c * m * 60.0 for j, (c, m, _) in INVERSION_JOBS.items()}
+    k = {j: float(d) for j, (_, _, d) in INVERSION_JOBS.items()}
+    return {"A": (k["A"] + k["C"]) / (compute["A"] + compute["C"]), "B": k["B"] / compute["B"], "C": k["C"] / compute["C"]}
+
+
+def _inversion_wrong() -> dict[str, tuple[dict[str, float], str]]:
+    """Each misconception's numbers for A and B, and why it is wrong."""
+    a_own, c_own = 2 * 1800.0, 600.0
+    return {
+        "job-local": ({"A": 0.0}, "that is A's job-local efficiency (its own downloads: none); its aggregate value "
+                      "adds the 5 downloads of C, which cannot run without A's output"),
+        "own compute": ({"A": 5 / a_own}, "that divides A's aggregate value by A's own compute only: the aggregate "
+                        "compute adds C's 600 container-seconds too, because running A is worth C's downloads only "
+                        "if C runs as well"),
+        "minutes": ({"A": 5 / (2 * 30 + 10), "B": 1 / (2 * 60)}, "that counts compute in container-minutes: the "
+                    "lab's unit is container-seconds (containers x seconds)"),
+        "containers": ({"A": 5 / (1800 + 600), "B": 1 / 3600}, "that leaves out the containers: compute is "
+                       "containers x run time, and A and B each hold 2 containers"),
+        "value": ({"A": 5.0, "B": 1.0}, "that is the aggregate value, not its efficiency: divide by the aggregate "
+                  "compute"),
+    }
+
+
+def check_inversion_efficiencies(eff, *, name: str = "efficiencies") -> str:
+    """Compare a student's ``{"A": ..., "B": ..., "C": ...}`` (downloads per container-second) with
+    :func:`inversion_efficiencies`, naming the misconception a wrong number matches."""
+    if not isinstance(eff, dict) or set(eff) != {"A", "B", "C"}:
+        raise AssertionError(f"{name}: give a dict with keys 'A', 'B', 'C' (one efficiency per job); got {eff!r}")
+    want = inversion_efficiencies()
+    for job in ("A", "B", "C"):
+        got = eff[job]
+        if got is None or not isinstance(got, (int, float, np.floating)):
+            raise AssertionError(f"{name}: {job}'s efficiency is {got!r}; give a number (downloads per container-second)")
+        if np.isclose(got, want[job], rtol=1e-3, atol=0):
+            continue
+        msg = f"{name}: {job} has {float(got):.6g}, expected {want[job]:.6g} downloads per container-second"
+        for numbers, why in _inversion_wrong().values():
+            if job in numbers and np.isclose(got, numbers[job], rtol=1e-3, atol=1e-12):
+                raise AssertionError(f"{msg}: {why}")
+        raise AssertionError(f"{msg}: aggregate value (own downloads plus those of every job that reads it, by Owl's "
+                             "weights) over aggregate compute (the same sum over containers x seconds)")
+    return (f"{name}: A {want['A']:.6g}, B {want['B']:.6g}, C {want['C']:.6g} downloads per container-second: "
+            f"Wing-Agg serves A before B (A's is {want['A'] / want['B']:.1f} times B's)")
