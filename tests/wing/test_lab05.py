@@ -203,4 +203,6 @@ def test_the_inversion_by_hand_names_each_misconception(eff, cause):
     with pytest.raises(AssertionError, match=cause):
         check_inversion_efficiencies({**right, **eff})
     with pytest.raises(AssertionError, match="give a number"):
+        check_inversion_efficiencies({**right, "B": None})
+    with pytest.raises(AssertionError, match="efficiencies is not implemented yet"):
         check_inversion_efficiencies({"A": None, "B": None, "C": None})  # the exercise's unsolved cell

@@ -39,7 +39,7 @@ from collections.abc import Callable
 import numpy as np
 import pandas as pd
 
-from ...checking import call_student
+from ...checking import NOT_IMPLEMENTED, call_student
 from .config import WingConfig
 from .workload import READINGS, value_efficiency
 
@@ -227,6 +227,8 @@ def check_inversion_efficiencies(eff, *, name: str = "efficiencies") -> str:
     :func:`inversion_efficiencies`, naming the misconception a wrong number matches."""
     if not isinstance(eff, dict) or set(eff) != {"A", "B", "C"}:
         raise AssertionError(f"{name}: give a dict with keys 'A', 'B', 'C' (one efficiency per job); got {eff!r}")
+    if all(v is None for v in eff.values()):  # the exercise's unsolved cell (its stub stops before any number)
+        raise AssertionError(f"{name} {NOT_IMPLEMENTED}")
     want = inversion_efficiencies()
     for job in ("A", "B", "C"):
         got = eff[job]
