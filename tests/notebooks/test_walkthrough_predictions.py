@@ -47,7 +47,7 @@ def test_every_prediction_of_the_lab_is_asked_in_its_walkthrough(lab):
     import importlib
 
     module = importlib.import_module(f"cluster_sim.{CONVERTED[lab]}.predictions")
-    # a package may hold two labs' predictions (stageopt: 06 and 07; wing: 04 and 05): this lab's keys start with its number
+    # a package may hold two labs' predictions (stageopt: 06, 07; wing: 04, 05): this lab's keys start with its number
     names = {n for n, v in vars(module).items() if v in registry().values() and v.key.startswith(f"{lab}.")}
     text = "\n".join(c.source for c in cells(lab))
     missing = [n for n in names if f"ask({n}, interactive)" not in text]
