@@ -64,7 +64,7 @@ def test_invariants_hold_after_every_event_at_tight_capacity(policy):
     assert r.failures.str.startswith("missing input").all()
 
 
-def test_value_efficiency_is_the_ratio_of_medians_with_ad_hoc_from_the_user():
+def test_value_efficiency_is_the_ratio_of_medians_with_ad_hoc_from_the_user(reference_as_student):
     assert check_priority_table(value_efficiency).endswith("agree with the reference")
 
 
@@ -75,12 +75,12 @@ def test_value_efficiency_is_the_ratio_of_medians_with_ad_hoc_from_the_user():
     (lambda h, j: value_efficiency(h.assign(agg_value=h["agg_value"] / h["agg_compute"], agg_compute=1.0), j),
      "median of each run"),
 ])
-def test_the_exercise_check_names_each_misconception(wrong, cause):
+def test_the_exercise_check_names_each_misconception(wrong, cause, reference_as_student):
     with pytest.raises(AssertionError, match=cause):
         check_priority_table(wrong)
 
 
-def test_the_replay_names_the_first_decision_that_differs():
+def test_the_replay_names_the_first_decision_that_differs(reference_as_student):
     assert "all" in check_priority_replay(value_efficiency)
     with pytest.raises(AssertionError, match=r"decision \d+ differs: at t = .* the reference admits job \d+"):
         check_priority_replay(lambda h, j: value_efficiency(h, j, stat="mean"))

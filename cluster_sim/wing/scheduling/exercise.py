@@ -18,10 +18,13 @@ value attained beside the reference's and the first scheduling decision that dif
 Example
 -------
 >>> from cluster_sim.wing.scheduling.workload import value_efficiency
->>> check_priority_table(value_efficiency)
-'wing_agg_priority: all 6 jobs of the worked history agree with the reference'
+>>> check_priority_table(value_efficiency)            # the library's own answer is not the student's
+Traceback (most recent call last):
+...
+cluster_sim.checking.Delegated: wing_agg_priority calls the library's cluster_sim.wing.scheduling.workload.value_efficiency, ...
 >>> def by_value(history, jobs):                      # forgets to divide by the compute
-...     return value_efficiency(history.assign(agg_compute=1.0), jobs)
+...     median = history.groupby("template")["agg_value"].median()
+...     return pd.Series(median.reindex(jobs["template"]).fillna(0.0).to_numpy(), index=jobs["job"])
 >>> check_priority_table(by_value)
 Traceback (most recent call last):
 ...
@@ -93,7 +96,7 @@ WHY = {
 
 
 def _student_series(student: Callable, history: pd.DataFrame, jobs: pd.DataFrame, name: str) -> pd.Series:
-    got = call_student(student, history.copy(), jobs.copy(), name=name)
+    got = call_student(student, history.copy(), jobs.copy(), name=name, forbid=value_efficiency)
     if not isinstance(got, pd.Series):
         raise AssertionError(f"{name}: return a pandas Series indexed by job (one value efficiency per row of jobs); "
                              f"got {type(got).__name__}")
@@ -142,7 +145,7 @@ def check_priority_replay(student: Callable, *, name: str = "wing_agg_priority",
     cfg = (WingConfig.ci().replace(**REPLAY) if config is None else config)
     ref = run(cfg)
     try:
-        mine = run(cfg, priority=lambda h, j: call_student(student, h, j, name=name))
+        mine = run(cfg, priority=lambda h, j: call_student(student, h, j, name=name, forbid=value_efficiency))
     except ValueError as e:
         raise AssertionError(f"{name}: the scheduler refused your priorities: {e}") from None
     a, b = ref.admissions, mine.admissions
