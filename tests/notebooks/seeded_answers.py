@@ -34,9 +34,9 @@ WRONG: dict[str, tuple[str, str]] = {
                      'return paths.drop_duplicates(["job", "depOn"])'),
     "aggregate_value": ("return k + downstream.reindex(k.index, fill_value=0.0)",
                         "return downstream.reindex(k.index, fill_value=0.0)"),
-    # 05: means instead of medians
-    "wing_agg_priority": ('frame["agg_value"].median() / frame["agg_compute"].median()',
-                          'frame["agg_value"].mean() / frame["agg_compute"].mean()'),
+    # 05: the aggregate value without the compute (means instead of medians would pass the replay: a defensible
+    # variant that attains more value, tests/wing/test_lab05.py)
+    "wing_agg_priority": ('frame["agg_value"].median() / frame["agg_compute"].median()', 'frame["agg_value"].median()'),
     # 06: ties to the lower instance index; 07: the front in ascending order
     "stageopt_06_my_ipa": ("i = int(cand[np.argmax(rowsum[cand])])", "i = int(cand[0])"),
     "stageopt_07_my_raa_path": ("return np.array(front)", "return np.array(front)[::-1]"),

@@ -82,8 +82,18 @@ def test_the_exercise_check_names_each_misconception(wrong, cause, reference_as_
 
 def test_the_replay_names_the_first_decision_that_differs(reference_as_student):
     assert "all" in check_priority_replay(value_efficiency)
+    # the aggregate value without the compute attains less (71.0% against 71.4%): the first different decision
     with pytest.raises(AssertionError, match=r"decision \d+ differs: at t = .* the reference admits job \d+"):
-        check_priority_replay(lambda h, j: value_efficiency(h, j, stat="mean"))
+        check_priority_replay(lambda h, j: value_efficiency(h.assign(agg_compute=1.0), j))
+
+
+def test_a_defensible_variant_passes_the_replay_and_is_told_so(reference_as_student):
+    """Means instead of medians attain more value than the reference (72.0% against 71.4%): the table check
+    fails it, the replay does not, so the mistake costs one check (issue 29)."""
+    mean = lambda h, j: value_efficiency(h, j, stat="mean")  # noqa: E731
+    with pytest.raises(AssertionError, match="takes medians"):
+        check_priority_table(mean)
+    assert "a defensible variant" in check_priority_replay(mean)
 
 
 def test_a_stub_says_not_implemented():

@@ -139,7 +139,12 @@ def _fail(msg: str):
 
 def check_priority_replay(student: Callable, *, name: str = "wing_agg_priority", config: WingConfig | None = None) -> str:
     """Replay a seeded run (the ci lake at 20% capacity) with ``student`` as Wing-Agg's priority; compare
-    the value attained and the decisions with the reference's; fail on the first decision that differs."""
+    the value attained and the decisions with the reference's.
+
+    The same decisions pass. Different decisions that attain at least the reference's value pass too, with a
+    message saying so: a defensible variant of the priority (means instead of medians attain 72.0% here against
+    the reference's 71.4%), whose formula :func:`check_priority_table` grades, so one mistake costs one check.
+    Less value fails on the first decision that differs."""
     from .experiments import run
 
     cfg = (WingConfig.ci().replace(**REPLAY) if config is None else config)
@@ -156,6 +161,9 @@ def check_priority_replay(student: Callable, *, name: str = "wing_agg_priority",
     if len(diff) == 0 and len(a) == len(b):
         return f"{head}; all {len(a)} admissions in the reference's order"
     k = int(diff[0]) if len(diff) else n
+    if mine.value_share >= ref.value_share:
+        return (f"{head}; your decisions differ from the reference's from decision {k + 1} on, but your policy attains "
+                f"at least the reference's value: a defensible variant of Wing-Agg (the table check grades the formula)")
     if k < n:
         ra, rb = a.iloc[k], b.iloc[k]
         eff = ref.jobs.set_index("job")["efficiency"]
