@@ -99,8 +99,7 @@ class _Trap:
         return self.tool
 
     def _entered(self, code: CodeType, offset: int):
-        if self.active[code] <= 0:
-            return sys.monitoring.DISABLE
+        # events are on for a code object only while a scope forbids it (switched off as the last one ends)
         who = self.student[-1] if self.student else "your function"
         self.hits.append(self.names[code])
         raise Delegated(f"{who} calls the library's {self.names[code]}, the reference this check compares it "
@@ -108,9 +107,12 @@ class _Trap:
 
     @contextmanager
     def forbidding(self, refs: Iterable[tuple[CodeType, str]], student: str):
+        refs = list(refs)
+        if not refs:  # nothing to forbid: no tool claimed
+            yield
+            return
         tool = self._claim()
         mon = sys.monitoring
-        refs = list(refs)
         for code, name in refs:
             self.active[code] += 1
             self.names[code] = name
@@ -129,7 +131,6 @@ class _Trap:
                 if self.active[code] <= 0:
                     del self.active[code]
                     mon.set_local_events(tool, code, 0)
-            mon.restart_events()  # a code object DISABLEd while it was allowed is watched again next time
         if len(self.hits) > hits_before:  # the student's code caught our failure and carried on: it still fails
             raise Delegated(f"{student} calls the library's {self.hits[hits_before]}, the reference this check "
                             f"compares it with: {DELEGATED}")
