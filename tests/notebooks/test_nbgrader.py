@@ -20,7 +20,8 @@ for all its labs, instead of two processes per lab; each notebook is still execu
 autograder exactly once per student (each lab's test reads its course's results).
 
 Allowed log noise, not about our notebooks: SQLAlchemy's ``SAWarning`` from nbgrader's gradebook
-code, ipykernel's TCP note, and nbgrader's own checksum warning on cells with hidden tests
+code, ipykernel's TCP note, nbconvert's note that a figure in the feedback HTML has no alt text, and nbgrader's own
+checksum warning on cells with hidden tests
 (jupyter/nbgrader#1961: the gradebook's checksum is taken before the hidden tests are removed).
 """
 
@@ -49,7 +50,8 @@ COURSES = {"a": SOLUTIONS[0::2], "b": SOLUTIONS[1::2]}
 ROTATION = ("rotation-0", "rotation-1", "rotation-2")
 STUDENTS = ("untouched", "answered", *ROTATION)
 MODES = ("answered", "wrong", "delegating")  # rotation-r types answer cell i as MODES[(i + r) % 3]
-KNOWN_NOISE = ("SAWarning", "TCP without encryption", "no_autoflush", "warnings.warn")
+KNOWN_NOISE = ("SAWarning", "TCP without encryption", "no_autoflush", "warnings.warn",
+               "Alternative text is missing")  # nbconvert's HTML of a figure in the feedback: matplotlib sets none
 
 
 def nbgrader(course: Path, *args: str) -> str:
