@@ -49,6 +49,7 @@ WRONG: dict[str, tuple[str, str]] = {
     "traverse_order": ("    return sorted(has, key=lambda m: (-free[m][0], -shadow[m][0], m))",
                        "    return sorted(has, key=lambda m: (-shadow[m][0], m))"),
     "rm_choose": ("if all(free[m][r] >= demand[r]", "if all(free[m][r] - shadow[m][r] >= demand[r]"),
+    "gain_split": ('"mining": float(np.mean(rm - plus1))', '"mining": float(np.mean(rm - none))'),  # the total again
 }
 
 DELEGATING: dict[str, str] = {
@@ -94,4 +95,7 @@ DELEGATING: dict[str, str] = {
                        "    return [int(m) for m in shadow_order(np.asarray(shadow), np.asarray(free), mode)]\n"),
     "rm_choose": ("def rm_choose(shadow, free, demand, mode):\n"
                   "    return rm_choice(np.asarray(shadow), np.asarray(free), np.asarray(demand), mode)\n"),
+    "gain_split": ("from cluster_sim.rminer.baseline import gain_split as library_split\n\n"
+                   "def gain_split(util_none, util_plus1, util_rm):\n"
+                   "    return library_split(util_none, util_plus1, util_rm)\n"),
 }

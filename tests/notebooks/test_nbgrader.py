@@ -105,14 +105,17 @@ def wrong_prediction(source: nbformat.NotebookNode, answer: str) -> str:
                  and re.search(rf"\bgrade\(\s*(\w+)\s*,\s*{variable}\b", c.source))
     p = _prediction_named(re.search(rf"\bgrade\(\s*(\w+)\s*,\s*{variable}\b", check).group(1))
     wrong = next(c for c in p.choices if c != p.answer) if p.choices is not None else float(p.answer) + 2 * p.tolerance + 1
-    return re.sub(rf"^{variable}[ \t]*=.*$", f"{variable} = {wrong!r}", answer, count=1, flags=re.M)
+    return re.sub(rf"^{variable}[ \t]*=.*$", f"{variable} = {wrong!r}", answer, flags=re.M)  # every line that sets it
 
 
 def answer_modes(source: nbformat.NotebookNode, rotation: int) -> dict[str, str]:
     """Rotation student ``rotation``'s kind of answer for each code answer cell of a lab, by grade id."""
-    ids = [c.metadata["nbgrader"]["grade_id"] for c in source.cells
-           if c.cell_type == "code" and c.metadata.get("nbgrader", {}).get("solution")]
-    return {gid: MODES[(i + rotation) % len(MODES)] for i, gid in enumerate(ids)}
+    cells = [c for c in source.cells if c.cell_type == "code" and c.metadata.get("nbgrader", {}).get("solution")]
+    modes = {c.metadata["nbgrader"]["grade_id"]: MODES[(i + rotation) % len(MODES)] for i, c in enumerate(cells)}
+    for c in cells:  # a prediction has no library function to delegate to: that student answers it right
+        if PREDICTION.search(_typed(c.source)) and modes[c.metadata["nbgrader"]["grade_id"]] == "delegating":
+            modes[c.metadata["nbgrader"]["grade_id"]] = "answered"
+    return modes
 
 
 def typed_answer(source: nbformat.NotebookNode, cell: nbformat.NotebookNode, mode: str) -> str:
