@@ -230,6 +230,9 @@ def test_lab09_traverse_order_and_rm_choice():
     _delegating(lambda: check_cases(lambda s, f, m: list(shadow_order(s, f, m)), reference_traverse_order,
                                     [((shadow, free, "safe"), {})], name="traverse_order", forbid=[shadow_order]),
                 "traverse_order calls the library's .*shadow_order")
+    from cluster_sim.rminer.baseline import check_gain_split, gain_split
+
+    _delegating(lambda: check_gain_split(lambda n, p, r: gain_split(n, p, r)), "gain_split calls the library's")
     cases = [((s, f, np.array(d), m), {}) for s, f, d, m in CHOICE_HAND_CASES]
     _delegating(lambda: check_cases(lambda *a: rm_choice(*a), rm_choice, cases, name="rm_choose"),
                 "rm_choose calls the library's .*rm_choice")
