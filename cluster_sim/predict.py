@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 from typing import Mapping
 
 #: The lab packages that hold predictions (``<package>.predictions``), in lab order.
-LAB_PACKAGES = ("engine", "shaper", "morpheus", "wing", "stageopt", "rminer")
+LAB_PACKAGES = ("engine", "shaper", "morpheus", "wing", "stageopt", "rminer", "capstone")
 
 
 class PredictionMissed(AssertionError):
