@@ -50,9 +50,11 @@ WRONG: dict[str, tuple[str, str]] = {
                        "    return sorted(has, key=lambda m: (-shadow[m][0], m))"),
     "rm_choose": ("if all(free[m][r] >= demand[r]", "if all(free[m][r] - shadow[m][r] >= demand[r]"),
     "gain_split": ('"mining": float(np.mean(rm - plus1))', '"mining": float(np.mean(rm - none))'),  # the total again
+    # 10: the naive rule (tokens stay with the reservation)
+    "my_release_rule": ('return "organisations"', 'return "reservation"'),
 }
 
-DELEGATING: dict[str, str] = {
+DELEGATING: dict[str, str | None] = {  # None: no library answer exists (a delegating student answers it right)
     "best_fit": "def best_fit(free, demand, rng=None):\n    return placement.best_fit(free, demand, rng)\n",
     "utilisation": (
         "from cluster_sim.engine.metrics import work_accounting\n\n"
@@ -95,6 +97,7 @@ DELEGATING: dict[str, str] = {
                        "    return [int(m) for m in shadow_order(np.asarray(shadow), np.asarray(free), mode)]\n"),
     "rm_choose": ("def rm_choose(shadow, free, demand, mode):\n"
                   "    return rm_choice(np.asarray(shadow), np.asarray(free), np.asarray(demand), mode)\n"),
+    "my_release_rule": None,  # open-ended: the library holds no answer to delegate to
     "gain_split": ("from cluster_sim.rminer.baseline import gain_split as library_split\n\n"
                    "def gain_split(util_none, util_plus1, util_rm):\n"
                    "    return library_split(util_none, util_plus1, util_rm)\n"),

@@ -112,8 +112,9 @@ def answer_modes(source: nbformat.NotebookNode, rotation: int) -> dict[str, str]
     """Rotation student ``rotation``'s kind of answer for each code answer cell of a lab, by grade id."""
     cells = [c for c in source.cells if c.cell_type == "code" and c.metadata.get("nbgrader", {}).get("solution")]
     modes = {c.metadata["nbgrader"]["grade_id"]: MODES[(i + rotation) % len(MODES)] for i, c in enumerate(cells)}
-    for c in cells:  # a prediction has no library function to delegate to: that student answers it right
-        if PREDICTION.search(_typed(c.source)) and modes[c.metadata["nbgrader"]["grade_id"]] == "delegating":
+    for c in cells:  # a prediction, or an open question, has no library answer to delegate to: answered right
+        gid = c.metadata["nbgrader"]["grade_id"]
+        if (PREDICTION.search(_typed(c.source)) or DELEGATING.get(gid, "") is None) and modes[gid] == "delegating":
             modes[c.metadata["nbgrader"]["grade_id"]] = "answered"
     return modes
 
@@ -127,7 +128,7 @@ def typed_answer(source: nbformat.NotebookNode, cell: nbformat.NotebookNode, mod
         return wrong_prediction(source, answer) if mode == "wrong" else answer
     assert gid in WRONG and gid in DELEGATING, (
         f"answer cell {gid!r} has no seeded wrong and delegating answer: add them to tests/notebooks/seeded_answers.py")
-    if mode == "delegating":
+    if mode == "delegating" and DELEGATING[gid] is not None:
         return DELEGATING[gid]
     old, new = WRONG[gid]
     assert old in answer, f"seeded_answers.WRONG[{gid!r}]: {old!r} is not in the solution any more"
