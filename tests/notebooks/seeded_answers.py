@@ -34,6 +34,7 @@ WRONG: dict[str, tuple[str, str]] = {
                      'return paths.drop_duplicates(["job", "depOn"])'),
     "aggregate_value": ("return k + downstream.reindex(k.index, fill_value=0.0)",
                         "return downstream.reindex(k.index, fill_value=0.0)"),
+    "self_join": ('    m = m[m["time_w"] == m.groupby(["job", "file", "time"])["time_w"].transform("max")]  # rule 2\n', ""),
     # 05: the aggregate value without the compute (means instead of medians would pass the replay: a defensible
     # variant that attains more value, tests/wing/test_lab05.py)
     "wing_agg_priority": ('frame["agg_value"].median() / frame["agg_compute"].median()', 'frame["agg_value"].median()'),
@@ -83,6 +84,8 @@ DELEGATING: dict[str, str | None] = {  # None: no library answer exists (a deleg
     "aggregate_value": ("from cluster_sim.wing.value import _downstream_value\n\n"
                         "def aggregate_value(table, k):\n"
                         "    return k + _downstream_value(table, k).reindex(k.index, fill_value=0.0)\n"),
+    "self_join": ("from cluster_sim.wing.provenance import single_hop\n\n"
+                  "def self_join(prov, window):\n    return single_hop(prov, window)\n"),
     "wing_agg_priority": ("from cluster_sim.wing.scheduling.workload import value_efficiency\n\n"
                           "def wing_agg_priority(history, jobs):\n    return value_efficiency(history, jobs)\n"),
     "stageopt_06_my_ipa": ("from cluster_sim.stageopt import ipa_placement\n\n"
