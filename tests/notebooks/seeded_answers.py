@@ -35,6 +35,7 @@ WRONG: dict[str, tuple[str, str]] = {
     "aggregate_value": ("return k + downstream.reindex(k.index, fill_value=0.0)",
                         "return downstream.reindex(k.index, fill_value=0.0)"),
     "self_join": ('    m = m[m["time_w"] == m.groupby(["job", "file", "time"])["time_w"].transform("max")]  # rule 2\n', ""),
+    "efficiencies": ('"A": (0 + 5) /', '"A": 0 /'),  # A's job-local value only: the downstream 5 forgotten
     # 05: the aggregate value without the compute (means instead of medians would pass the replay: a defensible
     # variant that attains more value, tests/wing/test_lab05.py)
     "wing_agg_priority": ('frame["agg_value"].median() / frame["agg_compute"].median()', 'frame["agg_value"].median()'),
@@ -100,7 +101,8 @@ DELEGATING: dict[str, str | None] = {  # None: no library answer exists (a deleg
                        "    return [int(m) for m in shadow_order(np.asarray(shadow), np.asarray(free), mode)]\n"),
     "rm_choose": ("def rm_choose(shadow, free, demand, mode):\n"
                   "    return rm_choice(np.asarray(shadow), np.asarray(free), np.asarray(demand), mode)\n"),
-    "my_release_rule": None,  # open-ended: the library holds no answer to delegate to
+    "my_release_rule": None,
+    "efficiencies": None,  # computed by hand from the example: nothing in the library to delegate to  # open-ended: the library holds no answer to delegate to
     "gain_split": ("from cluster_sim.rminer.baseline import gain_split as library_split\n\n"
                    "def gain_split(util_none, util_plus1, util_rm):\n"
                    "    return library_split(util_none, util_plus1, util_rm)\n"),
