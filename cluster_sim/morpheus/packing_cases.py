@@ -330,7 +330,7 @@ def check_folded_load(fn: Callable, seeds: Sequence[int] = (0,)) -> str:
     for seed in seeds:
         for load, P, a, W in folded_cases(seed):
             want = folded_load(load, P, a, W)
-            got = call_student(fn, load.copy(), P, a, W, name=getattr(fn, "__name__", "fn"))
+            got = call_student(fn, load.copy(), P, a, W, name=getattr(fn, "__name__", "fn"), forbid=folded_load)
             got_arr = np.asarray(got, dtype=float).reshape(-1) if got is not None else np.array([])
             n += 1
             if got_arr.shape == want.shape and np.allclose(got_arr, want):

@@ -25,9 +25,12 @@ WRONG: dict[str, tuple[str, str]] = {
     "J": ("under = float(debt_table(s, runs)[:, -1].mean())",
           "under = float(debt_table(s, runs)[:, -1].sum() / runs.shape[1])"),
     "debt_rows": ("                A[r, layout.d(i, step - 1)] = 1.0", "                pass"),
+    "deadline": ("runs.t_out_read.to_numpy(float) - runs.period_start.to_numpy(float)",
+                 "runs.t_out_read.to_numpy(float)"),  # the read time, not its offset in the period
     # 03: time shared over the total demand; holes (every step of the interval eligible)
     "stage_interval": ("remaining = sum(demands[: k + 1])", "remaining = sum(demands)"),
     "place_stage_gangs": ("max(cur - 1, tau_l) - 1", "tau_l - 1"),
+    "folded_load": ("[:, offsets].max(axis=0)", "[:, offsets].mean(axis=0)"),  # the mean period, not the peak
     # 04: weights over downstream edges; set semantics; the job's own value forgotten
     "owl_weights": ('deps.groupby("job")["depOn"]', 'deps.groupby("depOn")["job"]'),
     "extend_reach": ('return paths.groupby(["job", "depOn"], as_index=False)["wt"].sum()',
@@ -75,6 +78,10 @@ DELEGATING: dict[str, str | None] = {  # None: no library answer exists (a deleg
     "J": "def J(s, runs, alpha):\n    return penalty(s, runs, alpha).objective\n",
     "debt_rows": ("from cluster_sim.morpheus.lp import debt_constraints\n\n"
                   "def debt_rows(runs, layout):\n    return debt_constraints(runs, layout)\n"),
+    "deadline": ("from cluster_sim.morpheus.slo_cases import deadline\n\n"
+                 "def my_deadline(runs, d_percentile=50.0):\n    return deadline(runs, d_percentile)\n"),
+    "folded_load": ("from cluster_sim.morpheus.packing_cases import folded_load\n\n"
+                    "def my_folded_load(load, period, a, window):\n    return folded_load(load, period, a, window)\n"),
     "stage_interval": "def my_stage_interval(demands, k, tau_r, a=0):\n    return stage_interval(demands, k, tau_r, a)\n",
     "place_stage_gangs": ("def my_place_stage_gangs(load, capacity, tau_l, tau_r, demand, gang=1, container=1.0):\n"
                           "    return place_stage_gangs(load, capacity, tau_l, tau_r, demand, gang, container)\n"),
