@@ -6,19 +6,163 @@ raises an ``AssertionError`` naming the case, the answer and the expected answer
 still holding nbgrader's stub (the line that raises ``NotImplementedError``) gets a message that
 says so.
 
+A check grades the student's code, not the library's: while the student's function runs, the
+reference functions it is meant to replace are *forbidden* (``forbid=``; :func:`check_cases`
+forbids its reference). Entering one of them, by any path (an import, an alias, a registry, a
+library helper that calls it), fails the check with :data:`DELEGATED`'s message; the reference
+answers are computed outside the student's call. The trap is :mod:`sys.monitoring` on the
+forbidden functions' code objects only, so nothing else runs slower and the library's own use of
+its references outside the student's call is untouched.
+
+A check grades one function: where the student's function calls the student's answers to *other*
+exercises (``J`` calls ``debt_table``), ``using=`` hands it the library's versions of those for the
+duration of the call (:func:`using_references`), so one mistake costs one check.
+
 Example
 -------
 >>> check_cases(lambda x: 2 * x, lambda x: x + x, [((1,), {}), ((5,), {})], name="double")
 'double: all 2 cases agree with the reference'
+>>> def twice(x):
+...     return x + x
+>>> check_cases(lambda x: twice(x), twice, [((1,), {})], name="double")
+Traceback (most recent call last):
+...
+cluster_sim.checking.Delegated: double calls the library's ...twice, the reference this check compares it with: ...
 """
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable
+import functools
+import inspect
+import sys
+from collections import Counter
+from contextlib import contextmanager
+from types import CodeType
+from typing import Any, Callable, Iterable, Mapping
 
 import numpy as np
 
 NOT_IMPLEMENTED = "is not implemented yet: replace nbgrader's stub (the line raising NotImplementedError) with your code"
+#: the tail of the message of a check whose student code called a forbidden reference
+DELEGATED = ("this check grades your own code, so the library's version is unavailable while yours runs: "
+             "write it yourself (numpy, pandas and the helpers the exercise names are fine)")
+
+
+class Delegated(AssertionError):
+    """The student's code called a reference it is meant to replace (nbgrader scores the check 0)."""
+
+
+def _codes(fn: Callable) -> list[CodeType]:
+    """The code objects that run when ``fn`` is called (through ``functools.wraps`` layers and ``partial``)."""
+    if inspect.isclass(fn):  # a class the student could drive instead: every method it defines
+        return [code for member in vars(fn).values() if inspect.isfunction(member) for code in _codes(member)]
+    out = []
+    while True:
+        if isinstance(fn, functools.partial):
+            fn = fn.func
+            continue
+        code = getattr(fn, "__code__", None)
+        if code is None and callable(fn):
+            code = getattr(getattr(fn, "__call__", None), "__code__", None)
+        if code is None:
+            raise ValueError(f"forbid: {fn!r} has no Python code to forbid; allowed: Python functions and "
+                             "classes (the library's references)")
+        out.append(code)
+        if not hasattr(fn, "__wrapped__"):
+            return out
+        fn = fn.__wrapped__
+
+
+class _Trap:
+    """One :mod:`sys.monitoring` tool whose ``PY_START`` callback fails a call of a forbidden code object.
+
+    Forbidding nests (a check inside a check's student call): each code object is counted, and its events
+    are switched off when the last forbidding scope that named it ends.
+    """
+
+    def __init__(self):
+        self.tool: int | None = None
+        self.active: Counter = Counter()
+        self.names: dict[CodeType, str] = {}
+        self.student: list[str] = []   # the innermost student call's name is last
+        self.hits: list[str] = []
+
+    def _claim(self) -> int:
+        if self.tool is None:
+            mon = sys.monitoring
+            free = [i for i in (3, 4) if mon.get_tool(i) is None]  # 0-2 and 5 are the debugger's, coverage's,
+            if not free:                                            # profiler's and optimizer's by convention
+                raise RuntimeError("cluster_sim.checking: no free sys.monitoring tool id (3 and 4 are taken)")
+            self.tool = free[0]
+            mon.use_tool_id(self.tool, "cluster_sim.checking")
+            mon.register_callback(self.tool, mon.events.PY_START, self._entered)
+        return self.tool
+
+    def _entered(self, code: CodeType, offset: int):
+        # events are on for a code object only while a scope forbids it (switched off as the last one ends)
+        who = self.student[-1] if self.student else "your function"
+        self.hits.append(self.names[code])
+        raise Delegated(f"{who} calls the library's {self.names[code]}, the reference this check compares it "
+                        f"with: {DELEGATED}")
+
+    @contextmanager
+    def forbidding(self, refs: Iterable[tuple[CodeType, str]], student: str):
+        refs = list(refs)
+        if not refs:  # nothing to forbid: no tool claimed
+            yield
+            return
+        tool = self._claim()
+        mon = sys.monitoring
+        for code, name in refs:
+            self.active[code] += 1
+            self.names[code] = name
+            mon.set_local_events(tool, code, mon.events.PY_START)
+        self.student.append(student)
+        hits_before = len(self.hits)
+        try:
+            yield
+        except Delegated:
+            del self.hits[hits_before:]  # reported by the exception on its way out: not a hidden call
+            raise
+        finally:
+            self.student.pop()
+            for code, _ in refs:
+                self.active[code] -= 1
+                if self.active[code] <= 0:
+                    del self.active[code]
+                    mon.set_local_events(tool, code, 0)
+        if len(self.hits) > hits_before:  # the student's code caught our failure and carried on: it still fails
+            raise Delegated(f"{student} calls the library's {self.hits[hits_before]}, the reference this check "
+                            f"compares it with: {DELEGATED}")
+
+
+_TRAP = _Trap()
+
+
+def _label(fn: Callable) -> str:
+    fn = fn.func if isinstance(fn, functools.partial) else fn
+    module = getattr(fn, "__module__", None) or ""
+    name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", repr(fn))
+    return f"{module}.{name}" if module.startswith("cluster_sim") else name
+
+
+@contextmanager
+def forbidden(*references: Callable, student: str = "your function"):
+    """While the block runs, calling any of ``references`` (by any path) fails with :class:`Delegated`.
+
+    >>> def reference(x):
+    ...     return 2 * x
+    >>> with forbidden(reference, student="double"):
+    ...     reference(1)
+    Traceback (most recent call last):
+    ...
+    cluster_sim.checking.Delegated: double calls the library's ...reference, the reference this check compares it with: ...
+    >>> reference(1)   # allowed again outside the block
+    2
+    """
+    refs = [(code, _label(fn)) for fn in references for code in _codes(fn)]
+    with _TRAP.forbidding(refs, student):
+        yield
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -36,11 +180,52 @@ def _same(a: Any, b: Any) -> bool:
     return a == b
 
 
-def call_student(fn: Callable, *args: Any, name: str | None = None, **kwargs: Any) -> Any:
-    """Call the student's function, turning nbgrader's stub into a clear AssertionError."""
-    label = name or getattr(fn, "__name__", "your function")
+@contextmanager
+def using_references(student: Callable, references: Mapping[str, Callable] | None):
+    """While the block runs, each name of ``references`` in the namespace ``student`` was defined in (a
+    notebook's globals) is the library's function: the student's other answers are out of this check.
+
+    >>> def twice(x):
+    ...     return 3 * x                       # another exercise's (wrong) answer
+    >>> def quadruple(x):
+    ...     return twice(twice(x))
+    >>> with using_references(quadruple, {"twice": lambda x: x + x}):
+    ...     quadruple(1)
+    4
+    >>> quadruple(1)                           # the student's own again
+    9
+    """
+    ns = getattr(student, "__globals__", None)
+    if not references or ns is None:
+        yield
+        return
+    for name, ref in references.items():
+        if not callable(ref):
+            raise ValueError(f"using_references: {name}={ref!r}; allowed: a function (the library's version)")
+    missing = object()
+    saved = {name: ns.get(name, missing) for name in references}
+    ns.update({name: ref for name, ref in references.items() if saved[name] is not missing})
     try:
-        return fn(*args, **kwargs)
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is not missing:
+                ns[name] = value
+
+
+def call_student(fn: Callable, *args: Any, name: str | None = None, forbid: Callable | Iterable[Callable] = (),
+                 using: Mapping[str, Callable] | None = None, **kwargs: Any) -> Any:
+    """Call the student's function, turning nbgrader's stub into a clear AssertionError.
+
+    ``forbid``: the library reference(s) the student's function is meant to replace; calling one while it
+    runs fails with :class:`Delegated` (see :func:`forbidden`). ``using``: the student's other exercise
+    functions, by name, replaced by the library's for the call (see :func:`using_references`).
+    """
+    label = name or getattr(fn, "__name__", "your function")
+    refs = [forbid] if callable(forbid) else list(forbid)
+    try:
+        with using_references(fn, using), forbidden(*refs, student=label):
+            return fn(*args, **kwargs)
     except NotImplementedError:
         raise AssertionError(f"{label} {NOT_IMPLEMENTED}") from None
 
@@ -53,8 +238,14 @@ def check_cases(
     name: str | None = None,
     same: Callable[[Any, Any], bool] = _same,
     describe: Callable[[tuple, dict], str] | None = None,
+    forbid: Iterable[Callable] = (),
+    using: Mapping[str, Callable] | None = None,
 ) -> str:
     """Run ``student`` and ``reference`` on each ``(args, kwargs)`` case; fail on the first mismatch.
+
+    ``reference`` (and ``forbid``, for other functions that would do the student's work) cannot be called
+    by the student's code while it runs; ``using`` replaces the student's other exercise functions (see
+    :func:`call_student`).
 
     ``describe(args, kwargs)`` renders a case for the message (default: ``repr`` of the arguments).
     Returns a one-line summary when every case agrees, so a check cell shows what it verified.
@@ -62,8 +253,8 @@ def check_cases(
     label = name or getattr(student, "__name__", "your function")
     n = 0
     for i, (args, kwargs) in enumerate(cases):
-        got = call_student(student, *args, name=label, **kwargs)
         want = reference(*args, **kwargs)
+        got = call_student(student, *args, name=label, forbid=[reference, *forbid], using=using, **kwargs)
         n += 1
         if not same(got, want):
             shown = describe(args, kwargs) if describe else ", ".join(

@@ -123,6 +123,94 @@ def checks(number: str) -> list[dict]:
     return out
 
 
+def _names(source: str) -> tuple[set[str], set[str]]:
+    """(names a cell binds in the notebook's namespace, the notebook names it reads anywhere): names local to a
+    function, lambda or comprehension of the cell are neither."""
+    import ast
+
+    scoped = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp,
+              ast.GeneratorExp)
+
+    def stores(nodes) -> set[str]:
+        return {n.id for node in nodes for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+
+    bound: set[str] = set()
+    read: set[str] = set()
+
+    def visit(node, local: frozenset[str], top: bool) -> None:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and top:
+            bound.add(node.name)
+        if isinstance(node, (ast.Import, ast.ImportFrom)) and top:
+            bound.update((a.asname or a.name).split(".")[0] for a in node.names)
+        if isinstance(node, scoped):
+            args = node.args if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) else None
+            names = {a.arg for a in (args.posonlyargs + args.args + args.kwonlyargs) if True} if args else set()
+            if args:
+                names |= {a.arg for a in (args.vararg, args.kwarg) if a}
+                body = node.body if isinstance(node.body, list) else [node.body]
+                for d in (args.defaults + [d for d in args.kw_defaults if d]):
+                    visit(d, local, False)
+            else:
+                body = [node]
+            names |= stores(body)
+            inner = local | names
+            for child in (node.body if args and isinstance(node.body, list) else [node.body] if args else
+                          list(ast.iter_child_nodes(node))):
+                visit(child, inner, False)
+            return
+        if isinstance(node, ast.Name):
+            if isinstance(node.ctx, ast.Store) and top:
+                bound.add(node.id)
+            elif isinstance(node.ctx, ast.Load) and node.id not in local:
+                read.add(node.id)
+        for child in ast.iter_child_nodes(node):
+            visit(child, local, top)
+
+    visit(ast.parse(source), frozenset(), True)
+    return bound, read
+
+
+@dataclass(frozen=True)
+class GradedCell:
+    """A graded cell of a solution notebook, and what its code depends on."""
+
+    grade_id: str
+    points: float
+    grades: frozenset[str]       # grade ids of the solution cells whose names it reads (one, when independent)
+    from_checks: frozenset[str]  # names it reads that only another graded cell binds (none, when independent)
+
+
+def graded_cells(path: Path) -> list[GradedCell]:
+    """The graded cells of a solution notebook with the answers each one grades and what it borrows from
+    other graded cells: a check that can pass or fail on its own grades one answer and borrows nothing."""
+    import builtins
+
+    cells = [c for c in _cells(path) if c["cell_type"] == "code"]  # markdown answer cells are read, not run
+    defined_by: dict[str, str] = {}          # name -> grade id of the solution cell that binds it
+    setup: set[str] = set(dir(builtins)) | {"display", "get_ipython"}
+    graded: dict[str, set[str]] = {}         # graded cell -> the names it binds
+    for c in cells:
+        meta = c["metadata"].get("nbgrader", {})
+        bound, _ = _names("".join(c["source"]))
+        if meta.get("solution"):
+            defined_by.update({name: meta["grade_id"] for name in bound})
+        elif meta.get("grade"):
+            graded[meta["grade_id"]] = bound
+        else:
+            setup |= bound
+    out = []
+    for c in cells:
+        meta = c["metadata"].get("nbgrader", {})
+        if not meta.get("grade"):
+            continue
+        own, read = _names("".join(c["source"]))
+        others = set().union(*(b for g, b in graded.items() if g != meta["grade_id"])) if len(graded) > 1 else set()
+        borrowed = {n for n in read - own - setup - set(defined_by) if n in others}
+        out.append(GradedCell(meta["grade_id"], meta.get("points", 0),
+                              frozenset(defined_by[n] for n in read if n in defined_by), frozenset(borrowed)))
+    return out
+
+
 def grading_table() -> str:
     """Per lab: every check cell with its points, and which hold hidden tests a student does not see."""
     rows = ["| lab | checks (points) | hidden tests in | points |", "| --- | --- | --- | ---: |"]

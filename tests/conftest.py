@@ -56,6 +56,18 @@ def forbid(monkeypatch):
     return _forbid
 
 
+@pytest.fixture
+def reference_as_student(monkeypatch):
+    """The exercise checks with their delegation trap off (cluster_sim.checking.forbidden a no-op): for tests
+    that grade the library's own reference, or a misconception built on it, to test a check's messages. A
+    student's code never runs with it (tests/test_checking.py shows each lab's checks refuse delegation)."""
+    from contextlib import nullcontext
+
+    import cluster_sim.checking as checking
+
+    monkeypatch.setattr(checking, "forbidden", lambda *refs, **kw: nullcontext())
+
+
 @pytest.fixture(scope="session")
 def executed(tmp_path_factory):
     """``executed(run)``: the :class:`Execution` of a :class:`NotebookRun`, executed on first use."""

@@ -153,6 +153,12 @@ def _same(a, b) -> bool:
     return np.array_equal(np.asarray(a), np.asarray(b))
 
 
+def _forbidden(split: Callable, place: Callable) -> tuple[Callable, ...]:
+    """The references a student's block may not call: each one the student replaces (the other block may be
+    the reference itself, handed in so that a check grades one block at a time)."""
+    return tuple(ref for ref, given in ((stage_interval, split), (place_stage_gangs, place)) if given is not ref)
+
+
 def diagnose(window, job, split: Callable, place: Callable, max_end_points=None) -> str | None:
     """Follow the reference LowCost through one job's window and call the student's building blocks
     on the very same inputs; describe the first call whose answer differs (None if none does).
@@ -167,7 +173,8 @@ def diagnose(window, job, split: Callable, place: Callable, max_end_points=None)
         tau_r = e
         for k in reversed(pos):
             want = stage_interval(job.demands, k, tau_r, 0)
-            got = call_student(split, job.demands, k, tau_r, 0, name=getattr(split, "__name__", "split"))
+            got = call_student(split, job.demands, k, tau_r, 0, name=getattr(split, "__name__", "split"),
+                               forbid=_forbidden(split, place))
             where = f"end point {e} (window steps count from a = {job.a}), stage {k}"
             if not _same(tuple(got) if got is not None else None, want):
                 return (f"{where}: {getattr(split, '__name__', 'split')}(demands, k={k}, tau_r={tau_r}) "
@@ -175,7 +182,7 @@ def diagnose(window, job, split: Callable, place: Callable, max_end_points=None)
             tau_l = want[0]
             ref = place_stage_gangs(L, C, tau_l, tau_r, job.demands[k], job.gangs[k], z)
             mine = call_student(place, L, C, tau_l, tau_r, job.demands[k], job.gangs[k], z,
-                                name=getattr(place, "__name__", "place"))
+                                name=getattr(place, "__name__", "place"), forbid=_forbidden(split, place))
             if not _same(mine, ref):
                 shown = "None" if mine is None else np.asarray(mine).tolist()
                 return (f"{where}: {getattr(place, '__name__', 'place')}(tau_l={tau_l}, tau_r={tau_r}, "
@@ -239,7 +246,8 @@ def check_packing(split: Callable = stage_interval, place: Callable = place_stag
         for case in exercise_cases(seed):
             want, windows = _expected(case)
             try:
-                got, _ = call_student(_replay, case, split, place, name="LowCost with your building blocks")
+                got, _ = call_student(_replay, case, split, place, name="LowCost with your building blocks",
+                                      forbid=_forbidden(split, place))
             except ValueError as error:
                 # the library refused what your blocks handed it (e.g. an empty interval): name your call
                 for i, job in enumerate(case.jobs):
@@ -322,7 +330,7 @@ def check_folded_load(fn: Callable, seeds: Sequence[int] = (0,)) -> str:
     for seed in seeds:
         for load, P, a, W in folded_cases(seed):
             want = folded_load(load, P, a, W)
-            got = call_student(fn, load.copy(), P, a, W, name=getattr(fn, "__name__", "fn"))
+            got = call_student(fn, load.copy(), P, a, W, name=getattr(fn, "__name__", "fn"), forbid=folded_load)
             got_arr = np.asarray(got, dtype=float).reshape(-1) if got is not None else np.array([])
             n += 1
             if got_arr.shape == want.shape and np.allclose(got_arr, want):

@@ -14,11 +14,19 @@ three gives a different answer from the right one.
 
 Example
 -------
->>> from cluster_sim.morpheus.penalty import debt, penalty
->>> check_debt_table(lambda s, runs: debt(s, runs))
+>>> def debt_table(s, runs):
+...     d, out = np.zeros(len(runs)), []
+...     for k in range(runs.shape[1]):
+...         d = np.maximum(d + runs[:, k] - s[k], 0.0)
+...         out.append(d)
+...     return np.stack(out, axis=1)
+>>> check_debt_table(debt_table)
 'debt_table: all 10 cases agree with the library, run by run and step by step'
->>> check_penalty(lambda s, runs, alpha: penalty(s, runs, alpha).objective)
-'J: all 30 cases (10 skylines x alpha in 0, 0.5, 1) agree with the library'
+>>> from cluster_sim.morpheus.penalty import penalty
+>>> check_penalty(lambda s, runs, alpha: penalty(s, runs, alpha).objective)   # the library's J: not the student's
+Traceback (most recent call last):
+...
+cluster_sim.checking.Delegated: J calls the library's cluster_sim.morpheus.penalty.penalty, the reference this check compares it with: ...
 """
 
 from __future__ import annotations
@@ -32,7 +40,7 @@ from scipy.optimize import linprog
 
 from ..checking import call_student
 from .lp import LPLayout, build_lp, debt_constraints
-from .penalty import _debt, first_debt_difference, penalty
+from .penalty import _debt, _terms, debt, first_debt_difference, penalty
 
 __all__ = ["PenaltyCase", "HAND", "penalty_cases", "check_over_allocation", "check_debt_table", "check_penalty",
            "check_debt_rows", "solve_with_debt_rows", "wrong_under"]
@@ -110,13 +118,23 @@ def _cause(name: str, n: int, k: int) -> str:
     return text + (f" (here N = {n} runs, K = {k} steps)" if name == "steps for runs" else "")
 
 
+def reference_over_allocation(s: np.ndarray, runs: np.ndarray) -> float:
+    """A_o(s), the library's answer to Exercise 1 under the exercise's name and signature."""
+    return float(np.maximum(s[None, :] - runs, 0.0).sum() / runs.shape[0])
+
+
+#: the library's versions of the exercise's other functions, by the names a student's J calls them: the J
+#: check grades J alone (a wrong debt_table costs the debt_table check, not this one too)
+J_USES = {"over_allocation": reference_over_allocation, "debt_table": _debt}
+
+
 # ---- the checks ---------------------------------------------------------------------------------------------
 def check_over_allocation(student: Callable, seeds=(0,)) -> str:
     """``student(s, runs) -> A_o``, against :func:`.penalty.penalty` on the hand and seeded cases."""
     n_cases = 0
     for seed in seeds:
         for case in penalty_cases(seed):
-            got = call_student(student, case.s.copy(), case.runs.copy(), name="over_allocation")
+            got = call_student(student, case.s.copy(), case.runs.copy(), name="over_allocation", forbid=(penalty, _terms))
             want = penalty(case.s, case.runs, 1.0).over
             n_cases += 1
             if not _close(got, want):
@@ -135,7 +153,7 @@ def check_debt_table(student: Callable, seeds=(0,)) -> str:
     n_cases = 0
     for seed in seeds:
         for case in penalty_cases(seed):
-            got = call_student(student, case.s.copy(), case.runs.copy(), name="debt_table")
+            got = call_student(student, case.s.copy(), case.runs.copy(), name="debt_table", forbid=(_debt, debt))
             want = _debt(case.s, case.runs)
             n_cases += 1
             arr = np.asarray(got, dtype=float)
@@ -163,7 +181,8 @@ def check_penalty(student: Callable, seeds=(0,), alphas=(0.0, 0.5, 1.0)) -> str:
     """``student(s, runs, alpha) -> J`` (without the regulariser), against :func:`.penalty.penalty`.
 
     At ``alpha = 0`` J is A_u alone and at ``alpha = 1`` A_o alone, so a wrong J is traced to its term
-    and, where the value matches one, to the misconception.
+    and, where the value matches one, to the misconception. While it runs, the student's J calls the
+    library's ``over_allocation`` and ``debt_table`` (:data:`J_USES`): this check grades J alone.
     """
     n_cases = 0
     for seed in seeds:
@@ -171,7 +190,8 @@ def check_penalty(student: Callable, seeds=(0,), alphas=(0.0, 0.5, 1.0)) -> str:
             n, k = case.runs.shape
             right = penalty(case.s, case.runs, 0.5)
             for a in alphas:
-                got = call_student(student, case.s.copy(), case.runs.copy(), a, name="J")
+                got = call_student(student, case.s.copy(), case.runs.copy(), a, name="J", forbid=(penalty, _terms),
+                                   using=J_USES)
                 want = a * right.over + (1 - a) * right.under
                 n_cases += 1
                 if _close(got, want):
@@ -218,7 +238,7 @@ def check_debt_rows(student: Callable, seeds=(0,)) -> str:
     for seed in seeds:
         for case in penalty_cases(seed):
             layout = LPLayout(*case.runs.shape)
-            got = call_student(student, case.runs.copy(), layout, name="debt_rows")
+            got = call_student(student, case.runs.copy(), layout, name="debt_rows", forbid=(debt_constraints, build_lp))
             if not (isinstance(got, tuple) and len(got) == 2):
                 raise AssertionError(f"debt_rows: {case.name}: return a pair (A, b), got {type(got).__name__}")
             A = got[0].toarray() if sparse.issparse(got[0]) else np.asarray(got[0], dtype=float)
@@ -252,7 +272,7 @@ def solve_with_debt_rows(debt_rows: Callable, runs, alpha: float) -> tuple[np.nd
     runs = np.asarray(runs, dtype=float)
     ref = build_lp(runs, alpha)
     layout = LPLayout(*runs.shape)
-    A_d, b_d = call_student(debt_rows, runs.copy(), layout, name="debt_rows")
+    A_d, b_d = call_student(debt_rows, runs.copy(), layout, name="debt_rows", forbid=(debt_constraints, build_lp))
     n = runs.shape[0] * runs.shape[1]
     A = sparse.vstack([ref.A_ub[:n], sparse.csr_array(A_d)], format="csr")
     b = np.concatenate([ref.b_ub[:n], np.asarray(b_d, dtype=float).ravel()])

@@ -78,7 +78,7 @@ def check_gain_split(student, cases=HAND_CASES) -> str:
     """Grade ``student(util_none, util_plus1, util_rm) -> dict`` on ``cases``; fail on the first wrong part with
     the misconception it shows."""
     for none, plus1, rm in cases:
-        got = call_student(student, list(none), list(plus1), list(rm), name="gain_split")
+        got = call_student(student, list(none), list(plus1), list(rm), name="gain_split", forbid=gain_split)
         if not isinstance(got, dict) or set(got) != set(KEYS):
             raise AssertionError(f"gain_split should return a dict with the keys {KEYS}, got {got!r}")
         ref = gain_split(none, plus1, rm)

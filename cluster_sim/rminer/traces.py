@@ -156,6 +156,19 @@ def decision_trace(config: RMinerConfig) -> list[Decision]:
     return [Decision(*d) for d in model.rm.decision_log]
 
 
+def reference_traverse_order(shadow, free, mode: str) -> list[int]:
+    """Exercise 09's ``traverse_order`` answered by the library (:func:`.rm_scheduler.shadow_order`), as plain
+    ints: the check of ``rm_choose`` hands it to the student's ``rm_choose`` (``using=``), so a wrong
+    ``traverse_order`` costs its own check only.
+
+    >>> reference_traverse_order([[2, 1], [6, 1], [0, 0]], [[9, 9], [7, 2], [5, 5]], "safe")
+    [1, 0]
+    """
+    from .rm_scheduler import shadow_order
+
+    return [int(m) for m in shadow_order(np.asarray(shadow), np.asarray(free), mode)]
+
+
 def first_difference(yours: Sequence, expected: Sequence, describe: Callable[[int], str], what: str) -> None:
     """Raise ``AssertionError`` naming the first index where ``yours`` and ``expected`` differ."""
     if len(yours) != len(expected):

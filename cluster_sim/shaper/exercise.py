@@ -21,11 +21,22 @@ differ are the ones :func:`~cluster_sim.shaper.peak.remaining_peak` refuses).
 
 Example
 -------
->>> from cluster_sim.shaper import treeify, remaining_peak
->>> check_treeify(treeify)
-'treeify: all 64 cases agree with the reference (the same edges dropped at every spool)'
->>> check_remaining_peak(remaining_peak)
+>>> def peak(trees, completed):                    # Algorithm 2 on each tree, summed
+...     total = 0
+...     for t in trees:
+...         value = {}
+...         for s in t.order:
+...             left = t.vertices[s] - completed.get(s, 0)
+...             value[s] = 0 if left <= 0 else max(left, sum(value[c] for c in t.children[s]))
+...         total += value[t.root]
+...     return total
+>>> check_remaining_peak(peak)
 'remaining_peak: all 62 cases agree with the reference (case 0, Fig. 5: 30 + 50 + 50 = 130)'
+>>> from cluster_sim.shaper import treeify
+>>> check_treeify(treeify)                         # the library's own answer is not the student's
+Traceback (most recent call last):
+...
+cluster_sim.checking.Delegated: treeify calls the library's cluster_sim.shaper.trees.treeify, the reference this check compares it with: ...
 """
 
 from __future__ import annotations
@@ -37,8 +48,12 @@ import numpy as np
 from ..checking import call_student
 from .examples import FIGURE5_COMPLETED, FIGURE5_SEED, figure5_job, random_stage_graph
 from .graph import StageGraph
-from .peak import remaining_peak, tree_widths
+from .peak import remaining_peak, tree_width, tree_widths
 from .trees import Tree, canonical_forest, dropped_edges, treeify
+
+#: what a student's treeify / remaining_peak may not call while its check runs (the library's own answers)
+TREEIFY_REFERENCES = (treeify, dropped_edges)
+PEAK_REFERENCES = (remaining_peak, tree_widths, tree_width)
 
 __all__ = [
     "exercise_dag", "completion_state", "treeify_cases", "peak_cases", "first_treeify_difference",
@@ -169,7 +184,7 @@ def check_treeify(student: Callable, cases: Sequence | None = None, *, hidden: b
     """Run ``student(graph, np.random.default_rng(seed))`` on every case; raise at the first difference."""
     cases = treeify_cases(hidden) if cases is None else cases
     for i, (graph, seed, name) in enumerate(cases):
-        yours = call_student(student, graph, np.random.default_rng(seed), name="treeify")
+        yours = call_student(student, graph, np.random.default_rng(seed), name="treeify", forbid=TREEIFY_REFERENCES)
         msg = first_treeify_difference(graph, seed, yours)
         if msg:
             raise AssertionError(f"treeify: case {i} ({name}, rng = np.random.default_rng({seed})): {msg}")
@@ -201,7 +216,7 @@ def first_peak_difference(student: Callable, trees: Sequence[Tree], completed: d
     """``None`` when ``student(trees, completed)`` equals Algorithm 1, else a message naming the first
     tree and the first stage in it (children before parents) whose value differs."""
     want = remaining_peak(trees, completed)
-    got = _as_int(call_student(student, trees, completed, name="remaining_peak"))
+    got = _as_int(call_student(student, trees, completed, name="remaining_peak", forbid=PEAK_REFERENCES))
     if got == want:
         return None
     head = f"yours {got!r}, expected {want}"

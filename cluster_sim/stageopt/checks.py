@@ -11,9 +11,13 @@ a wrong cost.
 Each returns a one-line summary when every case passes, so a check cell ends on a statement.
 
 >>> import numpy as np
+>>> check_ipa(lambda L, cap: np.array([1, 0]), [(np.array([[4.0, 5.0], [4.0, 9.0]]), np.array([1, 1]))])
+'my_ipa: all 1 cases agree with the library (feasible, same decisions)'
 >>> from cluster_sim.stageopt import ipa_placement
 >>> check_ipa(ipa_placement, [(np.array([[4.0, 5.0], [4.0, 9.0]]), np.array([1, 1]))])
-'my_ipa: all 1 cases agree with the library (feasible, same decisions)'
+Traceback (most recent call last):
+...
+cluster_sim.checking.Delegated: my_ipa calls the library's cluster_sim.stageopt.placement.ipa_placement, the reference this check compares it with: ...
 >>> def lower_index_first(L, cap):          # ties sent to the lower instance index
 ...     return np.array([0, 1])
 >>> check_ipa(lower_index_first, [(np.array([[4.0, 5.0], [4.0, 9.0]]), np.array([1, 1]))])
@@ -31,8 +35,13 @@ from typing import Callable, Iterable
 import numpy as np
 
 from ..checking import call_student
-from .placement import check_latency_matrix, exact_min_max_placement, ipa_decisions, is_column_ordered, stage_latency
-from .raa import brute_force_stage_pareto, raa_path
+from .placement import (_ipa, brute_force_min_max_placement, check_latency_matrix, exact_min_max_placement,
+                        ipa_decisions, ipa_placement, is_column_ordered, stage_latency)
+from .raa import brute_force_stage_pareto, raa_general, raa_path
+
+#: what a student's IPA / RAA Path may not call while its check runs: the library's plans and fronts
+IPA_REFERENCES = (ipa_placement, ipa_decisions, _ipa, exact_min_max_placement, brute_force_min_max_placement)
+RAA_REFERENCES = (raa_path, raa_general, brute_force_stage_pareto)
 
 __all__ = ["check_ipa", "check_ipa_optimal", "check_raa_front"]
 
@@ -54,7 +63,7 @@ def _show(L: np.ndarray, cap: np.ndarray) -> str:
 
 def _plan(student: Callable, L: np.ndarray, cap: np.ndarray, label: str, case: int) -> np.ndarray:
     """The student's plan as an int array, after the checks every plan must pass."""
-    got = call_student(student, L.copy(), cap.copy(), name=label)
+    got = call_student(student, L.copy(), cap.copy(), name=label, forbid=IPA_REFERENCES)
     m, n = L.shape
     head = f"{label}, case {case}"
     a = np.asarray(got)
@@ -178,7 +187,7 @@ def check_raa_front(student: Callable, cases: Iterable, *, name: str = "my_raa_p
     for c, sets in enumerate(cases):
         sets = [np.asarray(s, dtype=float) for s in sets]
         want = brute_force_stage_pareto(sets)[0] if brute_force else raa_path(sets)[0]
-        got = np.asarray(call_student(student, [s.copy() for s in sets], name=name), dtype=float)
+        got = np.asarray(call_student(student, [s.copy() for s in sets], name=name, forbid=RAA_REFERENCES), dtype=float)
         head = f"{name}, case {c}"
         shown = f"  pareto_sets = {[s.tolist() for s in sets]}"
         n_cases += 1

@@ -19,8 +19,11 @@ the misconception it looks like:
 
 Example
 -------
->>> from cluster_sim.wing.multihop import extend_reach, owl_weights
->>> check_extend_reach(extend_reach)
+>>> def bag_semantics(t1, t2):      # every path, summed per pair
+...     m = t1.merge(t2, left_on="depOn", right_on="job", suffixes=("", "_2"))
+...     out = pd.DataFrame({"job": m["job"], "depOn": m["depOn_2"], "wt": m["wt"] * m["wt_2"]})
+...     return out.groupby(["job", "depOn"], as_index=False)["wt"].sum()
+>>> check_extend_reach(bag_semantics)
 'extend_reach: all 12 random DAGs agree with the reference'
 >>> def set_semantics(t1, t2):      # keeps one path per pair
 ...     m = t1.merge(t2, left_on="depOn", right_on="job", suffixes=("", "_2"))
@@ -42,7 +45,12 @@ import pandas as pd
 from ..checking import call_student
 from .multihop import check_deps, extend_reach, multi_hop, owl_weights, show
 from .provenance import DAY, single_hop
-from .value import check_values, owl_value
+from .value import _downstream_value, check_values, owl_value
+
+#: what a student's function may not call while its check runs: the library's version of it
+WEIGHTS_REFERENCES = (owl_weights,)
+EXTEND_REFERENCES = (extend_reach,)
+DOWNSTREAM_REFERENCES = (_downstream_value, owl_value)
 
 N_CASES = 12
 
@@ -128,7 +136,7 @@ def check_extend_reach(student: Callable, *, seed: int = 0, name: str = "extend_
     for i, (deps, _) in enumerate(_cases(seed)):
         ftr = deps.assign(wt=owl_weights(deps).to_numpy())
         want = extend_reach(ftr, ftr)
-        got = _as_table(call_student(student, ftr.copy(), ftr.copy(), name=label), label)
+        got = _as_table(call_student(student, ftr.copy(), ftr.copy(), name=label, forbid=EXTEND_REFERENCES), label)
         diff = first_difference(got, want)
         if diff is None:
             continue
@@ -161,7 +169,7 @@ def _is_max_of_paths(student: Callable, label: str) -> bool:
     uneven = pd.DataFrame({"job": [2, 2, 3, 4, 4], "depOn": [0, 1, 0, 2, 3]})
     for deps in [uneven] + [d for d, _ in _cases()]:
         ftr = deps.assign(wt=owl_weights(deps).to_numpy())
-        got = _as_table(call_student(student, ftr.copy(), ftr.copy(), name=label), label)
+        got = _as_table(call_student(student, ftr.copy(), ftr.copy(), name=label, forbid=EXTEND_REFERENCES), label)
         if first_difference(got, extend_reach(ftr, ftr, p_op="max")) is not None:
             return False
     return True
@@ -180,7 +188,7 @@ def check_owl_weights(student: Callable, *, seed: int = 0, name: str = "owl_weig
     label = name
     for i, (deps, _) in enumerate(_cases(seed)):
         want = owl_weights(deps).to_numpy()
-        got = np.asarray(call_student(student, deps.copy(), name=label), dtype=float).reshape(-1)
+        got = np.asarray(call_student(student, deps.copy(), name=label, forbid=WEIGHTS_REFERENCES), dtype=float).reshape(-1)
         if got.shape != want.shape:
             raise AssertionError(f"{label}: on random DAG {i} you returned {got.size} weights for {len(deps)} edges: "
                                  "return one weight per row of deps, in its order")
@@ -259,10 +267,14 @@ def owl_value_with(
     return (k + ds.reindex(k.index, fill_value=0.0)).rename("agg_value")
 
 
-def check_owl_value(student: Callable, *, seed: int = 0, name: str = "owl_value") -> str:
+def check_owl_value(student: Callable, *, seed: int = 0, name: str = "owl_value",
+                    forbid: tuple[Callable, ...] = DOWNSTREAM_REFERENCES) -> str:
     """Compare ``student(deps, k)`` (a Series indexed like k) with :func:`owl_value` on random DAGs.
 
-    >>> check_owl_value(lambda deps, k: owl_value(deps, k) - k)      # the job's own value forgotten
+    ``forbid``: the references the student's code may not call (default: Owl's downstream operation; the
+    lake check forbids the library's ``owl_weights`` and ``extend_reach`` instead).
+
+    >>> check_owl_value(lambda deps, k: owl_value_with(deps, k) - k)      # the job's own value forgotten
     Traceback (most recent call last):
     ...
     AssertionError: owl_value: on random DAG 0 job 0 has aggregate value 14, expected 15; every job is short by exactly its own job-local value k: agg(j) = k_j + what reaches it from downstream
@@ -270,7 +282,7 @@ def check_owl_value(student: Callable, *, seed: int = 0, name: str = "owl_value"
     label = name
     for i, (deps, k) in enumerate(_cases(seed)):
         want = owl_value(deps, k)
-        got = call_student(student, deps.copy(), k.copy(), name=label)
+        got = call_student(student, deps.copy(), k.copy(), name=label, forbid=forbid)
         if not isinstance(got, pd.Series):
             raise AssertionError(f"{label} must return a pandas Series indexed like k, got {type(got).__name__}")
         got = got.reindex(want.index).astype(float)
@@ -319,7 +331,7 @@ def check_self_join(student: Callable, *, name: str = "self_join") -> str:
     three-rule self-join (:func:`~.provenance.single_hop`) on :func:`self_join_cases`; name the first pair that
     differs and the rule it drops."""
     for case, prov, T in self_join_cases():
-        got = call_student(student, prov.copy(), T, name=name)
+        got = call_student(student, prov.copy(), T, name=name, forbid=single_hop)
         got = _as_table(got, name, cols=("job", "depOn"))
         pairs = set(map(tuple, got.astype({"job": "int64", "depOn": "int64"}).values.tolist()))
         want = set(map(tuple, single_hop(prov, T)[["job", "depOn"]].values.tolist()))

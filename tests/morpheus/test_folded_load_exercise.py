@@ -22,7 +22,7 @@ def test_the_reference_is_what_the_plan_folds():
     assert alloc.starts[0] == 5  # steps 0-4 are full in the first instance, so every instance starts at 5
 
 
-def test_the_answer_passes():
+def test_the_answer_passes(reference_as_student):
     assert "agrees on all 12 cases" in check_folded_load(folded_load, seeds=(0, 1))
 
 

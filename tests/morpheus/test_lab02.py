@@ -350,7 +350,7 @@ def rows_without_the_chain(runs, layout):
     return A, b
 
 
-def test_the_right_answers_pass_every_check():
+def test_the_right_answers_pass_every_check(reference_as_student):
     assert "agree" in check_over_allocation(over_right, seeds=(0, 1))
     assert "agree" in check_debt_table(debt_right, seeds=(0, 1))
     assert "agree" in check_penalty(j_right, seeds=(0, 1))
@@ -369,7 +369,7 @@ def test_the_hand_case_separates_the_three_misconceptions():
     (check_penalty, j_over_steps, "averages over the K steps instead of the N runs"),
     (check_over_allocation, over_over_steps, "averages over the K steps instead of the N runs"),
 ])
-def test_each_misconception_fails_its_check_naming_the_cause(check, wrong, cause):
+def test_each_misconception_fails_its_check_naming_the_cause(check, wrong, cause, reference_as_student):
     for seed in (0, 1, 2):
         with pytest.raises(AssertionError) as e:
             check(wrong, seeds=(seed,))
@@ -383,14 +383,14 @@ def test_a_wrong_debt_is_located_by_run_and_step():
         check_debt_table(debt_with_credit)
 
 
-def test_a_wrong_debt_row_is_named_with_its_run_step_and_variables():
+def test_a_wrong_debt_row_is_named_with_its_run_step_and_variables(reference_as_student):
     with pytest.raises(AssertionError) as e:
         check_debt_rows(rows_without_the_chain)
     msg = str(e.value)
     assert "row 1 (run 0, step 1) differs" in msg and "+ 1·D_0,0" in msg
 
 
-def test_the_lp_with_the_students_rows_reaches_the_librarys_optimum():
+def test_the_lp_with_the_students_rows_reaches_the_librarys_optimum(reference_as_student):
     case = penalty_cases(0)[3]
     s, value = solve_with_debt_rows(lambda runs, layout: debt_constraints(runs, layout), case.runs, 0.3)
     assert value == pytest.approx(fit_skyline(case.runs, 0.3, beta_fraction=0.0).objective, abs=1e-7)

@@ -2,10 +2,17 @@
 
 ``solutions/NN_*.ipynb`` are the course's source, all of them one assignment; ``nbgrader
 generate_assignment`` releases it (each release must be exactly our ``exercises/NN_*.ipynb``, cell
-by cell); two students submit, one the release untouched, one the release with the solution typed
-into its answer cells; ``nbgrader autograde`` grades both. The untouched copy of each lab scores 0
-and every check cell fails with the "not implemented yet" message before anything else fails; the
-answered copy gets full marks and no error; the autograder logs no warning about our notebooks.
+by cell); students submit: one the release untouched, one the release with the solution typed
+into its answer cells, and three "rotation" students whose answer cells are, in turn, the solution, a
+seeded wrong answer and a one-line delegation to the library's reference (tests/notebooks/seeded_answers.py;
+a prediction cell gets a wrong prediction): over the three, every answer cell is each of them once, next to
+answers of the other kinds. ``nbgrader autograde`` grades them all and ``nbgrader generate_feedback`` writes
+each student's feedback. The untouched copy of each lab scores 0 and every check cell fails with the "not
+implemented yet" message before anything else fails; the answered copy gets full marks and no error; in a
+rotation copy each graded cell (found from its nbgrader metadata, so cells added later are covered) keeps its
+points when the answer it grades (:func:`cluster_sim.course.graded_cells`) is the solution, and loses them all
+when that answer is wrong (with its own message) or delegates (with the delegation message), whatever the
+other answers are; the autograder logs no warning about our notebooks.
 
 The round trip is nbgrader's own, as cheap as it can be: the labs are split into two courses (one
 per xdist worker, each in its xdist group), and each course runs one ``nbgrader`` process per step
@@ -13,7 +20,8 @@ for all its labs, instead of two processes per lab; each notebook is still execu
 autograder exactly once per student (each lab's test reads its course's results).
 
 Allowed log noise, not about our notebooks: SQLAlchemy's ``SAWarning`` from nbgrader's gradebook
-code, ipykernel's TCP note, and nbgrader's own checksum warning on cells with hidden tests
+code, ipykernel's TCP note, nbconvert's note that a figure in the feedback HTML has no alt text, and nbgrader's own
+checksum warning on cells with hidden tests
 (jupyter/nbgrader#1961: the gradebook's checksum is taken before the hidden tests are removed).
 """
 
@@ -30,15 +38,20 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from cluster_sim.checking import NOT_IMPLEMENTED
+from cluster_sim.checking import DELEGATED, NOT_IMPLEMENTED
+from cluster_sim.course import graded_cells
+from seeded_answers import DELEGATING, WRONG
 
 ROOT = Path(__file__).resolve().parents[2]
 SOLUTIONS = sorted((ROOT / "solutions").glob("*.ipynb"))
 ASSIGNMENT = "labs"
 #: two courses, so the two xdist workers grade one each (alternate labs: each gets cheap and dear ones)
 COURSES = {"a": SOLUTIONS[0::2], "b": SOLUTIONS[1::2]}
-STUDENTS = ("untouched", "answered")
-KNOWN_NOISE = ("SAWarning", "TCP without encryption", "no_autoflush", "warnings.warn")
+ROTATION = ("rotation-0", "rotation-1", "rotation-2")
+STUDENTS = ("untouched", "answered", *ROTATION)
+MODES = ("answered", "wrong", "delegating")  # rotation-r types answer cell i as MODES[(i + r) % 3]
+KNOWN_NOISE = ("SAWarning", "TCP without encryption", "no_autoflush", "warnings.warn",
+               "Alternative text is missing")  # nbconvert's HTML of a figure in the feedback: matplotlib sets none
 
 
 #: what a prediction's graded cell says on an unanswered release (cluster_sim.predict.grade with None)
@@ -62,15 +75,78 @@ def nbgrader(course: Path, *args: str) -> str:
     return done.stdout + done.stderr
 
 
-def answered(release: nbformat.NotebookNode, source: nbformat.NotebookNode) -> nbformat.NotebookNode:
-    """The release with each answer cell holding the solution, as a student would type it."""
-    answers = {c.metadata["nbgrader"]["grade_id"]: c.source for c in source.cells
-               if c.metadata.get("nbgrader", {}).get("solution")}
+def _typed(solution_source: str) -> str:
+    return re.sub(r"^[ \t]*### (BEGIN|END) SOLUTION[ \t]*\n?", "", solution_source, flags=re.M)
+
+
+PREDICTION = re.compile(r"^(prediction_\w+)[ \t]*=", re.M)
+
+
+def _prediction_named(name: str):
+    """The Prediction a notebook imports as ``name`` from a lab's predictions module."""
+    import importlib
+
+    from cluster_sim.predict import LAB_PACKAGES, Prediction
+
+    for pkg in LAB_PACKAGES:
+        try:
+            module = importlib.import_module(f"cluster_sim.{pkg}.predictions")
+        except ModuleNotFoundError:
+            continue
+        if isinstance(getattr(module, name, None), Prediction):
+            return getattr(module, name)
+    raise AssertionError(f"no lab's predictions module defines {name!r}")
+
+
+def wrong_prediction(source: nbformat.NotebookNode, answer: str) -> str:
+    """The answer cell with its prediction set to a wrong one (a wrong choice, or the number well off)."""
+    variable = PREDICTION.search(answer).group(1)
+    check = next(c.source for c in source.cells if c.metadata.get("nbgrader", {}).get("grade")
+                 and re.search(rf"\bgrade\(\s*(\w+)\s*,\s*{variable}\b", c.source))
+    p = _prediction_named(re.search(rf"\bgrade\(\s*(\w+)\s*,\s*{variable}\b", check).group(1))
+    wrong = next(c for c in p.choices if c != p.answer) if p.choices is not None else float(p.answer) + 2 * p.tolerance + 1
+    return re.sub(rf"^{variable}[ \t]*=.*$", f"{variable} = {wrong!r}", answer, flags=re.M)  # every line that sets it
+
+
+def answer_modes(source: nbformat.NotebookNode, rotation: int) -> dict[str, str]:
+    """Rotation student ``rotation``'s kind of answer for each code answer cell of a lab, by grade id."""
+    cells = [c for c in source.cells if c.cell_type == "code" and c.metadata.get("nbgrader", {}).get("solution")]
+    modes = {c.metadata["nbgrader"]["grade_id"]: MODES[(i + rotation) % len(MODES)] for i, c in enumerate(cells)}
+    for c in cells:  # a prediction, or an open question, has no library answer to delegate to: answered right
+        gid = c.metadata["nbgrader"]["grade_id"]
+        if (PREDICTION.search(_typed(c.source)) or DELEGATING.get(gid, "") is None) and modes[gid] == "delegating":
+            modes[c.metadata["nbgrader"]["grade_id"]] = "answered"
+    return modes
+
+
+def typed_answer(source: nbformat.NotebookNode, cell: nbformat.NotebookNode, mode: str) -> str:
+    """What a student of this ``mode`` types in an answer cell (the solution cell ``cell`` of ``source``)."""
+    gid, answer = cell.metadata["nbgrader"]["grade_id"], _typed(cell.source)
+    if mode == "answered" or cell.cell_type != "code":
+        return answer
+    if PREDICTION.search(answer):  # a prediction: no library function to delegate to
+        return wrong_prediction(source, answer) if mode == "wrong" else answer
+    assert gid in WRONG and gid in DELEGATING, (
+        f"answer cell {gid!r} has no seeded wrong and delegating answer: add them to tests/notebooks/seeded_answers.py")
+    if mode == "delegating" and DELEGATING[gid] is not None:
+        return DELEGATING[gid]
+    old, new = WRONG[gid]
+    assert old in answer, f"seeded_answers.WRONG[{gid!r}]: {old!r} is not in the solution any more"
+    return answer.replace(old, new)
+
+
+def answered(release: nbformat.NotebookNode, source: nbformat.NotebookNode,
+             modes: dict[str, str] | None = None) -> nbformat.NotebookNode:
+    """The release with each answer cell typed in as a student would: the solution, or per ``modes`` (grade id
+    -> "answered" | "wrong" | "delegating") a seeded wrong or delegating answer."""
+    cells = {c.metadata["nbgrader"]["grade_id"]: c for c in source.cells
+             if c.metadata.get("nbgrader", {}).get("solution")}
     nb = nbformat.from_dict(release)
     for cell in nb.cells:
         meta = cell.metadata.get("nbgrader", {})
         if meta.get("solution"):
-            cell.source = re.sub(r"^[ \t]*### (BEGIN|END) SOLUTION[ \t]*\n?", "", answers[meta["grade_id"]], flags=re.M)
+            gid = meta["grade_id"]
+            cell.source = typed_answer(source, cells[gid], (modes or {}).get(gid, "answered"))
     return nb
 
 
@@ -129,10 +205,13 @@ def grade_course(root: Path, labs: list[Path]) -> Course:
     for solution in labs:
         release = nbformat.read(root / "release" / ASSIGNMENT / solution.name, as_version=4)
         source = nbformat.read(solution, as_version=4)
-        for student, nb in (("untouched", release), ("answered", answered(release, source))):
+        submissions = [("untouched", release), ("answered", answered(release, source))]
+        submissions += [(name, answered(release, source, answer_modes(source, r))) for r, name in enumerate(ROTATION)]
+        for student, nb in submissions:
             (root / "submitted" / student / ASSIGNMENT).mkdir(parents=True, exist_ok=True)
             nbformat.write(nb, root / "submitted" / student / ASSIGNMENT / solution.name)
     log += "\nnbgrader step: autograde\n" + nbgrader(root, "autograde", ASSIGNMENT, "--create", "--force")
+    log += "\nnbgrader step: generate_feedback\n" + nbgrader(root, "generate_feedback", ASSIGNMENT, "--force")
     return Course(root, labs, split_log(log, [s.stem for s in labs]))
 
 
@@ -205,6 +284,39 @@ def test_a_course_releases_and_grades_the_lab(name: str, solution: Path, course)
               if c.metadata.get("nbgrader", {}).get("grade") and "### BEGIN HIDDEN TESTS" in c.source}
     warnings = unexpected_warnings(graded.log_of(lab), hidden)
     assert not warnings, f"{lab}: nbgrader warned:\n" + "\n".join(warnings)
+
+    for student in STUDENTS:
+        assert (root / "feedback" / student / ASSIGNMENT / f"{lab}.html").is_file(), f"{lab}: no feedback for {student}"
+
+    grades = {c.grade_id: c for c in graded_cells(solution)}
+    for r, student in enumerate(ROTATION):
+        modes = answer_modes(source, r)
+        graded_nb = nbformat.read(root / "autograded" / student / ASSIGNMENT / solution.name, as_version=4)
+        with Gradebook(f"sqlite:///{root / 'gradebook.db'}") as gb:
+            points = {gid: (gb.find_grade(gid, lab, ASSIGNMENT, student).score,
+                            gb.find_grade(gid, lab, ASSIGNMENT, student).max_score) for gid in grades}
+        for cell in graded_nb.cells:
+            gid = cell.metadata.get("nbgrader", {}).get("grade_id")
+            if gid not in grades:
+                continue
+            (answer,) = grades[gid].grades
+            mode = modes[answer]
+            errors = [o for o in cell.outputs if o.output_type == "error"]
+            where = f"{lab}, {student}: check {gid!r} with answer {answer!r} {mode}"
+            if mode == "answered":
+                assert not errors and points[gid][0] == points[gid][1], (
+                    f"{where}: lost points {points[gid]} to another answer: "
+                    + (f"{errors[0].ename}: {errors[0].evalue[:300]}" if errors else "no error"))
+                continue
+            assert errors and points[gid][0] == 0, f"{where}: kept {points[gid]}"
+            assert errors[0].ename in ("AssertionError", "Delegated", "PredictionMissed"), (
+                f"{where}: failed with {errors[0].ename}: {errors[0].evalue[:300]}, not a check's message")
+            message = errors[0].evalue
+            assert NOT_IMPLEMENTED not in message, f"{where}: failed as not implemented: {message[:300]}"
+            if mode == "delegating":
+                assert DELEGATED in message, f"{where}: failed without the delegation message: {message[:300]}"
+            else:
+                assert DELEGATED not in message, f"{where}: a wrong answer reported as a delegation: {message[:300]}"
 
 
 def test_the_log_is_split_by_the_notebook_each_line_is_about():

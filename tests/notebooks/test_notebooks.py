@@ -43,7 +43,7 @@ def rel(p: Path) -> str:
 
 
 def grade_cells(nb):
-    return [c for c in nb.cells if c.get("metadata", {}).get("nbgrader", {}).get("grade")]
+    return [c for c in nb.cells if c.get("metadata", {}).get("nbgrader", {}).get("grade") and c.get("cell_type") == "code"]
 
 
 def test_there_are_notebooks():

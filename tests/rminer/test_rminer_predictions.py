@@ -141,7 +141,7 @@ def _ratio(n, p, r):
 
 @pytest.mark.parametrize("wrong, cause", [(_against_norm, "credits the extra scheduler's capacity to the mining"),
                                           (_sign, "a sign is reversed"), (_ratio, "a ratio")])
-def test_each_misconception_fails_with_its_cause(wrong, cause):
+def test_each_misconception_fails_with_its_cause(wrong, cause, reference_as_student):
     with pytest.raises(AssertionError, match=cause):
         check_gain_split(wrong)
 

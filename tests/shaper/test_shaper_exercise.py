@@ -50,7 +50,7 @@ def treeify_student(graph, rng, *, ties="rng", repeat=True):
     return trees_from_edges(graph, [e for e in graph.edges if e not in dropped])
 
 
-def test_the_solution_passes_every_case_and_the_hidden_ones():
+def test_the_solution_passes_every_case_and_the_hidden_ones(reference_as_student):
     assert check_treeify(treeify_student).startswith("treeify: all 64 cases agree")
     assert check_treeify(treeify_student, hidden=True).startswith("treeify: all 60 cases agree")
     assert check_treeify(treeify).startswith("treeify: all 64 cases agree")
@@ -78,7 +78,7 @@ def test_one_drop_per_spool_fails_naming_a_spool_with_three_consumers():
     assert len(graph.consumers(spool)) >= 3
 
 
-def test_not_dropping_at_all_and_dropping_a_non_spool_edge_are_named():
+def test_not_dropping_at_all_and_dropping_a_non_spool_edge_are_named(reference_as_student):
     with pytest.raises(AssertionError, match=r"(?s)case 0 .*spool S2 feeds .*you dropped:  none.*loses the edge"):
         check_treeify(lambda g, rng: trees_from_edges(g, g.edges))
 
@@ -90,7 +90,7 @@ def test_not_dropping_at_all_and_dropping_a_non_spool_edge_are_named():
         check_treeify(drops_a_chain_edge)
 
 
-def test_treeify_must_return_trees():
+def test_treeify_must_return_trees(reference_as_student):
     with pytest.raises(AssertionError, match=r"treeify must return a list of Tree .* got set"):
         check_treeify(lambda g, rng: set(dropped_edges(g, rng)))
 
@@ -121,7 +121,7 @@ def peak_student(trees, completed, *, children=sum, completed_rule=True, compari
     return int(total)
 
 
-def test_the_solution_passes_every_peak_case_and_the_hidden_ones():
+def test_the_solution_passes_every_peak_case_and_the_hidden_ones(reference_as_student):
     assert check_remaining_peak(peak_student) == (
         "remaining_peak: all 62 cases agree with the reference (case 0, Fig. 5: 30 + 50 + 50 = 130)")
     assert check_remaining_peak(peak_student, hidden=True).startswith("remaining_peak: all 60 cases agree")

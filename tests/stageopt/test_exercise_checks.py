@@ -154,7 +154,7 @@ def never_places_the_last(L, capacity):
     (smallest_first, r"case 0: decision 1 of 2 differs.*take the largest, not the smallest"),
     (never_places_the_last, r"case 0: instance 1 is sent to machine -1, which does not exist.*never placed"),
 ])
-def test_exercise06_misconception_fails_naming_its_cause(variant, cause):
+def test_exercise06_misconception_fails_naming_its_cause(variant, cause, reference_as_student):
     with pytest.raises(AssertionError) as err:
         run_checks("06_stageopt_placement.ipynb", "my_ipa", variant)
     assert re.search(cause, str(err.value), re.S), str(err.value)

@@ -376,7 +376,7 @@ def diamond():
     return deps, pd.Series({"u": 1.0, "a": 0.0, "b": 0.0, "d": 10.0})
 
 
-def test_reference_building_blocks_pass_their_checks():
+def test_reference_building_blocks_pass_their_checks(reference_as_student):
     assert "agree" in check_extend_reach(extend_reach)
     assert "agree" in check_owl_weights(owl_weights)
     assert "agree" in check_owl_value(owl_value)
@@ -408,7 +408,7 @@ def test_misconception_weights_over_downstream_edges():
         check_owl_weights(weights_over_downstream)
 
 
-def test_misconception_forgetting_the_jobs_own_value():
+def test_misconception_forgetting_the_jobs_own_value(reference_as_student):
     deps, k = diamond()
     forgot = lambda d, kk: owl_value(d, kk) - kk
     assert forgot(deps, k)["u"] != owl_value(deps, k)["u"]
@@ -416,7 +416,7 @@ def test_misconception_forgetting_the_jobs_own_value():
         check_owl_value(forgot)
 
 
-def test_checks_report_a_student_stub_and_wrong_shapes():
+def test_checks_report_a_student_stub_and_wrong_shapes(reference_as_student):
     def stub(*args):
         raise NotImplementedError
     for check in (check_extend_reach, check_owl_weights, check_owl_value):

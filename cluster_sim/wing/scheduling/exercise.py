@@ -22,10 +22,13 @@ value attained beside the reference's and the first scheduling decision that dif
 Example
 -------
 >>> from cluster_sim.wing.scheduling.workload import value_efficiency
->>> print(check_priority_table(value_efficiency))
-wing_agg_priority: all 6 jobs of the worked history agree with the median value over the median compute (§5's reading, the library's)
+>>> check_priority_table(value_efficiency)            # the library's own answer is not the student's
+Traceback (most recent call last):
+...
+cluster_sim.checking.Delegated: wing_agg_priority calls the library's cluster_sim.wing.scheduling.workload.value_efficiency, ...
 >>> def by_value(history, jobs):                      # forgets to divide by the compute
-...     return value_efficiency(history.assign(agg_compute=1.0), jobs)
+...     median = history.groupby("template")["agg_value"].median()
+...     return pd.Series(median.reindex(jobs["template"]).fillna(0.0).to_numpy(), index=jobs["job"])
 >>> check_priority_table(by_value)
 Traceback (most recent call last):
 ...
@@ -115,7 +118,7 @@ def reading_of(student: Callable, *, name: str = "wing_agg_priority") -> str | N
 
 
 def _student_series(student: Callable, history: pd.DataFrame, jobs: pd.DataFrame, name: str) -> pd.Series:
-    got = call_student(student, history.copy(), jobs.copy(), name=name)
+    got = call_student(student, history.copy(), jobs.copy(), name=name, forbid=value_efficiency)
     if not isinstance(got, pd.Series):
         raise AssertionError(f"{name}: return a pandas Series indexed by job (one value efficiency per row of jobs); "
                              f"got {type(got).__name__}")
@@ -159,14 +162,19 @@ def _fail(msg: str):
 
 def check_priority_replay(student: Callable, *, name: str = "wing_agg_priority", config: WingConfig | None = None) -> str:
     """Replay a seeded run (the ci lake at 20% capacity) with ``student`` as Wing-Agg's priority; compare
-    the value attained and the decisions with the reference's; fail on the first decision that differs."""
+    the value attained and the decisions with the reference's.
+
+    The same decisions pass. Different decisions that attain at least the reference's value pass too, with a
+    message saying so: a defensible variant of the priority (means instead of medians attain 72.0% here against
+    the reference's 71.4%), whose formula :func:`check_priority_table` grades, so one mistake costs one check.
+    Less value fails on the first decision that differs."""
     from .experiments import run
 
     cfg = (WingConfig.ci().replace(**REPLAY) if config is None else config)
     reading = reading_of(student, name=name) or READINGS[0]  # the reference of the student's reading of "median"
     ref = run(cfg) if reading == READINGS[0] else run(cfg, priority=lambda h, j: value_efficiency(h, j, reading=reading))
     try:
-        mine = run(cfg, priority=lambda h, j: call_student(student, h, j, name=name))
+        mine = run(cfg, priority=lambda h, j: call_student(student, h, j, name=name, forbid=value_efficiency))
     except ValueError as e:
         raise AssertionError(f"{name}: the scheduler refused your priorities: {e}") from None
     a, b = ref.admissions, mine.admissions
@@ -177,6 +185,9 @@ def check_priority_replay(student: Callable, *, name: str = "wing_agg_priority",
     if len(diff) == 0 and len(a) == len(b):
         return f"{head}; all {len(a)} admissions in the reference's order"
     k = int(diff[0]) if len(diff) else n
+    if mine.value_share >= ref.value_share:
+        return (f"{head}; your decisions differ from the reference's from decision {k + 1} on, but your policy attains "
+                f"at least the reference's value: a defensible variant of Wing-Agg (the table check grades the formula)")
     if k < n:
         ra, rb = a.iloc[k], b.iloc[k]
         eff = ref.jobs.set_index("job")["efficiency"]
