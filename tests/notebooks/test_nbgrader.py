@@ -177,7 +177,7 @@ def test_a_course_releases_and_grades_the_lab(name: str, solution: Path, course)
         errors = [o for o in cell.outputs if o.output_type == "error"]
         gid = cell.metadata["nbgrader"]["grade_id"]
         assert errors, f"{lab}: check {gid!r} passed on the untouched release"
-        assert errors[0].ename == "AssertionError" and NOT_IMPLEMENTED in errors[0].evalue, (
+        assert errors[0].ename == "CheckFailed" and NOT_IMPLEMENTED in errors[0].evalue, (
             f"{lab}: check {gid!r} failed with {errors[0].ename}: {errors[0].evalue[:300]!r}, not the not-implemented message")
     first = next(c for c in graded_nb.cells if c.cell_type == "code" and any(o.output_type == "error" for o in c.outputs))
     assert first in checks, f"{lab}: a cell fails before any check cell on the untouched release: {first.source[:200]!r}"

@@ -25,7 +25,7 @@ Example
 >>> check_priority_table(by_value)
 Traceback (most recent call last):
 ...
-AssertionError: wing_agg_priority: job 10 (template etl, recurring) got 10, expected 5: that is its median aggregate value, not its value efficiency: divide by the median aggregate compute, so a job that needs much of the cluster for its value waits behind cheaper ones
+cluster_sim.checking.CheckFailed: wing_agg_priority: job 10 (template etl, recurring) got 10, expected 5: that is its median aggregate value, not its value efficiency: divide by the median aggregate compute, so a job that needs much of the cluster for its value waits behind cheaper ones
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from collections.abc import Callable
 import numpy as np
 import pandas as pd
 
-from ...checking import call_student
+from ...checking import CheckFailed, call_student
 from .config import WingConfig
 from .workload import value_efficiency
 
@@ -95,11 +95,11 @@ WHY = {
 def _student_series(student: Callable, history: pd.DataFrame, jobs: pd.DataFrame, name: str) -> pd.Series:
     got = call_student(student, history.copy(), jobs.copy(), name=name)
     if not isinstance(got, pd.Series):
-        raise AssertionError(f"{name}: return a pandas Series indexed by job (one value efficiency per row of jobs); "
+        raise CheckFailed(f"{name}: return a pandas Series indexed by job (one value efficiency per row of jobs); "
                              f"got {type(got).__name__}")
     missing = pd.Index(jobs["job"]).difference(got.index)
     if len(missing):
-        raise AssertionError(f"{name}: no value for job(s) {missing.tolist()}: index the Series by jobs['job']")
+        raise CheckFailed(f"{name}: no value for job(s) {missing.tolist()}: index the Series by jobs['job']")
     return pd.to_numeric(got.reindex(jobs["job"]), errors="coerce")
 
 
@@ -131,7 +131,7 @@ def check_priority_table(student: Callable, *, name: str = "wing_agg_priority") 
 
 
 def _fail(msg: str):
-    raise AssertionError(msg)
+    raise CheckFailed(msg)
 
 
 def check_priority_replay(student: Callable, *, name: str = "wing_agg_priority", config: WingConfig | None = None) -> str:
@@ -144,7 +144,7 @@ def check_priority_replay(student: Callable, *, name: str = "wing_agg_priority",
     try:
         mine = run(cfg, priority=lambda h, j: call_student(student, h, j, name=name))
     except ValueError as e:
-        raise AssertionError(f"{name}: the scheduler refused your priorities: {e}") from None
+        raise CheckFailed(f"{name}: the scheduler refused your priorities: {e}") from None
     a, b = ref.admissions, mine.admissions
     n = min(len(a), len(b))
     diff = np.flatnonzero(a["job"].to_numpy()[:n] != b["job"].to_numpy()[:n])
