@@ -59,15 +59,15 @@ class WingDepsConfig(Config):
 
     # the lake (the fields of LakeConfig a lab varies; the others keep LakeConfig's defaults)
     days: int = param(21, lo=14, hi=63, widget=False,
-                      doc="days of history (at least two weeks: the predictor trains on one week and tests on the next)")
+                      label='Days simulated', unit='days', doc="days of history (at least two weeks: the predictor trains on one week and tests on the next)")
     jobs_per_day: int = param(200, lo=20, hi=50_000, step=10, slider=(20, 300),
-                              doc="jobs submitted per day (the paper's cluster: about 40k)")
+                              label='Jobs per day', doc="jobs submitted per day (the paper's cluster: about 40k)")
     orgs: int = param(6, lo=1, hi=200, widget=False, doc="organisations, each with its own queues (the paper: 150+)")
     users_per_org: int = param(4, lo=1, hi=100, widget=False, doc="users in each organisation")
     recurring_share: float = param(0.68, lo=0.0, hi=1.0, step=0.02, slider=(0.1, 1.0),
-                                   doc="share of jobs from recurring templates (the paper: 68%)")
+                                   label='Recurring jobs', unit='share', doc="share of jobs from recurring templates (the paper: 68%)")
     cross_org_share: float = param(0.3, lo=0.0, hi=1.0, step=0.05,
-                                   doc="chance that an input comes from another organisation (the paper: 33% of dependencies)")
+                                   label='Cross-org inputs', unit='share', doc="chance that an input comes from another organisation (the paper: 33% of dependencies)")
     polling_share: float = param(0.5, lo=0.0, hi=1.0, step=0.05, widget=False,
                                  doc="share of recurring templates (below the first layer) that wait for their input")
     overwrite_share: float = param(0.35, lo=0.0, hi=1.0, step=0.05, widget=False,
@@ -85,13 +85,13 @@ class WingDepsConfig(Config):
                           doc="Zipf exponent of output popularity (the paper: s = 1)")
     # Wing's pipeline
     window_days: float = param(30.0, lo=0.25, hi=90.0, step=0.25, slider=(0.25, 30.0),
-                               doc="T: the single-hop time window, a write at most T days before the read (the paper: 30)")
+                               label='Single-hop window T', unit='days', doc="T: the single-hop time window, a write at most T days before the read (the paper: 30)")
     omega_days: float = param(7.0, lo=0.25, hi=62.0, step=0.25, slider=(0.25, 10.0),
-                              doc="ω: the multi-hop window, downstream jobs submitted at most ω days after a job ends (the paper: 7)")
+                              label='Multi-hop window ω', unit='days', doc="ω: the multi-hop window, downstream jobs submitted at most ω days after a job ends (the paper: 7)")
     tr: float = param(20.0, lo=0.0, hi=100.0, step=5.0,
-                      doc="T1's threshold in %: predict a downstream job if at least tr% of the upstream template's jobs had one (the paper: 20)")
+                      label='Prediction threshold tr', unit='% of jobs', doc="T1's threshold in %: predict a downstream job if at least tr% of the upstream template's jobs had one (the paper: 20)")
     train_week: int = param(0, lo=0, hi=7, widget=False, doc="the week the predictor trains on (it is tested on the next)")
-    seed: int = param(0, lo=0, hi=2**31 - 1, doc="seed of the lake's generator")
+    seed: int = param(0, lo=0, hi=2**31 - 1, label='Random seed', doc="seed of the lake's generator")
     max_jobs: int = param(60_000, lo=100, hi=10_000_000, widget=False,
                           doc="refuse a lake with more jobs than this (raise it on purpose for a bigger run)")
     max_memory_gib: float = param(8.0, lo=0.25, hi=4096.0, widget=False,
