@@ -11,7 +11,7 @@ from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
 from matplotlib.ticker import MaxNLocator
 
 from ..ui import new_figure, style
-from ..ui.figures import plain_log_ticks
+from ..ui.figures import legend_beside, plain_log_ticks
 from .characterise import PAPER
 from .experiments import PAPER_INTRO, PAPER_ITERATIONS, Ablation, LakeSlice, WingDepsResult, lake_slice
 from .predict import PAPER_T1, PAPER_T2, relative_error_cdf
@@ -160,7 +160,7 @@ def plot_rules(ab: Ablation):
     ax.set_xlabel("day the upstream job wrote its output")
     ax.set_ylabel("dependents per upstream job")
     ax.set_title("(c) without the time window: early writers gain", fontsize=9)
-    ax.legend()
+    ax.legend(loc="best")  # the curves fall to the right: "best" finds the corner they leave
     return fig
 
 
@@ -372,7 +372,7 @@ def plot_overview(result: WingDepsResult):
     ax.set_yticks(y, names, fontsize=7)
     ax.invert_yaxis()
     ax.set_xlim(0, 1)
-    ax.legend(loc="center right", framealpha=0.9)
+    legend_beside(ax)  # inside, it hid the paper's diamonds
     T = "none" if result.window is None else f"{result.window / DAY:g} days"
     ax.set_title(f"{int(s['jobs'])} jobs, {int(s['dependencies'])} dependencies (T = {T})", fontsize=9)
     return fig

@@ -78,3 +78,19 @@ def test_nbgrader_scores_a_failed_check_zero_and_the_student_reads_one_message(t
     errors = [o for o in graded.cells[1].outputs if o.output_type == "error"]
     assert len(errors) == 1 and errors[0].ename == "CheckFailed"
     assert NOT_IMPLEMENTED in only_the_message(errors[0])
+
+
+def test_numbers_print_plain_in_a_kernel(tmp_path):
+    """Lab 04 printed {0: np.float64(0.75), ...}: in a notebook's kernel, cluster_sim.ui makes numpy print plainly."""
+    import papermill as pm
+
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": KERNEL, "display_name": "cluster_sim", "language": "python"}
+    nb.cells = [nbformat.v4.new_code_cell("import numpy as np\nimport cluster_sim.ui\n"
+                                          "print({0: np.float64(0.75), 1: np.int64(3)})")]
+    nbformat.write(nb, tmp_path / "plain.ipynb")
+    pm.execute_notebook(str(tmp_path / "plain.ipynb"), str(tmp_path / "out.ipynb"), kernel_name=KERNEL,
+                        execution_timeout=120, progress_bar=False)
+    out = nbformat.read(tmp_path / "out.ipynb", as_version=4)
+    printed = "".join(o.get("text", "") for c in out.cells for o in c.get("outputs", []) if o.output_type == "stream")
+    assert printed == "{0: 0.75, 1: 3}\n"
