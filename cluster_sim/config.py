@@ -83,7 +83,7 @@ def field_label(field: dataclasses.Field) -> str:
     label = meta.get("label")
     if not label:
         head = re.split(r" \(|: |; ", meta.get("doc") or field.name, maxsplit=1)[0].strip()
-        label = head[:1].upper() + head[1:]
+        label = (head[:1].upper() if head[:1].isascii() else head[:1]) + head[1:]  # σ/μ stays σ/μ
     unit = meta.get("unit") or ""
     return f"{label} ({unit})" if unit else label
 

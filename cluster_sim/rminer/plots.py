@@ -145,7 +145,8 @@ def plot_shadow_run(result, window: float | None = None):
     ax.set_xlabel("time (s)")
     ax.set_ylabel("CPU slots")
     ax.set_title(f"Shadow resources (ratio {result.shadow_ratio:.3f} vs theory {result.theory_shadow_ratio:.3f})")
-    ax.legend(loc="upper left")
+    # below the axes, in a row: inside, it covered S(t), which fills the axes
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2)
     ax = axes[1]
     edges, dens = result.survival_hist
     ax.stairs(dens, edges, fill=True, alpha=0.5, color="tab:green", label="measured")

@@ -127,7 +127,7 @@ class FieldControl:
         # the readable label is what a student reads; the field's name (what the parameters cell and the messages
         # call it) and its description stay in the tooltip
         self.tooltip = f"{self.name}: {self.doc}" if self.doc else self.name
-        label = widgets.Label(self.label, layout=widgets.Layout(width="150px"), tooltip=self.tooltip)
+        label = widgets.Label(self.label, layout=widgets.Layout(width="210px"), tooltip=self.tooltip)
         label.add_class("cs-label")
         if meta.get("choices") is not None:
             self.dropdown = widgets.Dropdown(options=list(meta["choices"]), value=value, tooltip=self.tooltip,
@@ -173,7 +173,7 @@ class FieldControl:
             raise ValueError(f"field {field.name!r} of type {type(value).__name__} has no widget; "
                              "declare it with widget=False")
         self.value = value
-        self.widget = widgets.HBox(parts, layout=widgets.Layout(width="430px"))
+        self.widget = widgets.HBox(parts, layout=widgets.Layout(width="490px"))
         self.widget.add_class("cs-field")
         self.widget.add_class(f"cs-field-{self.name}")
 
@@ -297,7 +297,7 @@ class ConfigPanel:
         self.output = widgets.Output()
         self.output.add_class("cs-figure")
         grid = widgets.GridBox([c.widget for c in self.controls.values()],
-                               layout=widgets.Layout(grid_template_columns="repeat(2, 440px)"))
+                               layout=widgets.Layout(grid_template_columns="repeat(2, 500px)"))
         self.widget = widgets.VBox([grid, self.status, self.output])
         self.widget.add_class("cs-panel")
         self.runs = 0
