@@ -41,8 +41,8 @@ from .cluster_config import ClusterConfig
 from .metrics import work_accounting
 from .model import ClusterResult, run
 
-__all__ = ["CLAIMS", "POOL_SIZE", "STALE", "STALE_DELAYS", "claims_table", "default_pool_size", "pool_runs",
-           "stale_config",
+__all__ = ["CLAIMS", "DECISION_LOAD", "DECISION_POINTS", "POOL_SIZE", "STALE", "STALE_DELAYS", "claims_table",
+           "decision_throughput", "default_pool_size", "offered_task_rate", "pool_runs", "stale_config",
            "tour_metrics", "accounting", "littles_law"]
 
 #: the tour's stale cluster (§4): more schedulers and a busier cluster than the tour's own run
@@ -97,6 +97,30 @@ CLAIMS = [
 def stale_config(config: ClusterConfig) -> ClusterConfig:
     """The tour's stale cluster (§4): ``config`` with :data:`STALE`'s schedulers and load."""
     return config.replace(**STALE)
+
+
+#: §5's decision-throughput example: each decision takes DECISION_LOAD / λ seconds (λ the tasks offered per second),
+#: so one scheduler would be busy DECISION_LOAD of the time (Little's law on the scheduler): it cannot keep up
+DECISION_LOAD = 2.0
+#: §5's two arms: one scheduler on the true state (a monolithic scheduler), four sharing it on views 0.5 s old
+DECISION_POINTS = ({"schedulers": 1, "update_delay": 0.0}, {"schedulers": 4, "update_delay": 0.5})
+
+
+def offered_task_rate(config: ClusterConfig) -> float:
+    """λ, the tasks the workload offers per second (jobs per second x mean tasks per job, nominal means)."""
+    return config.arrival_rate() * config.tasks_per_job
+
+
+def decision_throughput(config: ClusterConfig, *, seeds=None, client=None, cache=None) -> pd.DataFrame:
+    """§5: ``config`` with a decision time of :data:`DECISION_LOAD` / λ per task, run with one scheduler on the
+    true state and with four on views 0.5 s old (:data:`DECISION_POINTS`); one row per arm and seed with
+    :func:`tour_metrics` and the think time. The engine's schedulers already spend ``think_time`` per task; only
+    its value changes here, so no other result moves."""
+    think = DECISION_LOAD / offered_task_rate(config)
+    base = config.replace(think_time=round(think, 3))
+    rows = run_grid(run, base, [dict(p) for p in DECISION_POINTS], seeds=seeds, metrics=tour_metrics,
+                    client=client, cache=cache)
+    return rows
 
 
 def accounting(result: ClusterResult) -> dict:

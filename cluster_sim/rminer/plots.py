@@ -376,3 +376,72 @@ def plot_run(result):
     ax.set_xlabel("%")
     ax.set_title(f"job wait {result.mean_job_wait:.2f} s", fontsize=9)
     return fig
+
+
+def plot_modes_message(df):
+    """The two panels that carry section 7's message, before the full Figs. 10-14: the utilisation gain over
+    NoRM of NoRM + 1 scheduler, SafeRM and SmartRM (one more normal scheduler gains more), and the share of
+    the shadow each one's tasks use (only RMiner's RM tasks use any: the mechanism). Same frame and pooling
+    as :func:`plot_modes`."""
+    fig, axes = new_figure(1, 2, size=(10.0, 3.6))
+    cells = [(k, l) for k, l in df[["schedulers", "load"]].drop_duplicates().itertuples(index=False)]
+    modes = [m for m in ("plus1", "safe", "smart") if m in set(df["mode"])]
+    for ax, (col, title) in zip(axes, [("util_gain", "utilisation gain over NoRM (points)"),
+                                       ("shadow_used_share", "share of the shadow used by RM tasks (%)")]):
+        _cell_bars(ax, df, cells, modes, col, 100)
+        ax.axhline(0, color="k", lw=0.6)
+        ax.set_title(title, fontsize=9)
+    axes[0].legend(fontsize=7, loc="upper right")
+    fig.suptitle(f"One more scheduler gains more; only RMiner uses shadow ({seeds_note(df)})", fontsize=10)
+    return fig
+
+
+def plot_mining_timeline(d_u: float = 0.5, release: float = 0.1, rm_start: float = 0.2, commit: float = 0.8,
+                         amount: int = 2, capacity: int = 4):
+    """One machine, one fragment mined (§3, Figs. 6 and 8): a normal task releases ``amount`` CPU at
+    ``release``; the RM scheduler starts an RM task on that shadow at ``rm_start`` (not committed to the
+    CSV); the view update at ``d_u`` shows the CPU as free to every scheduler (the survival time T_s ends,
+    the resource waiting delay W_d begins); a normal scheduler commits there at ``commit``, the CSV accepts
+    (it does not know the RM task) and SmartRM kills the RM task. SafeRM would have migrated it (committed
+    it to the CSV) at the update. Times in seconds, one update period from 0 to ``d_u`` and on."""
+    if not 0 < release < rm_start < d_u < commit < 2 * d_u:
+        raise ValueError(f"release={release!r}, rm_start={rm_start!r}, d_u={d_u!r}, commit={commit!r} are not "
+                         "allowed: need 0 < release < rm_start < d_u < commit < 2 d_u (one fragment, one update)")
+    if not 0 < amount < capacity:
+        raise ValueError(f"amount={amount!r} is not allowed with capacity={capacity!r}: need 0 < amount < capacity")
+    end = 1.25 * d_u + commit * 0.5
+    fig, ax = new_figure(size=(10.0, 3.8))
+    csv, lsv = "free in the CSV\n(it does not know RM tasks)", "free in the normal\nschedulers' views (LSVs)"
+    lanes = {csv: 3, lsv: 2, "RM task (SmartRM)": 1, "RM task (SafeRM)": 0}
+    for y in lanes.values():
+        ax.axhline(y, color="0.85", lw=0.8, zorder=0)
+    # what is free on the machine, in the CSV and in the views (the machine is otherwise full)
+    ax.broken_barh([(release, commit - release)], (lanes[csv] - 0.3, 0.6), color="tab:green",
+                   alpha=0.6)
+    ax.broken_barh([(d_u, commit - d_u)], (lanes[lsv] - 0.3, 0.6), color="tab:purple",
+                   alpha=0.5)
+    ax.broken_barh([(rm_start, commit - rm_start)], (lanes["RM task (SmartRM)"] - 0.3, 0.6), color="tab:orange")
+    ax.broken_barh([(rm_start, d_u - rm_start)], (lanes["RM task (SafeRM)"] - 0.3, 0.6), color="tab:blue")
+    ax.broken_barh([(d_u, end - d_u)], (lanes["RM task (SafeRM)"] - 0.3, 0.6), color="tab:blue", alpha=0.35,
+                   hatch="//")
+    ax.text(d_u + 0.02, lanes["RM task (SafeRM)"] + 0.35, "migrated: committed to the CSV at the update",
+            fontsize=7, va="bottom")
+    ax.text(commit + 0.01, lanes["RM task (SmartRM)"], "killed", fontsize=8, va="center", color="tab:red")
+    # the events
+    events = [(release, f"release:\na normal task\nfrees {amount} CPU"), (rm_start, "RM task starts\n(on shadow,\nnot committed)"),
+              (d_u, "view update"), (commit, "normal commit\n(CSV accepts:\nconflict)")]
+    for t, label in events:
+        ax.axvline(t, color="k", lw=0.6, ls=":" if t != d_u else "-")
+        ax.text(t, 3.75, label, fontsize=7, ha="center", va="bottom")
+    # the two delays of Table 2
+    y = 2.55
+    ax.annotate("", (release, y), (d_u, y), arrowprops=dict(arrowstyle="<->", lw=1.0))
+    ax.text((release + d_u) / 2, y + 0.05, "survival time $T_s$", ha="center", va="bottom", fontsize=8)
+    ax.annotate("", (d_u, y), (commit, y), arrowprops=dict(arrowstyle="<->", lw=1.0))
+    ax.text((d_u + commit) / 2, y + 0.05, "waiting delay $W_d$", ha="center", va="bottom", fontsize=8)
+    ax.set_yticks(list(lanes.values()), list(lanes))
+    ax.set_ylim(-0.6, 4.9)
+    ax.set_xlim(0, end)
+    ax.set_xlabel(f"time (s); the views were last updated at 0, the next update is at d_u = {d_u:g} s")
+    ax.set_title("One fragment mined on one machine: shadow for $T_s$, visible but unused for $W_d$", fontsize=10)
+    return fig

@@ -41,6 +41,15 @@ STUDENTS = ("untouched", "answered")
 KNOWN_NOISE = ("SAWarning", "TCP without encryption", "no_autoflush", "warnings.warn")
 
 
+#: what a prediction's graded cell says on an unanswered release (cluster_sim.predict.grade with None)
+PREDICTION_MISSING = "no prediction recorded"
+
+
+def is_prediction_answer(cell) -> bool:
+    """A prediction's answer cell: an nbgrader solution cell that records ``prediction_<id>``."""
+    return bool(cell.metadata.get("nbgrader", {}).get("solution")) and cell.source.lstrip().startswith("prediction_")
+
+
 def nbgrader(course: Path, *args: str) -> str:
     """Run nbgrader in ``course``; its output (it shells out to ``alembic``, so the venv's bin goes first)."""
     bin_dir = str(Path(sys.executable).parent)
@@ -172,15 +181,20 @@ def test_a_course_releases_and_grades_the_lab(name: str, solution: Path, course)
     assert scores["answered"][0] == scores["answered"][1] > 0, f"{lab}: the answered copy scored {scores['answered']}"
 
     graded_nb = nbformat.read(root / "autograded" / "untouched" / ASSIGNMENT / solution.name, as_version=4)
-    checks = [c for c in graded_nb.cells if c.metadata.get("nbgrader", {}).get("grade")]
+    # code check cells (a markdown grade cell is a discussion answer, read by the instructor)
+    checks = [c for c in graded_nb.cells if c.cell_type == "code" and c.metadata.get("nbgrader", {}).get("grade")]
     for cell in checks:
         errors = [o for o in cell.outputs if o.output_type == "error"]
         gid = cell.metadata["nbgrader"]["grade_id"]
         assert errors, f"{lab}: check {gid!r} passed on the untouched release"
-        assert errors[0].ename == "CheckFailed" and NOT_IMPLEMENTED in errors[0].evalue, (
-            f"{lab}: check {gid!r} failed with {errors[0].ename}: {errors[0].evalue[:300]!r}, not the not-implemented message")
+        # a prediction's check (cluster_sim.predict.grade) says no prediction was recorded
+        expected = PREDICTION_MISSING if "grade(" in cell.source else NOT_IMPLEMENTED
+        assert errors[0].ename in ("CheckFailed", "PredictionMissed") and expected in errors[0].evalue, (
+            f"{lab}: check {gid!r} failed with {errors[0].ename}: {errors[0].evalue[:300]!r}, not {expected!r}")
     first = next(c for c in graded_nb.cells if c.cell_type == "code" and any(o.output_type == "error" for o in c.outputs))
-    assert first in checks, f"{lab}: a cell fails before any check cell on the untouched release: {first.source[:200]!r}"
+    # a prediction's answer cell is a stub that raises NotImplementedError, like any answer cell; it may come first
+    assert first in checks or is_prediction_answer(first), (
+        f"{lab}: a cell fails before any check cell on the untouched release: {first.source[:200]!r}")
 
     graded_nb = nbformat.read(root / "autograded" / "answered" / ASSIGNMENT / solution.name, as_version=4)
     failing = [c.source[:120] for c in graded_nb.cells if any(o.output_type == "error" for o in c.get("outputs", []))]

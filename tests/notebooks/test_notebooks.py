@@ -28,6 +28,7 @@ import nbformat
 import pytest
 from notebook_runs import KERNEL, NotebookRun
 
+from cluster_sim.claims import VERDICTS
 from cluster_sim.exercises import generate
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -104,7 +105,8 @@ def figures_not_shown(nb) -> list[str]:
 
 
 def test_only_the_panel_cells_read_interactive():
-    """So the headless runs (``interactive=False``) execute every cell a student runs but the panel cells,
+    """So the headless runs (``interactive=False``) execute every cell a student runs but the panel cells (and a
+    prediction's choice buttons: ``ask(p, interactive)`` still shows the question),
     which test_panels.py runs in-process and the browser tests in JupyterLab and Voila."""
     for path in LABS:
         nb = nbformat.read(path, as_version=4)
@@ -112,7 +114,7 @@ def test_only_the_panel_cells_read_interactive():
             if cell.cell_type != "code" or "parameters" in cell.metadata.get("tags", []):
                 continue
             names = {n.id for n in ast.walk(ast.parse(cell.source)) if isinstance(n, ast.Name)}
-            assert "interactive" not in names or "ConfigPanel(" in cell.source, (
+            assert "interactive" not in names or "ConfigPanel(" in cell.source or "ask(" in cell.source, (
                 f"{rel(path)} cell {i} reads `interactive` but builds no panel: the headless runs skip what it does")
 
 
@@ -193,6 +195,8 @@ def bare_value_checks(nb) -> list[str]:
     """Graded cells whose last statement is a bare value (nbgrader would read it as the score)."""
     bad = []
     for cell in grade_cells(nb):
+        if cell.cell_type != "code":  # a markdown grade cell is a discussion answer, read by the instructor
+            continue
         code = "\n".join(line for line in cell.source.splitlines() if not line.lstrip().startswith(("%", "!")))
         body = ast.parse(code).body
         last = body[-1] if body else None
@@ -206,3 +210,54 @@ def bare_value_checks(nb) -> list[str]:
 def test_check_cells_end_on_a_statement(path):
     bad = bare_value_checks(nbformat.read(path, as_version=4))
     assert not bad, f"{rel(path)}: check cells {bad} end on a bare value; print it or end on a statement"
+
+
+def claims_problems(run: NotebookRun, rows: list[dict]) -> list[str]:
+    """What is wrong with the claims tables an execution recorded (``claims.record``), beyond ``check``:
+    every lab records one; each claim is measured over a pool (an interval needs seeds); a must claim was
+    reproduced; a reported claim has one of the layer's verdicts; every row names this lab."""
+    lab = run.path.name[:2]
+    if not rows:
+        return [f"{run.id}: no claims table recorded (claims.record(table) in the closing cells)"]
+    found = []
+    for r in rows:
+        name = f"{run.id}: claim {r['claim']!r}"
+        if r["lab"] != lab:
+            found.append(f"{name} is labelled lab {r['lab']!r}")
+        if r["role"] == "must reproduce":
+            if r["verdict"] != "reproduced":
+                found.append(f"{name} must reproduce, verdict {r['verdict']!r}")
+            if not (isinstance(r["n"], int) and r["n"] >= 3):
+                found.append(f"{name} is measured on n={r['n']!r} seeds (need >= 3 for an interval)")
+            if r["low"] is None or r["high"] is None:
+                found.append(f"{name} has no interval")
+        elif r["verdict"] not in VERDICTS:
+            found.append(f"{name} has the verdict {r['verdict']!r}, not one of {VERDICTS}")
+    if not any(r["role"] == "must reproduce" for r in rows):
+        found.append(f"{run.id}: no claim must reproduce")
+    return found
+
+
+@pytest.mark.notebook
+@pytest.mark.parametrize("run", list(_runs()))
+def test_notebook_records_its_claims_over_a_pool(run, executed):
+    """The claims a lab's closing cells record, read back from the execution (so the per-lab tests need not
+    measure the same pools again)."""
+    from cluster_sim.reproduce import claim_rows
+
+    found = claims_problems(run, claim_rows(executed(run).notebook))
+    assert not found, "\n".join(found)
+
+
+def test_the_claims_read_back_catch_a_lost_claim():
+    run = NotebookRun(ROOT / "notebooks" / "05_wing_value_scheduling.ipynb")
+    good = {"lab": "05", "claim": "a", "role": "must reproduce", "verdict": "reproduced", "n": 20, "low": 0.1,
+            "high": 0.2}
+    assert claims_problems(run, [good]) == []
+    assert claims_problems(run, [])[0].endswith("no claims table recorded (claims.record(table) in the closing cells)")
+    bad = [dict(good, verdict="within noise"), dict(good, claim="b", n=1),
+           dict(good, claim="c", role="reported", verdict="holds")]
+    assert [p.split(": ", 1)[1] for p in claims_problems(run, bad)] == [
+        "claim 'a' must reproduce, verdict 'within noise'",
+        "claim 'b' is measured on n=1 seeds (need >= 3 for an interval)",
+        f"claim 'c' has the verdict 'holds', not one of {VERDICTS}"]

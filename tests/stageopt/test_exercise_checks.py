@@ -20,7 +20,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def _cells(name):
     nb = nbformat.read(ROOT / "solutions" / name, as_version=4)
-    code = [c for c in nb.cells if c.cell_type == "code"]
+    # the graded predictions (cells tagged "prediction") are tested in test_stageopt_predictions.py
+    code = [c for c in nb.cells if c.cell_type == "code" and "prediction" not in c.metadata.get("tags", [])]
     meta = [c.metadata.get("nbgrader", {}) for c in code]
     setup = [c.source for c, m in zip(code, meta) if not m and "parameters" not in c.metadata.get("tags", [])]
     solution = [c.source for c, m in zip(code, meta) if m.get("solution")]

@@ -1,0 +1,134 @@
+"""``CapstoneConfig``: one day on one cluster, with the five labs' mechanisms each switched on or off.
+
+The cluster is the engine's shared-state family (``schedulers`` placement schedulers on local views
+``update_delay`` seconds stale) under a queue layer of guaranteed tokens (one token = one CPU unit):
+a reservation queue for periodic jobs and organisation queues for the rest. The five switches:
+
+* ``morpheus``: periodic jobs run in a reservation sized by Morpheus's R* (fitted to their history)
+  from their submission to their deadline; off, they queue with everything else on their user's
+  (over-allocated) token count;
+* ``wing``: the organisation queues admit by Wing-Agg's predicted value efficiency; off, first come
+  first served;
+* ``shaper``: each job gives back, at every vertex completion, the tokens its remaining stages cannot
+  use (the greedy resource shaper); off, a job holds its tokens until it ends;
+* ``stageopt``: each stage is placed by IPA on the scheduler's (stale) view; off, task by task with
+  the config's ``placement`` policy;
+* ``rminer``: SmartRM diverts short tasks to a Resource Miner scheduler that runs them on shadow
+  resources (released but not yet visible to any view); off, NoRM.
+
+Example
+-------
+>>> CapstoneConfig.ci().machines, CapstoneConfig.paper().machines
+(12, 500)
+>>> CapstoneConfig.ci().switches()
+{'morpheus': False, 'wing': False, 'shaper': False, 'stageopt': False, 'rminer': False}
+>>> CapstoneConfig.ci().replace(load=0.0)
+Traceback (most recent call last):
+...
+ValueError: CapstoneConfig.load=0.0 is out of range: allowed 0.05 <= load <= 2 (offered task work / the cluster's CPU over the day)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..config import Config, Work, count, param
+
+#: the five mechanisms, in the order of the course (Labs 03, 05, 01, 06, 08-09)
+SWITCHES = ("morpheus", "wing", "shaper", "stageopt", "rminer")
+#: the layer of the cluster each acts on (the lab's first learning goal)
+LAYERS = {
+    "morpheus": "admission and reservation (the queue layer's reservation queue)",
+    "wing": "ordering (which waiting job the organisation queues admit first)",
+    "shaper": "the job's own holding (tokens it keeps while it runs)",
+    "stageopt": "placement of a stage (which machines its tasks go to)",
+    "rminer": "the schedulers' view of the cluster (resources no view shows yet)",
+}
+
+
+@dataclass(frozen=True)
+class CapstoneConfig(Config):
+    """One generated day through the five mechanisms (each a switch)."""
+
+    morpheus: bool = param(False, doc="Morpheus: reservations sized by R* for periodic jobs (Lab 03)")
+    wing: bool = param(False, doc="Wing: value-aware ordering of the organisation queues (Lab 05)")
+    shaper: bool = param(False, doc="the shaper: jobs release tokens their remaining stages cannot use (Lab 01)")
+    stageopt: bool = param(False, doc="the stage optimiser: IPA places each stage (Lab 06)")
+    rminer: bool = param(False, doc="Resource Miner: SmartRM harvests shadow resources (Labs 08-09)")
+    # the cluster
+    machines: int = param(16, lo=2, hi=2000, step=2, slider=(4, 64), doc="machines in the cluster")
+    cpu_per_machine: int = param(8, lo=4, hi=128, widget=False, doc="CPU units (tokens) per machine")
+    hardware_types: int = param(3, lo=1, hi=8, widget=False, doc="machine generations (speeds differ: IPA's input)")
+    speed_spread: float = param(1.0, lo=0.0, hi=3.0, step=0.1, widget=False,
+                                doc="the fastest generation runs (1 + spread) times faster than the slowest")
+    schedulers: int = param(4, lo=1, hi=32, slider=(1, 8), doc="parallel placement schedulers (Omega)")
+    update_delay: float = param(5.0, lo=0.0, hi=30.0, step=0.5, slider=(0.0, 10.0),
+                                doc="view staleness: seconds between refreshes of the schedulers' views")
+    think_time: float = param(0.02, lo=0.0, hi=1.0, step=0.005, widget=False,
+                              doc="seconds a placement scheduler spends per task")
+    placement: str = param("worst_fit", choices=("first_fit", "best_fit", "worst_fit"), widget=False,
+                           doc="task-by-task placement when the stage optimiser is off")
+    # the day
+    horizon: float = param(900.0, lo=60.0, hi=86_400.0, step=60.0, slider=(300.0, 3600.0),
+                           doc="length of the day (simulated seconds; the day is compressed)")
+    load: float = param(0.8, lo=0.05, hi=2.0, step=0.05, slider=(0.2, 1.4),
+                        doc="offered task work / the cluster's CPU over the day")
+    mean_task_duration: float = param(45.0, lo=0.5, hi=600.0, step=0.5, widget=False,
+                                      doc="mean task duration at speed 1 (s)")
+    duration_sigma: float = param(1.5, lo=0.0, hi=3.0, step=0.1, widget=False,
+                                  doc="lognormal shape of task durations (short tasks are what Resource Miner mines)")
+    periodic_share: float = param(0.25, lo=0.0, hi=0.9, step=0.05, doc="share of the day's jobs that are periodic")
+    adhoc_share: float = param(0.4, lo=0.0, hi=1.0, step=0.05, widget=False,
+                               doc="share of the non-periodic jobs that are ad hoc (the rest are recurring)")
+    over_allocation: float = param(1.8, lo=1.0, hi=5.0, step=0.1, widget=False,
+                                   doc="users ask for this many times their job's peak in tokens")
+    slo_slack: float = param(2.5, lo=1.0, hi=10.0, step=0.25, widget=False,
+                             doc="a periodic job's deadline: submission + slack x its typical uncontended run time")
+    orgs: int = param(3, lo=1, hi=16, widget=False, doc="organisation queues (equal guaranteed shares)")
+    history_runs: int = param(6, lo=2, hi=40, widget=False, doc="past runs of every template (Morpheus's and Wing's history)")
+    seed: int = param(0, lo=0, hi=2**31 - 1, doc="random seed (same config and seed: identical results)")
+    max_tasks: int = param(2_000_000, lo=1, hi=10**9, widget=False,
+                           doc="refuse a day estimated to have more tasks than this (raise it on purpose)")
+
+    WORK_CAP = "max_tasks"
+    #: mean vertices per stage and stages per job of the generated day (what sets the job rate)
+    MEAN_WIDTH, MAX_STAGES = 10.0, 4
+    #: wall seconds per task of the composition with everything on, a fixed part and a part per machine (IPA's
+    #: plans and the views scale with the cluster): bench/capstone.py measured 0.7-1.3 ms per task at default
+    #: (16 machines) and 1.1 ms at paper (500 machines, 133 s for the day) on the shared 2-core machine
+    SECONDS_PER_TASK, SECONDS_PER_TASK_MACHINE = 8e-4, 6e-7
+
+    def switches(self) -> dict[str, bool]:
+        return {s: getattr(self, s) for s in SWITCHES}
+
+    @property
+    def tokens(self) -> int:
+        """The cluster's tokens: every machine's CPU."""
+        return self.machines * self.cpu_per_machine
+
+    def mean_tasks_per_job(self) -> float:
+        return self.MEAN_WIDTH * (1 + self.MAX_STAGES) / 2
+
+    def job_rate(self) -> float:
+        """Jobs per second that offer ``load`` of the cluster's CPU (each task holds one token)."""
+        return self.load * self.tokens / (self.mean_tasks_per_job() * self.mean_task_duration)
+
+    def work(self) -> Work:
+        tasks = self.job_rate() * self.horizon * self.mean_tasks_per_job()
+        return Work(tasks, "tasks", f"{count(tasks)} tasks = {self.job_rate():.3g} jobs/s x horizon {self.horizon:g} s x "
+                                    f"{self.mean_tasks_per_job():g} tasks per job",
+                    up=("machines", "load", "horizon"), down=("mean_task_duration",),
+                    seconds=tasks * (self.SECONDS_PER_TASK + self.machines * self.SECONDS_PER_TASK_MACHINE))
+
+    @classmethod
+    def ci(cls):
+        return cls(machines=12, horizon=900.0)
+
+    @classmethod
+    def default(cls):
+        return cls(machines=16, horizon=900.0)
+
+    @classmethod
+    def paper(cls):
+        """A day of about 5,000 jobs on 500 machines."""
+        return cls(machines=500, horizon=1800.0, schedulers=8)

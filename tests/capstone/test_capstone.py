@@ -1,0 +1,186 @@
+"""Lab 10's composition: invariants after every event, the plain engine with every switch off, each
+switch equal to its own lab's decisions on the same inputs, and determinism (here and on Dask)."""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import logging
+import math
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from cluster_sim.capstone import SWITCHES, CapstoneConfig, CapstoneModel, ablation, arms, make_day, run, run_model
+from cluster_sim.capstone.day import ALPHA
+from cluster_sim.capstone.model import engine_config
+from cluster_sim.engine import ClusterModel
+from cluster_sim.morpheus.skyline import fit_skyline
+from cluster_sim.rminer.model import RMinerModel
+from cluster_sim.shaper.shaper import ResourceShaper
+from cluster_sim.stageopt.agents import IPAScheduler
+from cluster_sim.wing.scheduling.workload import value_efficiency
+
+SMALL = CapstoneConfig.ci().replace(horizon=400.0)
+
+
+def records(model) -> list[tuple]:
+    """Every task's life: job, stage, machine, start, finish, state (what two runs must agree on)."""
+    return [(t.job.id, t.stage, t.machine, t.start, t.finish, t.state) for j in model.arrived for t in j.tasks]
+
+
+def transparent(day):
+    """The same day with every user asking for all of its job's vertices: admission never limits a job."""
+    return dataclasses.replace(day, jobs=tuple(dataclasses.replace(j, tokens=j.n_tasks) for j in day.jobs))
+
+
+def plain(config, model_class=ClusterModel, **attrs):
+    """The engine's own model (or a lab's) on the day's jobs, with none of the capstone's layers."""
+    day = make_day(config)
+    ecfg = engine_config(config, day)
+    cls = type("Plain", (model_class,), {"make_jobs": lambda self, rng: day.engine_jobs(), **attrs})
+    model = cls(ecfg, check_every_event=True) if model_class is RMinerModel else cls(ecfg, jobs=day.engine_jobs(),
+                                                                                     check_every_event=True)
+    model.run_until(config.horizon)
+    model.check_invariants()
+    return model
+
+
+def capstone(config, **kwargs):
+    day = transparent(make_day(config))
+    return run_model(config, day=day, tokens=10**9, check_every_event=True, **kwargs)
+
+
+# ---- invariants after every event ---------------------------------------------------------------
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(switches=st.tuples(*[st.booleans()] * 5), machines=st.integers(4, 12), load=st.floats(0.3, 1.4),
+       update_delay=st.sampled_from([0.0, 1.0, 5.0]), seed=st.integers(0, 50), schedulers=st.integers(1, 4))
+def test_invariants_hold_after_every_event_with_any_switches(switches, machines, load, update_delay, seed, schedulers):
+    config = CapstoneConfig.ci().replace(**dict(zip(SWITCHES, switches)), machines=machines, load=load,
+                                         update_delay=update_delay, seed=seed, schedulers=schedulers, horizon=300.0)
+    model = run_model(config, check_every_event=True)  # raises AssertionError naming the first broken rule
+    assert model.layer.held.value <= model.layer.total
+
+
+@pytest.mark.parametrize("arm", arms(), ids=lambda a: "+".join(s for s in SWITCHES if a[s]) or "none")
+def test_every_arm_of_the_ablation_keeps_the_invariants_at_ci(arm):
+    run_model(SMALL.replace(**arm), check_every_event=True)
+
+
+# ---- every switch off: the plain engine --------------------------------------------------------
+def test_with_every_switch_off_the_run_equals_the_plain_engine_on_the_same_jobs():
+    config = SMALL
+    ours, engine = capstone(config), plain(config)
+    assert records(ours) == records(engine)
+    assert ours.metrics.utilisation == engine.metrics.utilisation
+
+
+# ---- one switch on: the lab's own decisions -----------------------------------------------------
+def test_stageopt_alone_places_as_lab_06s_ipa_scheduler_on_the_same_jobs():
+    config = SMALL.replace(stageopt=True)
+    ours, lab = capstone(config), plain(config, scheduler_class=IPAScheduler)
+    assert records(ours) == records(lab)
+    assert records(ours) != records(capstone(SMALL))  # and IPA does change where tasks run
+
+
+def test_rminer_alone_decides_as_labs_08_09s_smartrm_on_the_same_jobs():
+    config = SMALL.replace(rminer=True)
+    ours, lab = capstone(config), plain(config, model_class=RMinerModel)
+    assert records(ours) == records(lab)
+    assert ours.rm.counts == lab.rm.counts and ours.rm.counts["rm_placed"] > 0
+
+
+def test_shaper_alone_releases_what_lab_01s_shaper_says_at_every_completion():
+    model = run_model(SMALL.replace(shaper=True), check_every_event=True)
+    log = model.layer.shaper_log
+    assert sum(r[-1] for r in log) > 0
+    graphs = {j.id: j.graph() for j in model.day.jobs}
+    for job, completed, running, held, released in log:
+        assert released == ResourceShaper().tokens_to_release(graphs[job], held, completed, running)
+    assert model.layer.released_early == sum(r[-1] for r in log)
+
+
+def test_wing_alone_orders_every_organisation_queue_by_wing_aggs_predicted_efficiency():
+    config = SMALL.replace(wing=True, load=1.4)
+    day = make_day(config)
+    meta = day.history.iloc[:0]  # the lab's function on the day's own history gives the same predictions
+    jobs = [dict(job=j.id, template=j.template if j.kind != "adhoc" else f"{j.template}-{j.id}",
+                 kind="adhoc" if j.kind == "adhoc" else "recurring", user=j.user) for j in day.jobs]
+    import pandas as pd
+    assert value_efficiency(day.history, pd.DataFrame(jobs)).equals(day.efficiency)
+    eff = day.efficiency.to_dict()
+    seen = []
+
+    class Checked(CapstoneModel):
+        def after_event(self):
+            super().after_event()
+            for queue in self.layer.waiting.values():
+                keys = [(-eff[m.job.id], m.job.arrival) for m in queue]
+                assert keys == sorted(keys)
+                seen.append(len(queue))
+
+    model = Checked(config)
+    model.run_until(config.horizon)
+    assert max(seen) >= 2  # queues did hold several jobs to order
+    assert meta.empty
+
+
+def test_morpheus_alone_reserves_r_star_fitted_by_lab_03_and_periodic_runs_never_wait_for_it():
+    config = SMALL.replace(morpheus=True)
+    day = make_day(config)
+    for j in day.jobs:
+        if j.kind == "periodic":
+            fit = fit_skyline(day.skylines[j.template], alpha=ALPHA).skyline
+            assert j.reservation[0] == min(j.tokens, max(1, math.ceil(fit.max() - 1e-6)))
+    on, off = run_model(config, check_every_event=True), run_model(SMALL, check_every_event=True)
+
+    def waits(model):
+        return [model.layer.admitted.get(j.id, model.time) - j.arrival for j in model.arrived if j.tag.kind == "periodic"]
+
+    # without preemption a run may wait for organisation work admitted before its reservation began,
+    # but reserved runs wait far less than runs queued with everything else
+    assert np.mean(waits(on)) < np.mean(waits(off))
+    assert np.mean(np.array(waits(on)) == 0) > np.mean(np.array(waits(off)) == 0)
+
+
+# ---- determinism ---------------------------------------------------------------------------------
+def test_the_same_config_and_seed_give_identical_results_and_another_seed_another_day():
+    config = SMALL.replace(**{s: True for s in SWITCHES})
+    a, b = run(config), run(config)
+    assert a.metrics == b.metrics and a.jobs.equals(b.jobs)
+    assert run(config.replace(seed=1)).metrics != a.metrics
+
+
+@pytest.fixture(scope="module")
+def dask_client():
+    from distributed import Client, LocalCluster
+
+    cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address="127.0.0.1:0",
+                           silence_logs=logging.ERROR)
+    client = Client(cluster)
+    yield client
+    client.close()
+    cluster.close()
+
+
+def test_an_ablation_on_dask_gives_the_frame_it_gives_in_process(dask_client):
+    points = [arms()[0], arms()[6]]  # none and all
+    here = ablation(SMALL, 2, points=points, client="inprocess", cache=False)
+    there = ablation(SMALL, 2, points=points, client=dask_client, cache=False)
+    pd_cols = [c for c in here.columns]
+    assert here[pd_cols].equals(there[pd_cols])
+    assert list(here.arm) == ["none", "none", "all", "all"]
+
+
+# ---- bad input -----------------------------------------------------------------------------------
+@pytest.mark.parametrize("field, value", [("machines", 1), ("load", 0.0), ("morpheus", 1), ("placement", "random")])
+def test_bad_configs_are_refused_naming_the_field(field, value):
+    with pytest.raises(ValueError, match=field):
+        CapstoneConfig.ci().replace(**{field: value})
+
+
+def test_a_model_refuses_what_is_not_a_capstone_config():
+    with pytest.raises(ValueError, match="CapstoneConfig"):
+        CapstoneModel(engine_config(SMALL, make_day(SMALL)))

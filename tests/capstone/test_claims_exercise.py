@@ -1,0 +1,92 @@
+"""Lab 10's claims, prediction and exercise: the must-reproduce claims hold at ci on the pool, a claim
+made false fails the check naming it, the prediction's answer is what the runs show, and the exercise's
+check fails an unanswered, a wrong and the naive rule, and passes the model solution."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from cluster_sim import claims
+from cluster_sim.capstone import SWITCHES, CapstoneConfig, ablation
+from cluster_sim.capstone.claims import CLAIMS, POOL_SIZES, pool_size_for
+from cluster_sim.capstone.exercise import check_release_rule
+from cluster_sim.capstone.model import keep_reservation
+from cluster_sim.capstone.predictions import IPA_CONFLICTS, WING_AFTER_SHAPER
+from cluster_sim.checking import NOT_IMPLEMENTED
+from cluster_sim.stageopt.agents import StagePlanningScheduler
+
+ROOT = Path(__file__).resolve().parents[2]
+CI = CapstoneConfig.ci()
+OFF = {s: False for s in SWITCHES}
+MUST = [c for c in CLAIMS if c.must]
+
+
+def arm(**on):
+    return {**OFF, **on}
+
+
+def test_pool_sizes_follow_the_preset_and_a_seed_override_keeps_them():
+    assert pool_size_for(CI) == POOL_SIZES["ci"] == pool_size_for(CI.replace(seed=3))
+    assert pool_size_for(CapstoneConfig.default().replace(rminer=True)) == POOL_SIZES["default"]
+
+
+def test_the_must_reproduce_claims_hold_at_ci_on_the_pool():
+    points = [OFF] + [arm(**{s: True}) for s in SWITCHES] + [{s: True for s in SWITCHES}, arm(**{s: True for s in SWITCHES if s != "shaper"})]
+    frame = ablation(CI, claims.pool(CI.seed, POOL_SIZES["ci"]), points=points, client="inprocess", cache=False)
+    table = claims.measure(MUST, frame, lab="10")
+    claims.check(table)  # raises ClaimFailed naming what did not reproduce
+    assert set(table.claim) == {c.key for c in MUST} and len(MUST) == 7
+
+
+def test_ipa_replaced_by_task_by_task_placement_fails_the_check_naming_stageopt_alone(monkeypatch):
+    # the stage plan made empty: every task falls back to the fastest machine that fits, one by one
+    monkeypatch.setattr(StagePlanningScheduler, "_plan", lambda self, tasks: None)
+    monkeypatch.setattr(StagePlanningScheduler, "choose", lambda self, task: self.policy(self.view.free, task.demand, self.model.rng))
+    frame = ablation(CI, claims.pool(CI.seed, POOL_SIZES["ci"]), points=[OFF, arm(stageopt=True)], client="inprocess",
+                     cache=False)
+    table = claims.measure([c for c in MUST if c.key in ("stageopt_alone", "ipa_meets_conflicts")], frame, lab="10")
+    with pytest.raises(claims.ClaimFailed, match="stageopt_alone"):
+        claims.check(table)
+
+
+def test_the_predictions_answers_are_what_the_runs_show():
+    points = [OFF, arm(wing=True), arm(stageopt=True), {s: True for s in SWITCHES},
+              {**{s: True for s in SWITCHES}, "wing": False}]
+    frame = ablation(CI, [0, 1, 2], points=points, client="inprocess", cache=False)
+    by = frame.pivot(index="seed", columns="arm", values="value_share")
+    alone, on_top = (by["wing"] - by["none"]).mean(), (by["all"] - by["all-wing"]).mean()
+    shown = "much less" if on_top < alone / 2 else ("more than alone" if on_top > alone else "about as much")
+    assert shown == WING_AFTER_SHAPER.answer, (alone, on_top)
+    conflicts = frame.pivot(index="seed", columns="arm", values="conflict_rate")
+    more = (conflicts["stageopt"] > conflicts["none"]).all()
+    assert (IPA_CONFLICTS.answer == "more") == more, conflicts
+
+
+def test_an_unanswered_rule_says_it_is_not_implemented():
+    def my_release_rule(job, tokens, now):
+        raise NotImplementedError()
+
+    with pytest.raises(AssertionError, match=NOT_IMPLEMENTED.split(":")[0]):
+        check_release_rule(my_release_rule)
+
+
+def test_a_rule_answering_something_else_is_told_the_allowed_choices():
+    with pytest.raises(AssertionError, match="'reservation' or 'organisations'"):
+        check_release_rule(lambda job, tokens, now: "harvesters")
+
+
+def test_the_naive_rule_fails_the_measured_effect_and_the_model_solution_passes():
+    with pytest.raises(AssertionError, match="rule_shortens_waits"):
+        check_release_rule(keep_reservation)
+    assert "invariants hold" in check_release_rule(lambda job, tokens, now: "organisations")
+
+
+def test_the_discussion_model_answer_is_in_the_solution_only():
+    solution = (ROOT / "solutions" / "10_capstone.ipynb").read_text()
+    exercise = json.loads((ROOT / "exercises" / "10_capstone.ipynb").read_text())
+    assert "Model answer" in solution
+    assert not any("Model answer" in "".join(c["source"]) for c in exercise["cells"])
+    assert not any("prediction_wing = \"much less\"" in "".join(c["source"]) for c in exercise["cells"])
