@@ -10,7 +10,7 @@ from matplotlib.patches import FancyArrowPatch, FancyBboxPatch, Patch
 
 from ..claims import CONFIDENCE
 from ..ui import binned_means, new_figure, policy_colour, step_curve
-from ..ui.figures import plain_log_ticks
+from ..ui.figures import legend_beside, plain_log_ticks
 
 # each mode in the colour of its role, the same in every lab (cluster_sim.ui.style)
 MODE_COLOURS = {mode: policy_colour(mode) for mode in ("none", "plus1", "safe", "smart")}
@@ -247,7 +247,7 @@ def plot_modes(df):
     ax.set_xticks(x, [f"{k} sched.\n{l:g}x load" for k, l in cells], fontsize=7)
     ax.set_ylim(bottom=0)
     ax.set_title("share of the shadow used by RM tasks (%)", fontsize=9)
-    ax.legend(loc="upper left")
+    legend_beside(ax)  # inside, it covered the points at default
     handles, labels = axes[0][0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="outside lower center", ncol=len(modes), frameon=False)
     fig.suptitle(f"Figs. 10-14 in miniature: {seeds_note(df)}", fontsize=10)
@@ -391,7 +391,7 @@ def plot_modes_message(df):
         _cell_bars(ax, df, cells, modes, col, 100)
         ax.axhline(0, color="k", lw=0.6)
         ax.set_title(title, fontsize=9)
-    axes[0].legend(fontsize=7, loc="upper right")
+    axes[0].legend(loc="upper right")
     fig.suptitle(f"One more scheduler gains more; only RMiner uses shadow ({seeds_note(df)})", fontsize=10)
     return fig
 

@@ -7,7 +7,7 @@ import pandas as pd
 from matplotlib.ticker import LogFormatter
 
 from ..ui import new_figure
-from ..ui.figures import plain_log_ticks
+from ..ui.figures import legend_beside, plain_log_ticks
 
 __all__ = ["plot_placement", "plot_channel_ablation", "plot_resource_plans", "plot_model_accuracy", "plot_claims"]
 
@@ -75,7 +75,7 @@ def plot_channel_ablation(ablation: pd.DataFrame):
 def plot_resource_plans(result):
     """(a) stage 0: every plan on RAA's front scored per instance, the exact front, the WUN pick,
     Fuxi and IPA, all in the model's (noise-free) terms; (b) Table 4's reductions vs Fuxi."""
-    fig, (ax1, ax2) = new_figure(1, 2, size=(11, 3.8))
+    fig, (ax1, ax2) = new_figure(1, 2, size=(14, 3.8))  # wide: ax1's legend beside it, six labels under ax2
     ex = result.example
     exact = ex["exact front"]
     ax1.plot(exact[:, 0], exact[:, 1], "-", lw=1, color="0.55", label=f"exact front, per instance ({len(exact)} points)")
@@ -88,7 +88,7 @@ def plot_resource_plans(result):
     ax1.set_xlabel("stage latency (s, predicted)")
     ax1.set_ylabel("stage cost (predicted)")
     ax1.set_title(f"stage 0: {ex['instances']} instances, {ex['units']} RAA units")
-    ax1.legend()
+    legend_beside(ax1)  # inside, it hid Fuxi's point at default
     t = result.table.reset_index()
     t = t[t.method != "Fuxi"]
     labels = [f"{m}\n{mo}" for m, mo in zip(t.method, t["mode"])]

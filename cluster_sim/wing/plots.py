@@ -245,7 +245,7 @@ def _fig3(ax, errors: dict):
     ax.set_xlabel("relative error (f - a) / a")
     ax.set_ylabel("CDF")
     ax.set_ylim(0, 1.02)
-    ax.legend(loc="lower right")
+    legend_beside(ax)  # inside, it covered a curve at default
     ax.set_title(f"Fig. 3: T2's time to dependency\n(the paper: RMSE {PAPER_T2['RMSE (h)']:g} h, "
                  f"MAE {PAPER_T2['median absolute error (min)']:g} min)", fontsize=8)
 
