@@ -45,8 +45,6 @@ import time
 from typing import Any, Callable, Sequence
 
 import ipywidgets as widgets
-from IPython import get_ipython
-from IPython.display import Image, display
 
 from ..config import field_label
 from ..progress import quiet
@@ -294,7 +292,10 @@ class ConfigPanel:
                          for n in fields}
         self.status = widgets.HTML()
         self.status.add_class("cs-status")
-        self.output = widgets.Output()
+        # the figure is an Image widget's value, not an Output widget's display: a coalesced change runs after its
+        # message was handled (see ``later``), where an Output widget no longer captures what is displayed
+        self.view = widgets.Image(format="png", layout=widgets.Layout(max_width="100%", height="auto"))
+        self.output = widgets.Box([self.view])
         self.output.add_class("cs-figure")
         grid = widgets.GridBox([c.widget for c in self.controls.values()],
                                layout=widgets.Layout(grid_template_columns="repeat(2, 500px)"))
@@ -397,10 +398,7 @@ class ConfigPanel:
         self.runs += 1
         self.error = None
         # the figure first, then the status: "re-ran" must never stand next to the old figure
-        if get_ipython() is not None:  # outside a front end (tests, scripts) there is nothing to draw on
-            self.output.clear_output(wait=True)
-            with self.output:
-                display(Image(data=image, format="png"))
+        self.view.value = image
         note = ""
         if same and changes:
             note = (f" The figure is exactly the same as before: at this setting {moved} changes nothing drawn "
