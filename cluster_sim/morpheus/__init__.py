@@ -21,7 +21,8 @@ Pure layer (no Mesa), one job per module:
 Lab 03 (§6-§7, §9): :mod:`.periodic` (templates and runs as the engine runs them), :mod:`.model` (the
 Mesa side: reservation queues on the engine's CapacityScheduler, the ``Reprovisioner``, the
 ``TelemetryCollector`` and the ``InferenceService``), :mod:`.simulation` (``MorpheusConfig`` ->
-``MorpheusResult`` for the five arms, ``compare``, ``footprint``), :mod:`.experiments_packing` (Fig. 6,
+``MorpheusResult`` for the five arms, ``compare``, ``footprint``), :mod:`.rescue` (Fig. 12 as a constructed
+case, and the rescue rate over a pool), :mod:`.experiments_packing` (Fig. 6,
 7, many jobs packed, ad hoc jobs, the MILP comparison, the paper-vs-ours table) and
 :mod:`.plots_packing`. :func:`run` takes either lab's config.
 
@@ -69,6 +70,7 @@ from .experiments_packing import (
     adhoc_in_residual, competitive_table, fig7_example, footprints, lcm_example, pack_many,
 )
 from .experiments_packing import claims_table as packing_claims_table
+from .rescue import RescueCase, rescue_case, rescue_rate
 from .plots_packing import plot_comparison, plot_cycle, plot_fig7, plot_lcm, plot_packing, plot_residual
 from .plots import (
     plot_drift, plot_fig2a, plot_fig4, plot_fig5, plot_fig9a, plot_fig9bc, plot_history_sweep, plot_lazy, plot_life,
@@ -90,7 +92,7 @@ def run(config):
 
 __all__ = [
     "ARMS", "MorpheusConfig", "MorpheusResult", "TinyInstanceConfig", "compare", "footprint", "simulate", "adhoc_in_residual",
-    "competitive_table", "fig7_example", "footprints", "lcm_example", "pack_many", "packing_claims_table",
+    "competitive_table", "RescueCase", "rescue_case", "rescue_rate", "fig7_example", "footprints", "lcm_example", "pack_many", "packing_claims_table",
     "plot_comparison", "plot_cycle", "plot_fig7", "plot_lcm", "plot_packing", "plot_residual",
     "SLOConfig", "SLOResult", "Pooled", "DriftResult", "LazyExample", "TelemetryLog", "run", "alpha_sweep",
     "drift_experiment", "history_sweep", "lazy_example", "slo_claims_table", "pooled_fleet", "refit", "regulariser_sweep",

@@ -231,10 +231,16 @@ class MorpheusConfig(Config):
     min_parallelism: float = param(0.5, lo=0.0, hi=1.0, step=0.05, widget=False,
                                    doc="each minute of a reservation is allocated in gangs of this share of its "
                                        "containers (0: one container at a time, LowCost may stretch it freely)")
-    worst_case: str = param("keep", choices=("keep", "literal"), widget=False,
+    worst_case: str = param("keep", choices=("keep", "literal", "resume"), widget=False,
                             doc="when a periodic queue shrinks below what its runs hold: 'keep' lets running tasks "
                                 "finish (YARN's capacity scheduler without preemption), 'literal' takes the youngest "
-                                "back at once (a reservation queue: no run ever holds more than its reservation)")
+                                "back at once, their work lost (a reservation queue: no run ever holds more than its "
+                                "reservation), 'resume' takes them back too but they keep their work (the LP's fluid "
+                                "model: a run progresses by the container-time it is given)")
+    reservations: str = param("per_job", choices=("per_job", "per_run"), widget=False,
+                              doc="a periodic job's queues: 'per_job' is one queue for all its runs (a run that falls "
+                                  "behind eats the next run's reservation), 'per_run' one reservation queue per run "
+                                  "(Rayon's model, §9's worst case: a late run keeps nothing of the next one's)")
     alignment: float = param(1.0, lo=0.0, hi=10.0, step=0.1, widget=False,
                              doc="§7's alignment penalty weight for jobs whose input arrives at variable times")
     recent_counts_grants: bool = param(False, choices=(False, True), widget=False,

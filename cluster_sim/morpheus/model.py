@@ -62,9 +62,10 @@ class Reprovisioner(mesa.Agent):
     rule saw and what it granted.
     """
 
-    def __init__(self, model: "MorpheusModel", plan, job_ids: dict, rule: ReprovisionRule):
+    def __init__(self, model: "MorpheusModel", plan, job_ids: dict, rule: ReprovisionRule, per_run: bool = False):
         super().__init__(model)
         self.plan, self.job_ids, self.rule = plan, dict(job_ids), rule
+        self.per_run = per_run  # job_ids keyed by run queue: each run is evaluated against its own reservation
         self.live: dict[str, tuple[int, int, float]] = {}  # queue -> (grant id, containers, expiry)
         self.granted: dict[str, dict[int, int]] = {}  # queue -> absolute plan step -> containers granted
         self.decisions: list[dict] = []
@@ -92,10 +93,15 @@ class Reprovisioner(mesa.Agent):
         job_id = self.job_ids[name]
         past = self.granted.setdefault(name, {})
         recent_steps = self.rule.recent_steps(now, STEP)
-        grant, gid = reprovision(self.plan, job_id, now, demand, self.rule,
-                                 granted_recent=[past.get(int(s), 0) for s in recent_steps])
-        recent = self.plan.allocations[job_id].containers(self.plan.horizon)[
-            self.rule.recent_steps(now, STEP) % self.plan.horizon]
+        granted_recent = [past.get(int(s), 0) for s in recent_steps]
+        if self.per_run:  # the run's own reservation: the plan's skyline of the job holds its other instances
+            base = model.provisioning[name].base
+            recent = np.array([int(base[s]) if 0 <= s < base.size else 0 for s in recent_steps])
+            grant, gid = reprovision(self.plan, job_id, now, demand, self.rule, granted_recent=granted_recent,
+                                     reserved_now=reserved, own_recent=recent)
+        else:
+            grant, gid = reprovision(self.plan, job_id, now, demand, self.rule, granted_recent=granted_recent)
+            recent = self.plan.allocations[job_id].containers(self.plan.horizon)[recent_steps % self.plan.horizon]
         self.decisions.append(dict(time=now, job=name, demand=demand, reserved=reserved, recent_max=int(recent.max()),
                                    asked=grant.asked, cap=grant.cap, room=grant.room, granted=grant.containers,
                                    reason=grant.reason))
@@ -194,13 +200,23 @@ class CappedJobManager(JobManager):
         super().on_task_finished(task)
 
 
-def build_jobs(runs: list[Run], adhoc, first_task: int = 0) -> list[Job]:
-    """Engine jobs: each periodic run a chain of stages in its template's queue (one container per
-    task; :class:`CappedJobManager` keeps at most the stage's width going), each ad hoc job
-    ``(arrival, containers, seconds)`` one task of that many containers in the ad hoc queue."""
+def job_queue(run: Run) -> str:
+    """One queue per periodic job: every run of a template shares it (a capacity-scheduler queue)."""
+    return run.template.name
+
+
+def run_queue(run: Run) -> str:
+    """One queue per run (Rayon's model: each reservation is its own queue), ``template#instance``."""
+    return f"{run.template.name}#{run.instance}"
+
+
+def build_jobs(runs: list[Run], adhoc, first_task: int = 0, queue_of=job_queue) -> list[Job]:
+    """Engine jobs: each periodic run a chain of stages in the queue ``queue_of(run)`` names (one
+    container per task; :class:`CappedJobManager` keeps at most the stage's width going), each ad hoc
+    job ``(arrival, containers, seconds)`` one task of that many containers in the ad hoc queue."""
     jobs, tid = [], first_task
     for run in runs:
-        job = Job(id=len(jobs), arrival=run.submit_time, queue=run.template.name, tag=run)
+        job = Job(id=len(jobs), arrival=run.submit_time, queue=queue_of(run), tag=run)
         n = len(run.durations)
         for k, durations in enumerate(run.durations):
             tasks = [Task(tid + i, job, k, (1, 1), float(d)) for i, d in enumerate(durations)]
@@ -222,20 +238,26 @@ class MorpheusModel(CapacityClusterModel):
     periodic runs of the cycle; ``adhoc``: ``(arrival, containers, seconds)`` per ad hoc job;
     ``provisioning``: a :class:`Provisioning` per template name; ``reprovision``: ``(plan, job ids,
     rule)`` to start a :class:`Reprovisioner`; ``collector``: a :class:`TelemetryCollector` factory
-    (``collector(model)``) or None.
+    (``collector(model)``) or None. ``literal``: a shrinking periodic queue takes back at once what it
+    holds above its new capacity (``resume``: the tasks taken back keep the work done). ``queue_of(run)`` names a run's queue: :func:`job_queue` (one per
+    job, the default) or :func:`run_queue` (one per run, Rayon's reservations); ``provisioning`` is keyed
+    by those names.
     """
 
     job_manager_class = CappedJobManager
 
     def __init__(self, cluster: ClusterConfig, runs: list[Run], adhoc, provisioning: dict, *,
-                 reprovision_with=None, collector=None, check_every_event: bool = False, literal: bool = False):
-        names = sorted({r.template.name for r in runs} | set(provisioning))
+                 reprovision_with=None, collector=None, check_every_event: bool = False, literal: bool = False,
+                 queue_of=job_queue, resume: bool = False):
+        names = sorted({queue_of(r) for r in runs} | set(provisioning))
         specs = [QueueSpec(n, 0.0, 0.0) for n in names] + [QueueSpec(ADHOC, 0.0, 1.0)]
-        jobs = build_jobs(runs, adhoc)
+        jobs = build_jobs(runs, adhoc, queue_of=queue_of)
         super().__init__(cluster, specs, jobs=jobs, elastic=True, preemption=False,
                          check_every_event=check_every_event, record_series=True)
         self.scheduler = self.capacity_scheduler
+        self.queue_of = queue_of
         self.literal = literal  # a shrinking periodic queue takes back what it holds above its new capacity
+        self.resume = resume  # ... and the tasks it takes back keep their work
         self.total = int(self.scheduler.total[0])
         self.names = names
         self.provisioning = {n: provisioning.get(n, Provisioning()) for n in names}
@@ -283,11 +305,27 @@ class MorpheusModel(CapacityClusterModel):
         self.now_capacity[name] = c
         self.scheduler.set_capacity(name, (c, c))
         if self.literal:
-            self.scheduler.reclaim(name)
+            self._take_back(name, c)
         self.capacity_log[name].append((self.time, c))
         if residual:
             self._residual()
         return True
+
+    def _take_back(self, name: str, c: int) -> None:
+        """The literal worst case: the queue gives back what it holds above ``c`` at once (its youngest
+        tasks). With ``resume`` a task taken back keeps the work it has done and needs only the rest when it
+        runs again (the LP's fluid model: a run progresses by the container-time it is given); without, its
+        work is lost (YARN's preemption kills the container)."""
+        if float(self.scheduler.used(self.scheduler.queues[name])[0]) <= c + 1e-9:
+            return
+        now = self.time
+        # work left of each running task: what its hold still has to run, at its machine's speed
+        left = {h.owner: (h.finish - now) * self.speed[h.machine] for h in self.csv.ledger.holds()
+                if h.queue == name and h.visible} if self.resume else {}
+        self.scheduler.reclaim(name)
+        for t, work in left.items():
+            if t.state == QUEUED:
+                t.duration = max(work, 1e-3)
 
     def _residual(self) -> None:
         rest = max(self.total - sum(self.now_capacity.values()), 0)
@@ -322,7 +360,7 @@ class MorpheusModel(CapacityClusterModel):
 
     def _submitted(self, job: Job) -> None:
         run: Run = job.tag
-        name = run.template.name
+        name = self.queue_of(run)
         self.active[name].append(job)
         p = self.provisioning[name]
         if p.from_start is not None:
@@ -343,7 +381,7 @@ class MorpheusModel(CapacityClusterModel):
     def job_finished(self, manager) -> None:
         job = manager.job
         if isinstance(job.tag, Run):
-            name = job.tag.template.name
+            name = self.queue_of(job.tag)
             self.active[name].remove(job)
             self.finished_at[job.id] = job.finish
             if self.collector is not None:

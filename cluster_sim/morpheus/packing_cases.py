@@ -39,7 +39,8 @@ from ..memo import remembered
 from .lowcost import PeriodicJob, lowcost_reference, place_stage_gangs, stage_interval
 from .plan import ReservationPlan
 
-__all__ = ["PackingCase", "exercise_cases", "replay", "first_difference", "diagnose", "check_packing"]
+__all__ = ["PackingCase", "exercise_cases", "replay", "first_difference", "diagnose", "check_packing", "folded_load",
+           "folded_cases", "check_folded_load"]
 
 
 @dataclass(frozen=True)
@@ -256,3 +257,82 @@ def check_packing(split: Callable = stage_interval, place: Callable = place_stag
             n_jobs += len(case.jobs)
     names = f"{getattr(split, '__name__', 'split')} and {getattr(place, '__name__', 'place')}"
     return f"LowCost with your {names}: all {n_cases} cases ({n_jobs} jobs) agree with the reference"
+
+
+# ---- the cost at an offset: the maximum over a job's instances (§6.3) -----------------------------------------
+def folded_load(load, period: int, a: int, window: int) -> np.ndarray:
+    """What one instance of a periodic job sees at each step of its window ``[a, a + window)`` (minutes after its
+    period start) in a cyclic one-resource plan ``load`` (containers per step over the horizon): one offset serves
+    every instance, so step ``t`` of the window costs the **maximum** over the instances ``i`` of
+    ``load[(a + t) % period + i * period]``. The library's :class:`~cluster_sim.morpheus.plan.ReservationPlan` does
+    the same for every resource (``_propose_periodic``).
+
+    >>> folded_load([1, 5, 0, 2, 0, 4], period=2, a=1, window=2).tolist()   # odd steps 5, 2, 4; even 1, 0, 0
+    [5.0, 1.0]
+    """
+    load = np.asarray(load, dtype=float).reshape(-1)
+    H = load.size
+    if not (isinstance(period, (int, np.integer)) and 1 <= period <= H and H % period == 0):
+        raise ValueError(f"period={period!r} is not allowed: need a whole number of steps that divides the "
+                         f"horizon ({H})")
+    if not (isinstance(window, (int, np.integer)) and 1 <= window <= period):
+        raise ValueError(f"window={window!r} is out of range: need 1 <= window <= period={period}")
+    offsets = (int(a) + np.arange(window)) % period
+    return load.reshape(H // period, period)[:, offsets].max(axis=0)
+
+
+#: what each misconception computes, and the message that names it
+_FOLD_MISTAKES = {
+    "only the first instance": (
+        lambda L, P, a, W: L[(a + np.arange(W)) % L.size],
+        "you read only the first period's steps: one offset serves every instance, so each step of the window costs "
+        "the largest load over all H/P instances (the other periods may be fuller)"),
+    "the sum over instances": (
+        lambda L, P, a, W: L.reshape(-1, P)[:, (a + np.arange(W)) % P].sum(axis=0),
+        "you added the instances' loads: each instance holds its containers in its own period, so the step costs the "
+        "largest of them, not their total"),
+    "the mean over instances": (
+        lambda L, P, a, W: L.reshape(-1, P)[:, (a + np.arange(W)) % P].mean(axis=0),
+        "you averaged the instances: the job must fit in every period, so the fullest one decides (the maximum)"),
+    "no wrap at the period's end": (
+        lambda L, P, a, W: L.reshape(-1, P)[:, np.minimum(a + np.arange(W), P - 1)].max(axis=0),
+        "a window that crosses the period's end continues at the start of the next period: step (a + t) % P"),
+}
+
+
+def folded_cases(seed: int = 0, n: int = 6) -> list[tuple[np.ndarray, int, int, int]]:
+    """Seeded ``(load, period, a, window)`` cases on a 60-step plan: periods 10, 15, 20 and 30, windows that
+    cross the period's end in some, loads uneven across periods (so every misconception gives another answer)."""
+    rng = np.random.default_rng([seed, 6])
+    out = []
+    for i in range(n):
+        P = int(rng.choice([10, 15, 20, 30]))
+        W = int(rng.integers(2, P + 1))
+        a = int(rng.integers(P - W + 1, P)) if i % 2 == 0 and W < P else int(rng.integers(0, P))  # every other crosses
+        load = rng.integers(0, 9, size=60).astype(float)
+        out.append((load, P, a, W))
+    return out
+
+
+def check_folded_load(fn: Callable, seeds: Sequence[int] = (0,)) -> str:
+    """Compare a student's ``fn(load, period, a, window)`` with :func:`folded_load` on :func:`folded_cases`; an
+    ``AssertionError`` names the first case that differs, both answers and, when the answer is a known
+    misconception's, what it is."""
+    n = 0
+    for seed in seeds:
+        for load, P, a, W in folded_cases(seed):
+            want = folded_load(load, P, a, W)
+            got = call_student(fn, load.copy(), P, a, W, name=getattr(fn, "__name__", "fn"))
+            got_arr = np.asarray(got, dtype=float).reshape(-1) if got is not None else np.array([])
+            n += 1
+            if got_arr.shape == want.shape and np.allclose(got_arr, want):
+                continue
+            case = f"period {P}, window [{a}, {a + W}) on a {load.size}-step plan (seed {seed})"
+            for name, (wrong, why) in _FOLD_MISTAKES.items():
+                w = wrong(load, P, a, W)
+                if got_arr.shape == w.shape and np.allclose(got_arr, w) and not np.allclose(w, want):
+                    raise AssertionError(f"{case}: {why} ({name}). You gave {got_arr.tolist()}, the answer is "
+                                         f"{want.tolist()}")
+            raise AssertionError(f"{case}: you gave {got_arr.tolist()}, the answer is {want.tolist()} (one value "
+                                 f"per step of the window: the maximum over the {load.size // P} instances)")
+    return f"your folded load agrees on all {n} cases: the cost at an offset is the maximum over the instances"

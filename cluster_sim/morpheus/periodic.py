@@ -136,14 +136,15 @@ class Run:
 
 
 def make_templates(rng: np.random.Generator, n: int, *, periods, weights, median_width: float = 6.0,
-                   width_sigma: float = 0.5, duration_share=(0.1, 0.2), task_minutes: float = 2.0, slack: float = 2.0, under_share: float = 0.25) -> list[Template]:
+                   width_sigma: float = 0.5, duration_share=(0.1, 0.2), task_minutes: float = 2.0, slack: float = 2.0, under_share: float = 0.25,
+                   tenfold_share: float = 0.2) -> list[Template]:
     """``n`` templates: periods drawn from ``periods`` (minutes) with ``weights``; 1-3 stages whose
     widths are lognormal around ``median_width``; a typical length of ``duration_share`` of the period;
     inputs written in the first 10% of the period and submitted up to 2 minutes later, so submissions
     bunch at the top of the period, as scheduled jobs do; a consumer reading after the typical end by
     a slack ratio lognormal around ``slack`` (capped at 90% of the period); users provisioning as in
-    Fig. 2a: ``under_share`` of them below the typical peak (down to a tenth), the others above (up to
-    ten times; log-uniform).
+    Fig. 2a: ``under_share`` of them below the typical peak (down to a tenth), the others above,
+    ``tenfold_share`` of those 10-30 times, the rest 1.05-10 times (log-uniform).
     """
     if n < 1:
         raise ValueError(f"n={n!r} is not allowed: need at least one template")
@@ -152,6 +153,9 @@ def make_templates(rng: np.random.Generator, n: int, *, periods, weights, median
     if periods.size == 0 or periods.size != w.size or (w < 0).any() or w.sum() <= 0:
         raise ValueError(f"periods={periods.tolist()} and weights={w.tolist()} must have the same length, weights >= 0")
     _positive("slack", slack)
+    for name, share in (("under_share", under_share), ("tenfold_share", tenfold_share)):
+        if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0.0 <= share < 1.0:
+            raise ValueError(f"{name}={share!r} is out of range: need a share 0 <= {name} < 1")
     lo, hi = duration_share
     out = []
     for i in range(n):
@@ -170,8 +174,11 @@ def make_templates(rng: np.random.Generator, n: int, *, periods, weights, median
         peak = max(wd for wd, _ in stages)
         if rng.random() < under_share:  # counting on fair-share capacity beyond what they ask for
             factor = float(np.exp(rng.uniform(np.log(0.1), np.log(0.95))))
-        else:
-            factor = float(np.exp(rng.uniform(np.log(1.05), np.log(10.0))))
+        else:  # Fig. 2a: a fifth of the over-provisioned at 10x or more (10-30x), the rest 1.05-10x; one draw
+            u = float(rng.uniform(0.0, 1.0))
+            lo_f, hi_f, v = (10.0, 30.0, u / tenfold_share) if u < tenfold_share else \
+                (1.05, 10.0, (u - tenfold_share) / (1.0 - tenfold_share))
+            factor = float(np.exp(np.log(lo_f) + v * (np.log(hi_f) - np.log(lo_f))))
         provisioned = max(1, int(math.ceil(factor * peak)))
         out.append(Template(f"p{i:02d}-{P}m", P, input_offset, submit_offset, stages, float(task_minutes),
                             provisioned, float(read)))

@@ -121,14 +121,18 @@ class ReprovisionRule:
                          int(math.floor(now / step_seconds)) + 1)
 
 
-def reprovision(plan, job_id: int, now: float, demand, rule: ReprovisionRule = ReprovisionRule(), granted_recent=None):
+def reprovision(plan, job_id: int, now: float, demand, rule: ReprovisionRule = ReprovisionRule(), granted_recent=None,
+                *, reserved_now=None, own_recent=None):
     """Apply DRA to one job of a :class:`~cluster_sim.morpheus.plan.ReservationPlan` at ``now`` s.
 
     Reads the job's reservation from the plan, decides with ``rule`` and, when something is
     granted, adds it to the plan for the hold window. Returns ``(grant, grant_id or None)``; the
     caller ends the grant with ``plan.remove_grant(grant_id)`` after T seconds. ``granted_recent``: the
     containers granted to the job at each step of ``rule.recent_steps(now)`` (the caller's record),
-    added to ``R_recent`` when ``rule.recent_counts_grants``.
+    added to ``R_recent`` when ``rule.recent_counts_grants``. With one reservation per run (Rayon's model)
+    the plan's skyline of the job mixes its instances and their grants, so the caller passes the run's own:
+    ``reserved_now`` (its reservation now, its live grant included) and ``own_recent`` (its reservation at
+    each step of ``rule.recent_steps(now)``, 0 where it has none).
 
     >>> from cluster_sim.morpheus.plan import ReservationPlan
     >>> from cluster_sim.morpheus.lowcost import PeriodicJob
@@ -147,13 +151,16 @@ def reprovision(plan, job_id: int, now: float, demand, rule: ReprovisionRule = R
     cur = int(math.floor(_number("now", now) / dt)) % H
     hold = rule.hold_steps(now, dt) % H
     steps = rule.recent_steps(now, dt)
-    recent = skyline[steps % H]
+    recent = skyline[steps % H] if own_recent is None else np.asarray(own_recent, dtype=float)
+    if recent.shape != steps.shape:
+        raise ValueError(f"own_recent has {recent.size} values, need one per recent step ({steps.size})")
     if rule.recent_counts_grants and granted_recent is not None:
         extra = np.asarray(granted_recent, dtype=float)
         if extra.shape != recent.shape:
             raise ValueError(f"granted_recent has {extra.size} values, need one per recent step ({recent.size})")
         recent = recent + extra
     z = alloc.job.container
-    grant = rule.decide(demand, with_grants[cur], recent, plan.room(hold, z))
+    reserved = with_grants[cur] if reserved_now is None else reserved_now
+    grant = rule.decide(demand, reserved, recent, plan.room(hold, z))
     gid = plan.add_grant(job_id, hold, grant.containers, z) if grant.containers else None
     return grant, gid

@@ -44,7 +44,7 @@ from ..memo import remembered
 from ..sweep import run_grid
 from .config import ARMS, MorpheusConfig
 from .lowcost import PeriodicJob, alignment_weight
-from .model import ADHOC, MorpheusModel, Provisioning
+from .model import ADHOC, MorpheusModel, Provisioning, job_queue, run_queue
 from .periodic import STEP, Run, draw_run, history_log, history_runs, make_templates, minutes_on
 from .plan import ReservationPlan
 from .reprovision import ReprovisionRule
@@ -239,6 +239,32 @@ def provision(config: MorpheusConfig, w: Workload, end_steps: int):
     return out, plan, ids, refused
 
 
+def per_run(w: Workload, provisioning: dict, plan, ids: dict, end_steps: int):
+    """One reservation per run (Rayon's model, ``reservations='per_run'``): each run's queue is provisioned
+    with its own instance's block of the job's allocation, so a run that falls behind keeps nothing of
+    the next instance's reservation (and the next run loses nothing to it). A user's count and R* from the
+    submission are per run already. Returns the provisioning and the plan's job ids keyed by run queue."""
+    out, out_ids = {}, {}
+    for r in w.runs:
+        name, q = r.template.name, run_queue(r)
+        p = provisioning[name]
+        if p.base is None:
+            out[q] = p
+            continue
+        alloc = plan.allocations[ids[name]]
+        n = len(alloc.starts)  # instances per cycle the allocation lists
+        cycle, k = divmod(r.instance, n)
+        start = int(alloc.starts[k]) + cycle * plan.horizon
+        block = np.asarray(alloc.blocks[k if len(alloc.blocks) > 1 else 0], dtype=np.int64)
+        base = np.zeros(end_steps, dtype=np.int64)
+        steps = start + np.arange(block.size)
+        keep = steps < end_steps
+        base[steps[keep]] = block[keep]
+        out[q] = Provisioning(base=base)
+        out_ids[q] = ids[name]
+    return out, out_ids
+
+
 def adhoc_jobs(config: MorpheusConfig, end: float) -> list[tuple[float, int, float]]:
     """Poisson ad hoc jobs over [0, end): ``(arrival, containers, seconds)`` each, one task of 1 to
     ``containers_per_machine`` containers (uniform) on one machine, of exponential length, offering
@@ -269,12 +295,16 @@ def build_model(config: MorpheusConfig, *, check_every_event: bool = False, coll
     end = max(end, config.cycle_minutes * STEP)
     end_steps = int(math.ceil(end / STEP)) + 1
     prov, plan, ids, refused = provision(config, w, end_steps)
+    by_run = config.reservations == "per_run"
+    if by_run:
+        prov, ids = per_run(w, prov, plan, ids, end_steps)
     rule = ReprovisionRule(rho=config.rho, hold_seconds=config.hold_seconds, recent_seconds=config.recent_seconds,
                            recent_counts_grants=config.recent_counts_grants)
-    dra = (plan, ids, rule) if config.arm == "morpheus_dra" else None
+    dra = (plan, ids, rule, by_run) if config.arm == "morpheus_dra" else None
     model = MorpheusModel(cluster_config(config, end), list(w.runs), adhoc_jobs(config, end), prov,
                           reprovision_with=dra, collector=collector, check_every_event=check_every_event,
-                          literal=config.worst_case == "literal")
+                          literal=config.worst_case in ("literal", "resume"), resume=config.worst_case == "resume",
+                          queue_of=run_queue if by_run else job_queue)
     return model, w, plan, refused, end
 
 
@@ -349,7 +379,9 @@ def collect(model: MorpheusModel, config, w: Workload, plan, refused, end: float
     if w.late is not None:
         name = w.late.template.name
         row = runs[(runs.template == name) & runs.held_back].iloc[0]
-        focus = dict(template=name, run=row.to_dict(), capacity=model.capacity_log[name], usage=periodic_steps[name],
+        fq = model.queue_of(w.late)
+        focus = dict(template=name, queue=fq, run=row.to_dict(), capacity=model.capacity_log[fq],
+                     usage=periodic_steps[fq],
                      contract=w.contracts.get(name))
     above = sum(_above(periodic_steps[n], model.capacity_log[n], end) for n in model.names)
     decisions = pd.DataFrame(model.reprovisioner.decisions if model.reprovisioner else [],

@@ -113,7 +113,7 @@ GAIN_FROM_NORMAL_SCHEDULERS = Prediction(
             "schedulers' share",
     })
 
-#: Exercise 09, the baseline's role (a concept question: what NoRM + 1 scheduler controls for).
+#: Lab 09 §6 (where NoRM + 1 scheduler is introduced) and exercise 09, the baseline's role (a concept question).
 WHAT_PLUS1_CONTROLS_FOR = Prediction(
     "09.baseline",
     "Every comparison in Lab 09 has a NoRM + 1 scheduler baseline. What does it control for?",

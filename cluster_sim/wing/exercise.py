@@ -11,7 +11,11 @@ the misconception it looks like:
   summed, so a diamond counts once;
 * **1/N over downstream edges**: dividing by the consumers of ``depOn`` instead of by the
   upstream dependencies of ``job``;
-* **forgetting a job's own value**: aggregate value without ``k_j``.
+* **max instead of sum over paths**: the largest path's weight kept for a pair instead of the sum of all;
+* **forgetting a job's own value**: aggregate value without ``k_j``;
+* **the upstream job's value** (``k`` of ``depOn``) on each path instead of the downstream job's;
+* **value flowing downstream**: summed per ``job`` (the reader) instead of per ``depOn`` (the producer);
+* **single hop only**: only a job's direct readers counted, not the paths of several hops.
 
 Example
 -------
@@ -37,7 +41,8 @@ import numpy as np
 import pandas as pd
 
 from ..checking import CheckFailed, call_student, name_case
-from .multihop import check_deps, extend_reach, owl_weights, show
+from .multihop import check_deps, extend_reach, multi_hop, owl_weights, show
+from .provenance import DAY, single_hop
 from .value import check_values, owl_value
 
 N_CASES = 12
@@ -142,6 +147,10 @@ def check_extend_reach(student: Callable, *, seed: int = 0, name: str = "extend_
             msg += f"; it is reached through middle job(s) {tuple(mids)}: keep every pair the join finds"
         elif got.duplicated(["job", "depOn"]).any():
             msg += "; your table lists a pair more than once: group by (job, depOn) and sum"
+        elif len(mids) > 1 and gv < wv and _is_max_of_paths(student, label):
+            msg += (f"; it is reached through {len(mids)} middle jobs {tuple(mids)} and you kept the heaviest path "
+                    "(max over the paths): Owl's p_op is a sum, because each path carries its own share of the "
+                    "reader's value; the max drops the shares of every other path")
         elif len(mids) > 1 and gv < wv:
             msg += (f"; it is reached through {len(mids)} middle jobs {tuple(mids)} and you kept one path: "
                     "sum the paths of a pair (bag semantics), do not drop duplicates")
@@ -149,6 +158,19 @@ def check_extend_reach(student: Callable, *, seed: int = 0, name: str = "extend_
             msg += "; the weight of a path is the product of its pieces' weights, summed over the middle jobs"
         raise CheckFailed(msg + name_case(_dag_name(i, seed), {"deps": deps, "t1 = t2 (the weighted single hops)": ftr}))
     return f"{label}: all {N_CASES} random DAGs agree with the reference"
+
+
+def _is_max_of_paths(student: Callable, label: str) -> bool:
+    """Whether ``student`` agrees with ``extend_reach`` with ``p_op = max`` on every case and on a diamond whose two
+    paths weigh differently (4 reads 2 and 3; 2 reads 0 and 1, 3 reads 0: paths of 1/4 and 1/2 from 4 to 0), where
+    keeping the first path found and keeping the heaviest differ."""
+    uneven = pd.DataFrame({"job": [2, 2, 3, 4, 4], "depOn": [0, 1, 0, 2, 3]})
+    for deps in [uneven] + [d for d, _ in _cases()]:
+        ftr = deps.assign(wt=owl_weights(deps).to_numpy())
+        got = _as_table(call_student(student, ftr.copy(), ftr.copy(), name=label), label)
+        if first_difference(got, extend_reach(ftr, ftr, p_op="max")) is not None:
+            return False
+    return True
 
 
 def check_owl_weights(student: Callable, *, seed: int = 0, name: str = "owl_weights") -> str:
@@ -186,6 +208,36 @@ def check_owl_weights(student: Callable, *, seed: int = 0, name: str = "owl_weig
             msg += f"; job {j} reads {n_up} job(s), so each of its upstream edges gets 1/{n_up}"
         raise CheckFailed(msg + name_case(_dag_name(i, seed), {"deps": deps}))
     return f"{label}: all {N_CASES} random DAGs agree with the reference"
+
+
+#: what a wrong aggregate value matches on a case, and why it is wrong (:func:`_value_misconception`)
+VALUE_WHY = {
+    "upstream_k": ("your values match the paths weighted by the upstream job's own value k[depOn]: the value that "
+                   "reaches a job is its readers' (each row's agg x k of its job, the downstream end), not its own "
+                   "value again"),
+    "downstream": ("your values match value flowing downstream (summed per job, the reader, instead of per depOn, "
+                   "the producer): a job is worth what the jobs that read its output are worth, so value flows "
+                   "upstream, from job to depOn"),
+    "single_hop": ("your values match the single-hop value: only a job's direct readers count. Value reaches a job "
+                   "along every path of any length: use the converged table of Algorithm 1, not one hop"),
+}
+
+
+def _value_misconception(deps: pd.DataFrame, k: pd.Series, got: pd.Series) -> str | None:
+    """The misconception in :data:`VALUE_WHY` whose aggregate value ``got`` matches on this case, if any."""
+    table = multi_hop(check_deps(deps)).table
+    w = table["agg"].to_numpy()
+    k_job, k_dep = k.reindex(table["job"]).to_numpy(), k.reindex(table["depOn"]).to_numpy()
+
+    def per(weights, key):
+        return k + pd.Series(weights).groupby(table[key].to_numpy()).sum().reindex(k.index, fill_value=0.0)
+
+    variants = [("upstream_k", per(w * k_dep, "depOn")), ("downstream", per(w * k_dep, "job")),
+                ("downstream", per(w * k_job, "job")), ("single_hop", owl_value(deps, k, max_iterations=0))]
+    for cause, v in variants:
+        if np.allclose(got.to_numpy(float), v.reindex(got.index).to_numpy(float)):
+            return VALUE_WHY[cause]
+    return None
 
 
 def owl_value_with(
@@ -237,7 +289,59 @@ def check_owl_value(student: Callable, *, seed: int = 0, name: str = "owl_value"
         msg = f"{label}: on {_dag_name(i, seed)} job {j} has aggregate value {got[j]:g}, expected {want[j]:g}"
         if np.allclose(want - got, k):
             msg += "; every job is short by exactly its own job-local value k: agg(j) = k_j + what reaches it from downstream"
+        elif (cause := _value_misconception(deps, k, got)) is not None:
+            msg += "; " + cause
         elif got.isna().any():
             msg += "; some jobs are missing: return every job of k (a job nobody reads keeps agg = k)"
         raise CheckFailed(msg + name_case(_dag_name(i, seed), {"deps": deps, "k": k}))
     return f"{label}: all {N_CASES} random DAGs agree with the reference"
+
+
+# ---- the provenance self-join (§4.2) ------------------------------------------------------------------------------
+#: what a wrong self-join matches, by the rule it drops (the arguments :func:`~.provenance.single_hop` takes to drop it)
+SELF_JOIN_WHY = {
+    "last_writer": ({"last_writer": False},
+                    "your pairs match a read to every earlier write of its file: a read sees only the version written "
+                    "last before it (last writer wins), so keep, per read, the write with the latest time before it"),
+    "read_after_write": ({"read_after_write": False},
+                         "your pairs match a read to a write that came after it: a job can only depend on output "
+                         "that existed when it read (R/W correctness): keep writes strictly before the read"),
+    "window": ({"window": None},
+               "your pairs keep a write older than the window T before the read: a dependency counts only if the "
+               "version read was written at most T earlier (rule 3), so drop a read whose last writer is older"),
+}
+
+
+def self_join_cases() -> list[tuple[str, pd.DataFrame, float]]:
+    """The logs :func:`check_self_join` tries: §2's worked log with T = 30 days, then the same log with T = 1 day (a
+    window that binds on the day-long gaps), each as (name, ProvRepo, T in seconds)."""
+    from .experiments import self_join_example
+
+    example = self_join_example()
+    return [("the worked log of §2 (T = 30 days)", example, 30 * DAY),
+            ("the worked log of §2 with T = 1 day", example, 1 * DAY)]
+
+
+def check_self_join(student: Callable, *, name: str = "self_join") -> str:
+    """Compare ``student(prov, window)`` (a DataFrame with columns job, depOn: one row per dependency) with Wing's
+    three-rule self-join (:func:`~.provenance.single_hop`) on :func:`self_join_cases`; name the first pair that
+    differs and the rule it drops."""
+    for case, prov, T in self_join_cases():
+        got = call_student(student, prov.copy(), T, name=name)
+        got = _as_table(got, name, cols=("job", "depOn"))
+        pairs = set(map(tuple, got.astype({"job": "int64", "depOn": "int64"}).values.tolist()))
+        want = set(map(tuple, single_hop(prov, T)[["job", "depOn"]].values.tolist()))
+        if pairs == want:
+            continue
+        extra, missing = sorted(pairs - want), sorted(want - pairs)
+        msg = (f"{name}: on {case}, " + (f"you found (job, depOn) = {extra[0]}, which the reference does not"
+                                         if extra else f"you miss (job, depOn) = {missing[0]}"))
+        for rule, (kw, why) in SELF_JOIN_WHY.items():
+            variant = set(map(tuple, single_hop(prov, **{"window": T, **kw})[["job", "depOn"]].values.tolist()))
+            if pairs == variant:
+                raise CheckFailed(f"{msg}; {why}")
+        if missing and not extra:
+            raise CheckFailed(f"{msg}: match each read (op 'read') to the file's writes, by file name")
+        raise CheckFailed(f"{msg}: the reference keeps, per read, the latest write of the file before it, if it is "
+                             "at most T older")
+    return f"{name}: every case agrees with Wing's three-rule self-join"

@@ -72,7 +72,8 @@ def test_every_assert_says_which_claim_failed(path):
 @pytest.mark.parametrize("path", SOLUTIONS, ids=lambda p: p.name)
 def test_check_cells_end_on_a_statement(path):
     nb = nbformat.read(path, as_version=4)
-    checks = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade")]
+    # code check cells (a markdown grade cell is a discussion answer, read by the instructor)
+    checks = [c for c in nb.cells if c.cell_type == "code" and c.metadata.get("nbgrader", {}).get("grade")]
     assert checks
     for cell in checks:
         last = ast.parse(cell.source).body[-1]

@@ -347,6 +347,75 @@ def test_misconception_forgetting_the_jobs_own_value():
     assert "short by exactly its own job-local value k" in msg
 
 
+def test_misconception_max_instead_of_sum_over_paths():
+    ns, checks = _solution_namespace()
+
+    def extend_reach(t1, t2):  # the heaviest path of a pair kept, the others dropped
+        m = t1.merge(t2, left_on="depOn", right_on="job", suffixes=("", "_2"))
+        out = pd.DataFrame({"job": m["job"], "depOn": m["depOn_2"], "wt": m["wt"] * m["wt_2"]})
+        return out.groupby(["job", "depOn"], as_index=False)["wt"].max()
+
+    msg = _fails(ns, checks, "check_extend_reach", extend_reach=extend_reach)
+    assert "heaviest path (max over the paths)" in msg and "p_op is a sum" in msg
+    assert "kept one path" not in msg
+
+
+def _downstream_with(how):
+    def aggregate_value(table, k):
+        w = table["agg"].to_numpy()
+        k_of = {"job": k.reindex(table["job"]).to_numpy(), "depOn": k.reindex(table["depOn"]).to_numpy()}
+        weight, key = how
+        return k + pd.Series(w * k_of[weight]).groupby(table[key].to_numpy()).sum().reindex(k.index, fill_value=0.0)
+    return aggregate_value
+
+
+@pytest.mark.parametrize("how, cause", [
+    (("depOn", "depOn"), "weighted by the upstream job's own value k[depOn]"),
+    (("depOn", "job"), "value flowing downstream"),
+    (("job", "job"), "value flowing downstream"),
+])
+def test_misconception_wrong_end_of_the_path(how, cause):
+    ns, checks = _solution_namespace()
+    msg = _fails(ns, checks, "check_aggregate_value", aggregate_value=_downstream_with(how))
+    assert msg.startswith("aggregate_value: on random DAG 0 job") and cause in msg, msg
+
+
+def test_misconception_single_hop_only():
+    ns, checks = _solution_namespace()
+
+    def extend_reach(t1, t2):  # never extends a path: Algorithm 1 stops after the single hops
+        return t1.iloc[:0][["job", "depOn", "wt"]]
+
+    msg = _fails(ns, checks, "check_lake", extend_reach=extend_reach)
+    assert "match the single-hop value" in msg and "every path of any length" in msg
+
+
+def _join(prov, window, *, after=True, last=True, windowed=True):
+    """A self-join with each of Wing's three rules switchable (the misconceptions exercise 4 must name)."""
+    reads, writes = prov[prov["op"] == "read"], prov[prov["op"] == "write"]
+    m = reads.merge(writes, on="file", suffixes=("", "_w"))
+    if after:
+        m = m[m["time_w"] < m["time"]]
+    if last:
+        m = m[m["time_w"] == m.groupby(["job", "file", "time"])["time_w"].transform("max")]
+    if windowed:
+        m = m[(m["time"] - m["time_w"]).abs() <= window]
+    return pd.DataFrame({"job": m["job"], "depOn": m["job_w"]}).drop_duplicates()
+
+
+@pytest.mark.parametrize("rule, cause", [
+    ({"last": False}, "last writer wins"),
+    ({"after": False}, "a write that came after it"),
+    ({"windowed": False}, "older than the window T"),
+])
+def test_misconception_self_join_without_a_rule(rule, cause):
+    ns, checks = _solution_namespace()
+    msg = _fails(ns, checks, "check_self_join", self_join=lambda prov, window: _join(prov, window, **rule))
+    assert msg.startswith("self_join: on the worked log of §2") and cause in msg, msg
+    from cluster_sim.wing.exercise import check_self_join
+    assert check_self_join(_join).endswith("agrees with Wing's three-rule self-join")  # all three rules: passes
+
+
 def test_the_stubs_fail_with_the_not_implemented_message():
     from cluster_sim.checking import NOT_IMPLEMENTED
 
@@ -356,7 +425,7 @@ def test_the_stubs_fail_with_the_not_implemented_message():
         raise NotImplementedError()
 
     for grade_id, name in (("check_owl_weights", "owl_weights"), ("check_extend_reach", "extend_reach"),
-                           ("check_aggregate_value", "aggregate_value")):
+                           ("check_aggregate_value", "aggregate_value"), ("check_self_join", "self_join")):
         msg = _fails(ns, checks, grade_id, **{name: stub})
         assert NOT_IMPLEMENTED in msg and msg.startswith(name), msg
 

@@ -65,19 +65,35 @@ def test_invariants_hold_after_every_event_at_tight_capacity(policy):
 
 
 def test_value_efficiency_is_the_ratio_of_medians_with_ad_hoc_from_the_user():
-    assert check_priority_table(value_efficiency).endswith("agree with the reference")
+    assert check_priority_table(value_efficiency).endswith("(§5's reading, the library's)")
 
 
 @pytest.mark.parametrize("wrong, cause", [
     (lambda h, j: value_efficiency(h.assign(agg_compute=1.0), j), "not its value efficiency"),
     (lambda h, j: value_efficiency(h, j, stat="mean"), "takes medians"),
     (lambda h, j: value_efficiency(h[h["kind"] != "adhoc"], j), "same user's earlier ad hoc jobs"),
-    (lambda h, j: value_efficiency(h.assign(agg_value=h["agg_value"] / h["agg_compute"], agg_compute=1.0), j),
-     "median of each run"),
+    # an ad hoc job estimated from all of its user's history (issue 27: the worked table used to pass it)
+    (lambda h, j: value_efficiency(h.assign(kind="adhoc"), j).where((j["kind"] == "adhoc").to_numpy(),
+                                                                    value_efficiency(h, j)),
+     "all of the user's history, her recurring runs included"),
 ])
 def test_the_exercise_check_names_each_misconception(wrong, cause):
     with pytest.raises(AssertionError, match=cause):
         check_priority_table(wrong)
+
+
+def test_both_readings_of_the_median_pass_the_table_and_the_replay():
+    """§5 divides the medians, §6.3's wording reads as the median of the ratios (issue 30): both are accepted, and
+    the replay compares a function with the reference of its own reading."""
+    def ratios(h, j):
+        return value_efficiency(h.assign(agg_value=h["agg_value"] / h["agg_compute"], agg_compute=1.0), j)
+
+    assert "median of each run's value / compute" in check_priority_table(ratios)
+    assert "median of ratios" in check_priority_replay(ratios) and "in the reference's order" in check_priority_replay(ratios)
+    assert "§5's reading" in check_priority_table(value_efficiency)
+    with pytest.raises(ValueError, match="reading='mode'"):
+        value_efficiency(*__import__("cluster_sim.wing.scheduling.exercise", fromlist=["x"]).worked_history(),
+                         reading="mode")
 
 
 def test_the_replay_names_the_first_decision_that_differs():
@@ -169,3 +185,24 @@ def test_the_lake_table_through_run_grid_is_the_notebooks_old_table(tmp_path):
     pd.testing.assert_frame_equal(new, old)
     # read back from the cache: the same table
     pd.testing.assert_frame_equal(lake_table(CI, (0, 1), client="inprocess", cache=tmp_path), old)
+
+
+@pytest.mark.parametrize("eff, cause", [
+    ({"A": 0.0}, "job-local efficiency"),
+    ({"A": 5 / 3600}, "A's own compute only"),
+    ({"A": 5 / 70, "B": 1 / 120}, "container-minutes"),
+    ({"A": 5 / 2400}, "leaves out the containers"),
+    ({"A": 5.0}, "aggregate value, not its efficiency"),
+    ({"B": 1 / 3600}, "leaves out the containers"),
+])
+def test_the_inversion_by_hand_names_each_misconception(eff, cause):
+    from cluster_sim.wing.scheduling.exercise import check_inversion_efficiencies, inversion_efficiencies
+
+    right = inversion_efficiencies()
+    assert "Wing-Agg serves A before B" in check_inversion_efficiencies(dict(right))
+    with pytest.raises(AssertionError, match=cause):
+        check_inversion_efficiencies({**right, **eff})
+    with pytest.raises(AssertionError, match="give a number"):
+        check_inversion_efficiencies({**right, "B": None})
+    with pytest.raises(AssertionError, match="efficiencies is not implemented yet"):
+        check_inversion_efficiencies({"A": None, "B": None, "C": None})  # the exercise's unsolved cell

@@ -7,7 +7,7 @@ from cluster_sim.claims import ClaimFailed, check, measure, pool
 from cluster_sim.wing.scheduling import WingConfig
 from cluster_sim.wing.scheduling import experiments as wing_experiments
 from cluster_sim.wing.scheduling.claims import (CAPACITIES, CLAIMS, POOL_SIZE, QUEUES, claims_grid, claims_runs,
-                                                preset_of)
+                                                panel_setting, preset_of)
 
 MUST = [c for c in CLAIMS if c.must]
 
@@ -33,9 +33,26 @@ def test_the_grid_runs_every_seed_of_the_pool_and_the_extras_on_its_first_seeds(
         claims_runs(WingConfig.ci(), pool_size=2, extras=-1)
 
 
-def test_the_gap_claims_reproduce_at_ci_over_the_pool():
-    frame = claims_runs(WingConfig.ci(), pool_size=POOL_SIZE["ci"], extras=0, client="inprocess", cache=False)
-    check(measure(MUST, frame, lab="05"))
+@pytest.fixture(scope="module")
+def ci_runs():
+    return claims_runs(WingConfig.ci(), pool_size=POOL_SIZE["ci"], extras=0, client="inprocess", cache=False)
+
+
+def test_the_gap_claims_reproduce_at_ci_over_the_pool(ci_runs):
+    check(measure(MUST, ci_runs, lab="05"))
+
+
+def test_the_panel_opens_where_switching_prio_to_wing_agg_shows_the_effect(ci_runs):
+    """Issue 28: the panel's setting is chosen over the pool (the gap's interval clears zero there), and its seed
+    is a typical one whose own run shows the gap's sign."""
+    s = panel_setting(ci_runs)
+    assert s["gap"] - s["±"] > 0 and s["n"] == POOL_SIZE["ci"]
+    assert (s["queues"], s["capacity"]) in {(q, c) for q in QUEUES for c in CAPACITIES}
+    cfg = WingConfig.ci().replace(queues=s["queues"], capacity=s["capacity"], seed=s["seed"])
+    agg, prio = (wing_experiments.run(cfg.replace(policy=p)).value_share for p in ("wing_agg", "prio"))
+    assert agg - prio == pytest.approx(s["seed_gap"]) and agg > prio
+    with pytest.raises(ValueError, match="policy 'Wing-MIL' has no runs"):
+        panel_setting(ci_runs, treatment="Wing-MIL")
 
 
 def test_the_check_fails_when_wing_agg_orders_by_wing_directs_key(monkeypatch):

@@ -9,8 +9,12 @@ another answer, and names the misconception:
 
 * **aggregate value instead of value efficiency** (the compute is left out);
 * **mean instead of median** (a single very valuable run of a template pulls the mean);
-* **median of ratios** (the paper divides the two medians);
-* **ignoring ad hoc jobs** (no estimate from the same user's ad hoc history).
+* **ignoring ad hoc jobs** (no estimate from the same user's ad hoc history);
+* **an ad hoc job estimated from all of its user's history** (the user's recurring runs included).
+
+Two readings of "median" are accepted: §5 divides the median value by the median compute (the
+library's), §6.3's wording reads as the median of each run's value / compute. A function that gives
+either on every job passes, and the replay compares it with the reference of its own reading.
 
 :func:`check_priority_replay` then replays a seeded run with the student's priority and reports the
 value attained beside the reference's and the first scheduling decision that differs.
@@ -18,8 +22,8 @@ value attained beside the reference's and the first scheduling decision that dif
 Example
 -------
 >>> from cluster_sim.wing.scheduling.workload import value_efficiency
->>> check_priority_table(value_efficiency)
-'wing_agg_priority: all 6 jobs of the worked history agree with the reference'
+>>> print(check_priority_table(value_efficiency))
+wing_agg_priority: all 6 jobs of the worked history agree with the median value over the median compute (§5's reading, the library's)
 >>> def by_value(history, jobs):                      # forgets to divide by the compute
 ...     return value_efficiency(history.assign(agg_compute=1.0), jobs)
 >>> check_priority_table(by_value)
@@ -35,9 +39,9 @@ from collections.abc import Callable
 import numpy as np
 import pandas as pd
 
-from ...checking import CheckFailed, call_student
+from ...checking import NOT_IMPLEMENTED, CheckFailed, call_student
 from .config import WingConfig
-from .workload import value_efficiency
+from .workload import READINGS, value_efficiency
 
 #: the replay the check runs: the ci lake at the tightest capacity the lab studies
 REPLAY = dict(capacity=0.2, policy="wing_agg", queues="org", seed=0)
@@ -48,17 +52,18 @@ def worked_history() -> tuple[pd.DataFrame, pd.DataFrame]:
 
     Template ``etl`` ran three times: values 10, 2, 30 on computes 5, 1, 2 (median 10 / median 2 =
     5; the mean gives 14 / 2.67 = 5.25; the median of the ratios 2, 2, 15 is 2). User ``ann``'s ad
-    hoc jobs: values 4, 0, 9 on computes 2, 2, 3 (median 4 / median 2 = 2). Template ``report``
+    hoc jobs: values 4, 0, 9 on computes 2, 2, 3 (median 4 / median 2 = 2; with her recurring run
+    of ``daily``, value 40 on compute 1, all her history gives 6.5 / 2 = 3.25). Template ``report``
     ran once (value 1, compute 4). The jobs to rank: a run of each template, an ad hoc job of
     ``ann``, one of a user with no ad hoc history, and a run of a template new to the history.
     """
     history = pd.DataFrame({
-        "job": [1, 2, 3, 4, 5, 6, 7],
-        "template": ["etl", "etl", "etl", "adhoc/4", "adhoc/5", "adhoc/6", "report"],
-        "kind": ["periodic"] * 3 + ["adhoc"] * 3 + ["periodic"],
-        "user": ["bob", "bob", "bob", "ann", "ann", "ann", "cid"],
-        "agg_value": [10.0, 2.0, 30.0, 4.0, 0.0, 9.0, 1.0],
-        "agg_compute": [5.0, 1.0, 2.0, 2.0, 2.0, 3.0, 4.0],
+        "job": [1, 2, 3, 4, 5, 6, 7, 8],
+        "template": ["etl", "etl", "etl", "adhoc/4", "adhoc/5", "adhoc/6", "report", "daily"],
+        "kind": ["periodic"] * 3 + ["adhoc"] * 3 + ["periodic"] * 2,
+        "user": ["bob", "bob", "bob", "ann", "ann", "ann", "cid", "ann"],
+        "agg_value": [10.0, 2.0, 30.0, 4.0, 0.0, 9.0, 1.0, 40.0],
+        "agg_compute": [5.0, 1.0, 2.0, 2.0, 2.0, 3.0, 4.0, 1.0],
     })
     jobs = pd.DataFrame({"job": [10, 11, 12, 13, 14, 15],
                          "template": ["etl", "report", "adhoc/12", "adhoc/13", "new", "etl"],
@@ -70,13 +75,12 @@ def worked_history() -> tuple[pd.DataFrame, pd.DataFrame]:
 def _variants(history: pd.DataFrame, jobs: pd.DataFrame) -> dict[str, pd.Series]:
     """What each misconception computes on the worked history."""
     h = history
-    ratios = h.assign(agg_value=h["agg_value"] / h["agg_compute"], agg_compute=1.0)
-    recurring_only = value_efficiency(h[h["kind"] != "adhoc"], jobs)
     return {
         "value": value_efficiency(h.assign(agg_compute=1.0), jobs),
         "mean": value_efficiency(h, jobs, stat="mean"),
-        "ratios": value_efficiency(ratios, jobs),
-        "adhoc": recurring_only,
+        # every history job of the user counts (a question about ad hoc jobs only: NaN for the others)
+        "user_all": value_efficiency(h.assign(kind="adhoc"), jobs).where((jobs["kind"] == "adhoc").to_numpy()),
+        "adhoc": value_efficiency(h[h["kind"] != "adhoc"], jobs),
     }
 
 
@@ -85,11 +89,29 @@ WHY = {
               "so a job that needs much of the cluster for its value waits behind cheaper ones"),
     "mean": ("that is the mean aggregate value over the mean aggregate compute: Wing-Agg takes medians, so one "
              "unusually valuable run of a template does not lift all its later runs"),
-    "ratios": ("that is the median of each run's value / compute: the paper divides the median historical value by "
-               "the median historical compute"),
+    "user_all": ("that estimate uses all of the user's history, her recurring runs included: an ad hoc job is "
+                 "estimated from the same user's earlier ad hoc jobs only, because a recurring run's value belongs "
+                 "to its template (a daily report read by many is no guide to the user's one-off queries)"),
     "adhoc": ("an ad hoc job has no template history: estimate it from the same user's earlier ad hoc jobs (and from "
               "all ad hoc history when the user has none)"),
 }
+#: what a passing function is told about the reading of "median" it used
+READING_NOTE = {
+    "ratio_of_medians": "the median value over the median compute (§5's reading, the library's)",
+    "median_of_ratios": ("the median of each run's value / compute (§6.3's wording; §5 and the library divide the "
+                         "medians: both readings are accepted)"),
+}
+
+
+def reading_of(student: Callable, *, name: str = "wing_agg_priority") -> str | None:
+    """Which reading of "median" ``student`` computes on every job of :func:`worked_history`, or None."""
+    history, jobs = worked_history()
+    got = _student_series(student, history, jobs, name)
+    for reading in READINGS:
+        want = value_efficiency(history, jobs, reading=reading)
+        if np.allclose(got.to_numpy(float), want.to_numpy(float), rtol=1e-9, atol=1e-12):
+            return reading
+    return None
 
 
 def _student_series(student: Callable, history: pd.DataFrame, jobs: pd.DataFrame, name: str) -> pd.Series:
@@ -109,20 +131,21 @@ def check_priority_table(student: Callable, *, name: str = "wing_agg_priority") 
     history, jobs = worked_history()
     want = value_efficiency(history, jobs)
     got = _student_series(student, history, jobs, name)
+    reading = reading_of(student, name=name)
+    if reading is not None:
+        return f"{name}: all {len(jobs)} jobs of the worked history agree with {READING_NOTE[reading]}"
     bad = ~np.isclose(got.to_numpy(float), want.to_numpy(float), rtol=1e-9, atol=1e-12)
-    if not bad.any():
-        return f"{name}: all {len(jobs)} jobs of the worked history agree with the reference"
     i = int(np.flatnonzero(bad)[0])
     row = jobs.iloc[i]
     kind = "ad hoc" if row["kind"] == "adhoc" else "recurring"
     msg = (f"{name}: job {row['job']} (template {row['template']}, {kind}) got {got.iloc[i]:.4g}, "
            f"expected {want.iloc[i]:.4g}")
-    adhoc = (jobs["kind"] == "adhoc").to_numpy()
-    if adhoc[i] and not bad[~adhoc].any():
-        return _fail(f"{msg}: {WHY['adhoc']}")
     for cause, v in _variants(history, jobs).items():
         if np.isclose(got.iloc[i], v.iloc[i], rtol=1e-9, atol=1e-12):
             return _fail(f"{msg}: {WHY[cause]}")
+    adhoc = (jobs["kind"] == "adhoc").to_numpy()
+    if adhoc[i] and not bad[~adhoc].any():
+        return _fail(f"{msg}: {WHY['adhoc']}")
     source = want.attrs["source"].iloc[i]
     hint = {"template": f"the median over template {row['template']!r}'s history jobs",
             "user": f"the median over user {row['user']!r}'s earlier ad hoc jobs",
@@ -140,7 +163,8 @@ def check_priority_replay(student: Callable, *, name: str = "wing_agg_priority",
     from .experiments import run
 
     cfg = (WingConfig.ci().replace(**REPLAY) if config is None else config)
-    ref = run(cfg)
+    reading = reading_of(student, name=name) or READINGS[0]  # the reference of the student's reading of "median"
+    ref = run(cfg) if reading == READINGS[0] else run(cfg, priority=lambda h, j: value_efficiency(h, j, reading=reading))
     try:
         mine = run(cfg, priority=lambda h, j: call_student(student, h, j, name=name))
     except ValueError as e:
@@ -148,8 +172,8 @@ def check_priority_replay(student: Callable, *, name: str = "wing_agg_priority",
     a, b = ref.admissions, mine.admissions
     n = min(len(a), len(b))
     diff = np.flatnonzero(a["job"].to_numpy()[:n] != b["job"].to_numpy()[:n])
-    head = (f"{name}: value attained {mine.value_share:.1%} (reference {ref.value_share:.1%}) at "
-            f"capacity {cfg.capacity:.0%}, seed {cfg.seed}")
+    head = (f"{name}: value attained {mine.value_share:.1%} (reference {ref.value_share:.1%}"
+            f"{'' if reading == READINGS[0] else ', median of ratios'}) at capacity {cfg.capacity:.0%}, seed {cfg.seed}")
     if len(diff) == 0 and len(a) == len(b):
         return f"{head}; all {len(a)} admissions in the reference's order"
     k = int(diff[0]) if len(diff) else n
@@ -161,3 +185,62 @@ def check_priority_replay(student: Callable, *, name: str = "wing_agg_priority",
                      f"job {rb['job']} (efficiency {eff.get(rb['job'], float('nan')):.3g} by the reference)")
     return _fail(f"{head}; the first {n} admissions agree, then the reference admits {len(a) - n} more and yours "
                  f"{len(b) - n} more")
+
+
+# ---- §1's inversion by hand -----------------------------------------------------------------------------------------
+#: §1's three jobs: (containers, minutes, downloads); C reads A's output, so A's aggregates include all of C's
+INVERSION_JOBS = {"A": (2, 30, 0), "B": (2, 60, 1), "C": (1, 10, 5)}
+
+
+def inversion_efficiencies() -> dict[str, float]:
+    """Each job's aggregate value efficiency in §1's inversion (downloads per container-second): A's aggregate value
+    is its own 0 plus C's 5 (C reads only A: weight 1), its aggregate compute 2 x 1,800 + 1 x 600 = 4,200.
+
+    >>> {j: round(e, 6) for j, e in inversion_efficiencies().items()}
+    {'A': 0.00119, 'B': 0.000139, 'C': 0.008333}
+    """
+    compute = {j: c * m * 60.0 for j, (c, m, _) in INVERSION_JOBS.items()}
+    k = {j: float(d) for j, (_, _, d) in INVERSION_JOBS.items()}
+    return {"A": (k["A"] + k["C"]) / (compute["A"] + compute["C"]), "B": k["B"] / compute["B"], "C": k["C"] / compute["C"]}
+
+
+def _inversion_wrong() -> dict[str, tuple[dict[str, float], str]]:
+    """Each misconception's numbers for A and B, and why it is wrong."""
+    a_own, c_own = 2 * 1800.0, 600.0
+    return {
+        "job-local": ({"A": 0.0}, "that is A's job-local efficiency (its own downloads: none); its aggregate value "
+                      "adds the 5 downloads of C, which cannot run without A's output"),
+        "own compute": ({"A": 5 / a_own}, "that divides A's aggregate value by A's own compute only: the aggregate "
+                        "compute adds C's 600 container-seconds too, because running A is worth C's downloads only "
+                        "if C runs as well"),
+        "minutes": ({"A": 5 / (2 * 30 + 10), "B": 1 / (2 * 60)}, "that counts compute in container-minutes: the "
+                    "lab's unit is container-seconds (containers x seconds)"),
+        "containers": ({"A": 5 / (1800 + 600), "B": 1 / 3600}, "that leaves out the containers: compute is "
+                       "containers x run time, and A and B each hold 2 containers"),
+        "value": ({"A": 5.0, "B": 1.0}, "that is the aggregate value, not its efficiency: divide by the aggregate "
+                  "compute"),
+    }
+
+
+def check_inversion_efficiencies(eff, *, name: str = "efficiencies") -> str:
+    """Compare a student's ``{"A": ..., "B": ..., "C": ...}`` (downloads per container-second) with
+    :func:`inversion_efficiencies`, naming the misconception a wrong number matches."""
+    if not isinstance(eff, dict) or set(eff) != {"A", "B", "C"}:
+        raise CheckFailed(f"{name}: give a dict with keys 'A', 'B', 'C' (one efficiency per job); got {eff!r}")
+    if all(v is None for v in eff.values()):  # the exercise's unsolved cell (its stub stops before any number)
+        raise CheckFailed(f"{name} {NOT_IMPLEMENTED}")
+    want = inversion_efficiencies()
+    for job in ("A", "B", "C"):
+        got = eff[job]
+        if got is None or not isinstance(got, (int, float, np.floating)):
+            raise CheckFailed(f"{name}: {job}'s efficiency is {got!r}; give a number (downloads per container-second)")
+        if np.isclose(got, want[job], rtol=1e-3, atol=0):
+            continue
+        msg = f"{name}: {job} has {float(got):.6g}, expected {want[job]:.6g} downloads per container-second"
+        for numbers, why in _inversion_wrong().values():
+            if job in numbers and np.isclose(got, numbers[job], rtol=1e-3, atol=1e-12):
+                raise CheckFailed(f"{msg}: {why}")
+        raise CheckFailed(f"{msg}: aggregate value (own downloads plus those of every job that reads it, by Owl's "
+                             "weights) over aggregate compute (the same sum over containers x seconds)")
+    return (f"{name}: A {want['A']:.6g}, B {want['B']:.6g}, C {want['C']:.6g} downloads per container-second: "
+            f"Wing-Agg serves A before B (A's is {want['A'] / want['B']:.1f} times B's)")

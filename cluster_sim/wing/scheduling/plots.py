@@ -83,12 +83,20 @@ def plot_sensitivity(table: pd.DataFrame, reference: dict | None = None, title: 
 
 
 def plot_iterations(table: pd.DataFrame, title: str = ""):
-    """Wing-Agg's value share vs the iterations of Algorithm 1 behind its profiles (the mean over the
-    table's seeds; ``title`` says how many)."""
+    """Wing-Agg's value share vs the iterations of Algorithm 1 behind its profiles: the mean over the
+    table's seeds, with its 95 % interval when there are several (``title`` says which seeds)."""
+    from .claims import pooled
+
     fig, ax = new_figure(size=(6.0, 3.0))
-    s = table.groupby("iterations")["value_share"].mean()
+    s = pooled(table, "iterations")
     labels = [str(i) if i < 20 else "converged" for i in s.index]
-    ax.plot(range(len(s)), s.to_numpy() * 100, "o-", color=COLOURS["Wing-Agg"])
+    x = np.arange(len(s))
+    ax.plot(x, s["mean"].to_numpy() * 100, "o-", color=COLOURS["Wing-Agg"], label="mean over the seeds")
+    if s["n"].max() > 1:  # the interval of the mean (one seed has none)
+        half = s["±"].fillna(0.0).to_numpy() * 100
+        ax.fill_between(x, s["mean"].to_numpy() * 100 - half, s["mean"].to_numpy() * 100 + half,
+                        color=COLOURS["Wing-Agg"], alpha=0.15, label="95 % interval")
+        ax.legend(loc="lower right")
     ax.set_xticks(range(len(s)), labels)
     ax.set_xlabel("iterations of Algorithm 1 (0 = job-local value, i >= 1: paths of up to 2**i hops)")
     ax.set_ylabel("value attained (%)")

@@ -45,12 +45,16 @@ GRID = np.array([0.0, 1, 2, 5, 10, 15, 30, 45]) * MINUTE
 GRID = np.concatenate([GRID, np.array([1.0, 1.5, 2, 3, 4, 6, 8, 12, 18]) * HOUR,
                        np.array([1.0, 1.5, 2, 3, 4, 5, 6, 7]) * DAY])
 STATS = ("median", "mean")
+#: the two readings of Wing-Agg's predictor: §5 divides the median value by the median compute; §6.3's wording
+#: ("the median aggregate value efficiency of its previous jobs") reads as the median of each job's ratio
+READINGS = ("ratio_of_medians", "median_of_ratios")
 HISTORY_NEEDS = ("job", "template", "kind", "user")
 
 
 # ---- Wing-Agg's priority ------------------------------------------------------------------------
 def value_efficiency(history: pd.DataFrame, jobs: pd.DataFrame, *, value: str = "agg_value",
-                     compute: str = "agg_compute", stat: str = "median") -> pd.Series:
+                     compute: str = "agg_compute", stat: str = "median",
+                     reading: str = "ratio_of_medians") -> pd.Series:
     """Each job's predicted value efficiency from history (Wing-Agg with the aggregate columns, §5).
 
     A recurring job (``kind`` not ``"adhoc"``) whose template has history gets
@@ -58,7 +62,8 @@ def value_efficiency(history: pd.DataFrame, jobs: pd.DataFrame, *, value: str = 
     over its user's earlier ad hoc jobs; any other job (a template or a user new to the history)
     the same over all history jobs of its class (recurring or ad hoc). Returns a Series indexed by
     ``jobs["job"]``; ``attrs["source"]`` says which rule each job got (``template``, ``user``,
-    ``fallback``).
+    ``fallback``). ``reading="median_of_ratios"`` takes ``stat`` of each history job's
+    ``value / compute`` instead (§6.3's wording; the library's runs use §5's ratio of medians).
     """
     for name, t, need in (("history", history, HISTORY_NEEDS + (value, compute)), ("jobs", jobs, HISTORY_NEEDS)):
         if not isinstance(t, pd.DataFrame):
@@ -68,12 +73,16 @@ def value_efficiency(history: pd.DataFrame, jobs: pd.DataFrame, *, value: str = 
             raise ValueError(f"{name} lacks column(s) {missing}; it has {list(t.columns)}")
     if stat not in STATS:
         raise ValueError(f"stat={show(stat)} is not allowed: choose {' or '.join(STATS)}")
+    if reading not in READINGS:
+        raise ValueError(f"reading={show(reading)} is not allowed: choose {' or '.join(READINGS)}")
     v = pd.to_numeric(history[value], errors="coerce").to_numpy(float)
     c = pd.to_numeric(history[compute], errors="coerce").to_numpy(float)
     if np.isnan(v).any() or (v < 0).any():
         raise ValueError(f"history.{value} holds NaN or negative values: values are downloads, >= 0")
     if np.isnan(c).any() or (c <= 0).any():
         raise ValueError(f"history.{compute} holds NaN or non-positive values: compute is container-seconds, > 0")
+    if reading == "median_of_ratios":  # each job's own efficiency, then its statistic (a compute of 1 each)
+        v, c = v / c, np.ones_like(c)
     h = pd.DataFrame({"template": history["template"].to_numpy(), "user": history["user"].to_numpy(),
                       "adhoc": (history["kind"] == "adhoc").to_numpy(), "v": v, "c": c})
 
