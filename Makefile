@@ -80,6 +80,10 @@ student-release:
 # one lab as a dashboard for a workshop (Voila: prose, panels and figures; code hidden), on 127.0.0.1 by default.
 # HOST=0.0.0.0 serves a room: then Voila asks for a token (printed in its URL) that only people you give it to have;
 # anyone with the token can run code as you on this machine, so serve a room only on a network you trust.
+# Served from the repository's root, so a notebook's link to ../docs/references.md opens the page (Voila serves
+# files it is allowed to: images, and here the docs' Markdown), not "403: File not allowlisted".
+VOILA_FILES := --Voila.root_dir="$(CURDIR)" --VoilaConfiguration.file_allowlist='.*\.(png|jpg|gif|svg)' \
+	--VoilaConfiguration.file_allowlist='docs/[^/]*\.md'
 LAB ?= 00
 DEMO_PORT ?= 8866
 HOST ?= 127.0.0.1
@@ -91,7 +95,7 @@ demo: $(STAMP)
 	  echo "serving notebooks/$$nb as a dashboard at http://127.0.0.1:$(DEMO_PORT)/ (Ctrl-C stops it)"; \
 	else token=$$($(PY) -c 'import secrets; print(secrets.token_urlsafe(16))'); \
 	  echo "serving notebooks/$$nb to the room at http://$(HOST):$(DEMO_PORT)/?token=$$token (Ctrl-C stops it)"; fi; \
-	cd notebooks && ../$(VENV)/bin/voila "$$nb" --no-browser --Voila.ip=$(HOST) --port=$(DEMO_PORT) \
+	$(VENV)/bin/voila "notebooks/$$nb" $(VOILA_FILES) --no-browser --Voila.ip=$(HOST) --port=$(DEMO_PORT) \
 	  $$( [ -n "$$token" ] && echo "--token=$$token" )
 
 test: $(STAMP)

@@ -1,10 +1,21 @@
 """Exercise checks that tell a student exactly which case failed and what was expected.
 
 Check cells in ``solutions/`` (and so in the generated ``exercises/``) call :func:`check_cases`
-with the student's function, a reference and a list of cases. The first case that disagrees
-raises an ``AssertionError`` naming the case, the answer and the expected answer; a function
-still holding nbgrader's stub (the line that raises ``NotImplementedError``) gets a message that
-says so.
+with the student's function, a reference and a list of cases (or a lab's own check, built the same
+way). The first case that disagrees raises :class:`CheckFailed` naming the case, the answer and the
+expected answer; a function still holding nbgrader's stub (the line that raises
+``NotImplementedError``) gets a message that says so.
+
+**One clear message, not a traceback.** A student needs the message (what differs, on which case,
+the likely misconception, what to try), not twelve lines of the checker's source. Importing this
+module in IPython registers a handler (:func:`install`) that shows a :class:`CheckFailed`, and
+its kin :class:`~cluster_sim.claims.ClaimFailed` and :class:`~cluster_sim.predict.PredictionMissed`,
+as the message only. The cell still fails as any error does: the kernel answers ``error`` (papermill
+stops, a notebook test fails) and the cell holds an error output (nbgrader's autograder scores it 0).
+
+**A case a message names can be looked at.** A check that names a generated case ("random DAG 3")
+remembers it with :func:`name_case`, and the message ends with the one line that shows it:
+``from cluster_sim.checking import show_case; show_case('random DAG 3')``.
 
 A check grades the student's code, not the library's: while the student's function runs, the
 reference functions it is meant to replace are *forbidden* (``forbid=``; :func:`check_cases`
@@ -42,13 +53,20 @@ from typing import Any, Callable, Iterable, Mapping
 
 import numpy as np
 
+__all__ = ["CheckFailed", "DELEGATED", "Delegated", "NOT_IMPLEMENTED", "call_student", "case", "check_cases", "forbidden",
+           "install", "name_case", "show_case", "using_references"]
+
 NOT_IMPLEMENTED = "is not implemented yet: replace nbgrader's stub (the line raising NotImplementedError) with your code"
 #: the tail of the message of a check whose student code called a forbidden reference
 DELEGATED = ("this check grades your own code, so the library's version is unavailable while yours runs: "
              "write it yourself (numpy, pandas and the helpers the exercise names are fine)")
 
 
-class Delegated(AssertionError):
+class CheckFailed(AssertionError):
+    """An exercise check that failed; its message is all a student needs (see :func:`install`)."""
+
+
+class Delegated(CheckFailed):
     """The student's code called a reference it is meant to replace (nbgrader scores the check 0)."""
 
 
@@ -165,6 +183,77 @@ def forbidden(*references: Callable, student: str = "your function"):
         yield
 
 
+# -- one clear message ---------------------------------------------------------------------------------------------
+
+def _message_only(shell, etype, value, tb, tb_offset=None):
+    """IPython's custom exception handler: the exception's message, without the traceback.
+
+    It shows what ``showtraceback(exception_only=True)`` shows, without its "use %tb" line, through the same
+    ``_showtraceback`` (the method a kernel overrides to send the error output): papermill and nbgrader still see
+    the cell fail, and its traceback is just ``CheckFailed: message``. ``%tb`` still shows the full one.
+    """
+    stb = shell.InteractiveTB.get_exception_only(etype, value)
+    shell._showtraceback(etype, value, stb)
+    return stb
+
+
+def install(shell=None) -> bool:
+    """Show :class:`CheckFailed` and its kin as one message in ``shell`` (default: the running IPython, if any).
+
+    Returns False outside IPython (scripts and pytest see ordinary tracebacks). Called when this module is imported.
+    """
+    if shell is None:
+        try:
+            from IPython import get_ipython
+        except ImportError:
+            return False
+        shell = get_ipython()
+    if shell is None:
+        return False
+    # AssertionError subclasses raised by checks, claims and graded predictions, all "a message for the student";
+    # a plain AssertionError (an ``assert`` in the student's own code, an engine invariant) keeps its traceback
+    shell.set_custom_exc((CheckFailed,), _message_only)
+    return True
+
+
+# -- the cases a message names -------------------------------------------------------------------------------------
+
+_named_cases: dict[str, Any] = {}
+
+
+def name_case(name: str, value: Any) -> str:
+    """Remember ``value`` (the inputs of a failing case) under ``name``; return the hint a message ends with."""
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"name_case: name is {name!r}; allowed: a non-empty string such as 'random DAG 3'")
+    _named_cases[name] = value
+    return f"\n  to look at it: from cluster_sim.checking import show_case; show_case({name!r})"
+
+
+def case(name: str) -> Any:
+    """The inputs of the case a check message named (its own copy, so editing it changes no later check)."""
+    import copy
+
+    if name not in _named_cases:
+        known = ", ".join(repr(k) for k in _named_cases) or "none yet (run the check cell first)"
+        raise ValueError(f"show_case: no case is named {name!r}; the cases checks named: {known}")
+    return copy.deepcopy(_named_cases[name])
+
+
+def show_case(name: str) -> None:
+    """Display the case a check message named: each of its inputs under its name (tables as tables)."""
+    value = case(name)
+    try:
+        from IPython.display import display
+    except ImportError:  # pragma: no cover - IPython is a dependency
+        display = print
+    print(f"{name}:")
+    parts = value.items() if isinstance(value, dict) else [("", value)]
+    for part, v in parts:
+        if part:
+            print(f"{part}:")
+        display(v)
+
+
 def _same(a: Any, b: Any) -> bool:
     if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
         a, b = np.asarray(a), np.asarray(b)
@@ -227,7 +316,7 @@ def call_student(fn: Callable, *args: Any, name: str | None = None, forbid: Call
         with using_references(fn, using), forbidden(*refs, student=label):
             return fn(*args, **kwargs)
     except NotImplementedError:
-        raise AssertionError(f"{label} {NOT_IMPLEMENTED}") from None
+        raise CheckFailed(f"{label} {NOT_IMPLEMENTED}") from None
 
 
 def check_cases(
@@ -260,8 +349,11 @@ def check_cases(
             shown = describe(args, kwargs) if describe else ", ".join(
                 [repr(a) for a in args] + [f"{k}={v!r}" for k, v in kwargs.items()]
             )
-            raise AssertionError(
+            raise CheckFailed(
                 f"{label}: case {i} disagrees with the reference.\n"
                 f"  input:    {shown}\n  yours:    {got!r}\n  expected: {want!r}"
             )
     return f"{label}: all {n} cases agree with the reference"
+
+
+install()

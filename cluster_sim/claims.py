@@ -50,6 +50,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .checking import CheckFailed
+
 __all__ = ["Claim", "ClaimFailed", "measure", "verdict", "check", "record", "records", "show", "pool",
            "summary", "VERDICTS", "DIRECTIONS", "CONFIDENCE", "MIME", "COLUMNS"]
 
@@ -62,7 +64,7 @@ MIME = "application/vnd.cluster-sim.claims+json"
 COLUMNS = ("lab", "claim", "paper", "ours", "low", "high", "n", "verdict")
 
 
-class ClaimFailed(AssertionError):
+class ClaimFailed(CheckFailed):
     """A claim that must reproduce did not; the message names it, its interval and what to try."""
 
 

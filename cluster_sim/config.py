@@ -25,6 +25,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import numbers
+import re
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -49,6 +50,8 @@ def param(
     step: float | None = None,
     slider: tuple[float, float] | None = None,
     widget: bool = True,
+    label: str | None = None,
+    unit: str = "",
 ) -> Any:
     """Declare a config field with its allowed range (``lo``/``hi``) or ``choices``.
 
@@ -59,7 +62,10 @@ def param(
     offers: what redraws in about a second at the interactive preset (a panel refuses typed values
     outside it; the whole ``lo``..``hi`` stays available from the ``parameters`` cell).
     ``widget=False`` keeps the field off panels (for values that make no sense on a slider, such as
-    a trace file or a tuple of weights).
+    a trace file or a tuple of weights). ``label`` is what a panel calls the field (a few words a
+    student reads; the field's name stays in the tooltip and the parameters cell) and ``unit`` its
+    unit (``"s"``, ``"% of jobs"``, ``"days"``; empty for a count or a plain ratio); without a
+    label the panel uses the head of ``doc`` (:func:`field_label`).
     """
     if isinstance(default, (list, dict, set)):
         raise TypeError("param defaults must be immutable (use a tuple, not a list)")
@@ -71,8 +77,10 @@ def param(
         s_lo, s_hi = slider
         if not (s_lo < s_hi) or not _within(s_lo, lo, hi, closed) or not _within(s_hi, lo, hi, closed):
             raise ValueError(f"slider={slider!r} must be an increasing pair inside {bounds_text('x', lo, hi, closed)}")
+    if label is not None and not (isinstance(label, str) and label.strip()):
+        raise ValueError(f"label={label!r} must be a non-empty string (or None: the head of doc)")
     meta = {"doc": doc, "lo": lo, "hi": hi, "closed": closed, "optional": optional, "choices": choices, "step": step,
-            "slider": slider, "widget": widget}
+            "slider": slider, "widget": widget, "label": label, "unit": unit}
     return dataclasses.field(default=default, metadata=meta)
 
 
@@ -105,7 +113,8 @@ def field_of(source: type, name: str, default: Any = _MISSING, **changes: Any) -
 def seed_param(**changes: Any) -> Any:
     """The one ``seed`` field every config declares (its range and meaning), with ``changes``
     (e.g. ``widget=False``)."""
-    return param(0, **{"lo": 0, "hi": 2**31 - 1, "doc": "random seed (same config and seed: identical results)",
+    return param(0, **{"lo": 0, "hi": 2**31 - 1, "label": "Random seed",
+                       "doc": "random seed (same config and seed: identical results)",
                        **changes})
 
 
@@ -121,6 +130,23 @@ def bounds_text(name: str, lo: float | None, hi: float | None, closed: str = "bo
     right = "<=" if closed in ("both", "right") else "<"
     return (f"{'-inf' if lo is None else f'{lo:g}'} {left} {name} {right} "
             f"{'inf' if hi is None else f'{hi:g}'}")
+
+
+def field_label(field: dataclasses.Field) -> str:
+    """What a panel calls a field: its ``label`` (else the head of its ``doc``, up to the first bracket, colon
+    or semicolon), with its ``unit`` in brackets.
+
+    >>> from cluster_sim.morpheus import MorpheusConfig
+    >>> [field_label(f) for f in dataclasses.fields(MorpheusConfig) if f.name in ("rho", "hold_seconds")]
+    ['DRA fudge factor ρ', 'DRA grant length T (s)']
+    """
+    meta = field.metadata
+    label = meta.get("label")
+    if not label:
+        head = re.split(r" \(|: |; ", meta.get("doc") or field.name, maxsplit=1)[0].strip()
+        label = (head[:1].upper() if head[:1].isascii() else head[:1]) + head[1:]  # σ/μ stays σ/μ
+    unit = meta.get("unit") or ""
+    return f"{label} ({unit})" if unit else label
 
 
 def shown(value: Any) -> str:

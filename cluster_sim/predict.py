@@ -39,11 +39,13 @@ import numbers
 from dataclasses import dataclass, field
 from typing import Mapping
 
+from .checking import CheckFailed
+
 #: The lab packages that hold predictions (``<package>.predictions``), in lab order.
 LAB_PACKAGES = ("engine", "shaper", "morpheus", "wing", "stageopt", "rminer", "capstone")
 
 
-class PredictionMissed(AssertionError):
+class PredictionMissed(CheckFailed):
     """A graded prediction that was missing or wrong (nbgrader gives its cell zero points)."""
 
 

@@ -22,7 +22,7 @@ from typing import Callable
 import pandas as pd
 
 from .. import claims as _claims
-from ..checking import call_student
+from ..checking import CheckFailed, call_student
 from ..sweep import run_grid
 from .config import SWITCHES, CapstoneConfig
 from .day import make_day
@@ -71,24 +71,24 @@ def rule_table(rule: Callable, config: CapstoneConfig | None = None, seeds=CHECK
 
 def check_release_rule(rule: Callable, *, name: str = "my_release_rule", config: CapstoneConfig | None = None,
                        seeds: int = CHECK_SEEDS) -> str:
-    """Grade ``rule`` (module docstring); an ``AssertionError`` names the first thing that failed."""
+    """Grade ``rule`` (module docstring); a :class:`~cluster_sim.checking.CheckFailed` names the first thing that failed."""
     base = (CapstoneConfig.ci() if config is None else config).replace(**{s: True for s in SWITCHES})
     day = make_day(base)
     sample = next(j for j in day.jobs if j.reservation is not None)
     answer = call_student(rule, sample, 1, sample.arrival, name=name)
     if answer not in RELEASE_CHOICES:
-        raise AssertionError(f"{name}(job {sample.id}, 1 token, t={sample.arrival:g}) returned {answer!r}: "
+        raise CheckFailed(f"{name}(job {sample.id}, 1 token, t={sample.arrival:g}) returned {answer!r}: "
                              f"allowed {' or '.join(map(repr, RELEASE_CHOICES))}")
     checked = lambda job, tokens, now: call_student(rule, job, tokens, now, name=name)  # noqa: E731
     try:
         run_model(base.replace(horizon=min(base.horizon, 400.0)), release_rule=checked, check_every_event=True)
     except ValueError as e:
-        raise AssertionError(f"{name}: {e}") from None
+        raise CheckFailed(f"{name}: {e}") from None
     table = rule_table(rule, base, seeds)
     try:
         _claims.check(table)
     except _claims.ClaimFailed as e:
-        raise AssertionError(f"{name}: the invariants hold, but the measured effect does not: {e}") from None
+        raise CheckFailed(f"{name}: the invariants hold, but the measured effect does not: {e}") from None
     row = table.set_index("claim")
     return (f"{name}: invariants hold after every event; over seeds {row.loc['rule_shortens_waits', 'seeds']} the wait "
             f"for admission changes by {row.loc['rule_shortens_waits', 'ours']:+.1f} s (95 % interval "

@@ -24,7 +24,7 @@ def plot_day(day: Day):
     ax.axhline(day.config.tokens, color="k", lw=0.8, ls=":")
     ax.set_xlabel("arrival (s)"); ax.set_ylabel("tokens asked for")
     ax.set_title(f"one day: {len(f)} jobs, {f.tasks.sum():,} vertices (seed {day.config.seed})")
-    ax.legend(fontsize=8)
+    ax.legend()
     t = np.linspace(0, day.config.horizon, 400)
     reserved = np.zeros_like(t)
     for j in day.jobs:
@@ -33,7 +33,7 @@ def plot_day(day: Day):
             reserved += n * ((t >= a) & (t < d))
     ax2.plot(t, reserved, color="tab:red", label="reserved by Morpheus (R*)")
     ax2.axhline(day.config.tokens, color="k", lw=0.8, ls=":", label="the cluster's tokens")
-    ax2.set_xlabel("time (s)"); ax2.set_ylabel("tokens"); ax2.legend(fontsize=8)
+    ax2.set_xlabel("time (s)"); ax2.set_ylabel("tokens"); ax2.legend()
     ax2.set_title("reservations when Morpheus is on")
     return fig
 
@@ -52,7 +52,7 @@ def plot_run(result):
     ax.set_xlabel("time (s): grey waits for tokens, colour runs"); ax.set_ylabel("job")
     on = [s for s in SWITCHES if getattr(result.config, s)] or ["none"]
     ax.set_title(f"one run (seed {result.config.seed}): {', '.join(on)}")
-    ax.legend(fontsize=7, loc="lower right")
+    ax.legend(loc="lower right")
     m = result.metrics
     shares = [m[k] for k in METRICS if k != "mean_stage_latency"]
     names = [k for k in METRICS if k != "mean_stage_latency"]

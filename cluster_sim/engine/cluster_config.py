@@ -23,39 +23,41 @@ class ClusterConfig(Config):
     """
 
     # cluster
-    machines: int = param(50, lo=1, hi=20_000, slider=(1, 100), doc="machines in the cluster")
-    cpu_per_machine: int = param(16, lo=1, hi=1024, doc="CPU units per machine")
-    mem_per_machine: int = param(64, lo=1, hi=65_536, doc="memory units per machine")
-    hardware_types: int = param(1, lo=1, hi=8, doc="hardware generations; machine i has type i mod types")
+    machines: int = param(50, lo=1, hi=20_000, slider=(1, 100), label='Machines', doc="machines in the cluster")
+    cpu_per_machine: int = param(16, lo=1, hi=1024, label='CPU per machine', unit='units', doc="CPU units per machine")
+    mem_per_machine: int = param(64, lo=1, hi=65_536, label='Memory per machine', unit='units', doc="memory units per machine")
+    hardware_types: int = param(1, lo=1, hi=8, label='Hardware types', doc="hardware generations; machine i has type i mod types")
     speed_spread: float = param(0.0, lo=0.0, hi=3.0, step=0.1,
-                                doc="the fastest type runs tasks (1 + spread) times faster than the slowest")
+                                label='Speed spread', unit='× slowest − 1', doc="the fastest type runs tasks (1 + spread) times faster than the slowest")
     # schedulers and the shared state
-    schedulers: int = param(1, lo=1, hi=64, slider=(1, 16), doc="parallel schedulers sharing the central state")
+    schedulers: int = param(1, lo=1, hi=64, slider=(1, 16), label='Parallel schedulers', doc="parallel schedulers sharing the central state")
     update_delay: float = param(0.0, lo=0.0, hi=60.0, step=0.1, slider=(0.0, 10.0),
-                                doc="seconds between snapshots of the central state pushed to schedulers' local views; 0 = always fresh")
+                                label='View update delay', unit='s', doc="seconds between snapshots of the central state pushed to schedulers' local views; 0 = always fresh")
     view_refresh: str = param("synchronous", choices=("synchronous", "staggered"),
-                              doc="all local views refreshed at once, or spread evenly over the period")
+                              label='View refresh', doc="all local views refreshed at once, or spread evenly over the period")
     think_time: float = param(0.01, lo=0.0, hi=10.0, step=0.001, slider=(0.0, 0.2),
-                              doc="seconds a scheduler spends deciding one task")
+                              label='Decision time per task', unit='s', doc="seconds a scheduler spends deciding one task")
     placement: str = param("random", choices=("first_fit", "best_fit", "worst_fit", "random"),
-                           doc="how a scheduler picks a machine on its local view")
-    assignment: str = param("round_robin", choices=("round_robin", "random"), doc="how jobs are assigned to schedulers")
+                           label='Placement rule', doc="how a scheduler picks a machine on its local view")
+    assignment: str = param("round_robin", choices=("round_robin", "random"), label='Job → scheduler', doc="how jobs are assigned to schedulers")
     # workload
     load: float = param(0.7, lo=0.0, hi=3.0, closed="right", step=0.05, slider=(0.05, 1.5),
+                        label='Offered CPU load', unit='share of capacity',
                         doc="offered CPU load: mean demand / cluster CPU capacity")
     job_rate: float = param(0.0, lo=0.0, hi=1e7, widget=False,
                             doc="jobs per second; 0 = the rate that offers `load` (a lab that counts jobs sets it)")
-    tasks_per_job: float = param(8.0, lo=1.0, hi=1000.0, step=1.0, slider=(1.0, 50.0), doc="mean tasks per job")
-    stages_per_job: int = param(1, lo=1, hi=20, doc="at most this many stages (a DAG) per job")
-    duration_dist: str = param("exponential", choices=("exponential", "lognormal"), doc="task duration distribution")
+    tasks_per_job: float = param(8.0, lo=1.0, hi=1000.0, step=1.0, slider=(1.0, 50.0), label='Mean tasks per job', doc="mean tasks per job")
+    stages_per_job: int = param(1, lo=1, hi=20, label='Max stages per job', doc="at most this many stages (a DAG) per job")
+    duration_dist: str = param("exponential", choices=("exponential", "lognormal"), label='Task durations', doc="task duration distribution")
     mean_task_duration: float = param(10.0, lo=0.01, hi=3600.0, step=0.5, slider=(2.0, 60.0),
-                                      doc="mean task duration (s)")
-    duration_sigma: float = param(1.0, lo=0.0, hi=3.0, step=0.1, doc="lognormal shape of durations")
-    size_dist: str = param("exponential", choices=("exponential", "lognormal"), doc="task size distribution")
-    mean_task_cpu: float = param(2.0, lo=1.0, hi=1024.0, step=0.5, doc="mean CPU units per task")
-    mean_task_mem: float = param(4.0, lo=1.0, hi=65_536.0, step=0.5, doc="mean memory units per task")
+                                      label='Mean task duration', unit='s', doc="mean task duration (s)")
+    duration_sigma: float = param(1.0, lo=0.0, hi=3.0, step=0.1, label='Duration spread σ', doc="lognormal shape of durations")
+    size_dist: str = param("exponential", choices=("exponential", "lognormal"), label='Task sizes', doc="task size distribution")
+    mean_task_cpu: float = param(2.0, lo=1.0, hi=1024.0, step=0.5, label='Mean task CPU', unit='units', doc="mean CPU units per task")
+    mean_task_mem: float = param(4.0, lo=1.0, hi=65_536.0, step=0.5, label='Mean task memory', unit='units', doc="mean memory units per task")
     # run
-    horizon: float = param(300.0, lo=1.0, hi=1e6, step=10.0, slider=(10.0, 600.0), doc="simulated seconds")
+    horizon: float = param(300.0, lo=1.0, hi=1e6, step=10.0, slider=(10.0, 600.0), label='Simulated time', unit='s',
+                           doc="simulated seconds")
     seed: int = seed_param()
     max_events: int = param(5_000_000, lo=1, hi=10**9, widget=False,
                             doc="refuse a config estimated to create more tasks plus view refreshes than this "

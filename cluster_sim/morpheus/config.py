@@ -48,46 +48,46 @@ class SLOConfig(Config):
 
     # ---- the history (no trace ships: a seeded generator stands in for the paper's month) ----------
     days: float = param(14.0, lo=1.0, hi=120.0, step=1.0, slider=(3.0, 30.0),
-                        doc="days of history (the paper: one month)")
+                        label='History', unit='days', doc="days of history (the paper: one month)")
     n_periodic: int = param(20, lo=2, hi=500, step=1, slider=(4, 40),
-                            doc="periodic templates whose period divides a day (hourly, daily, ...)")
+                            label='Periodic templates', doc="periodic templates whose period divides a day (hourly, daily, ...)")
     n_off_kilter: int = param(2, lo=0, hi=100, widget=False, doc="periodic templates with a 58 or 100 minute period")
     n_aperiodic: int = param(3, lo=0, hi=100, widget=False, doc="recurring templates with irregular arrivals")
     n_adhoc: int = param(20, lo=0, hi=5000, widget=False, doc="one-off jobs")
     max_steps: int = param(90, lo=4, hi=1440, step=1, slider=(10, 180),
-                           doc="longest typical run, in one-minute steps (the LP's K)")
+                           label='Longest run K', unit='minutes', doc="longest typical run, in one-minute steps (the LP's K)")
     run_noise: float = param(0.1, lo=0.0, hi=1.0, step=0.05, slider=(0.0, 0.5),
-                             doc="noise: lognormal sigma of a run's stage widths and lengths")
+                             label='Run-to-run noise σ', doc="noise: lognormal sigma of a run's stage widths and lengths")
     usage_noise: float = param(0.15, lo=0.0, hi=1.0, step=0.05, slider=(0.0, 0.5),
-                               doc="lognormal sigma of the minute-by-minute usage")
+                               label='Usage noise σ', doc="lognormal sigma of the minute-by-minute usage")
     straggler_rate: float = param(0.1, lo=0.0, hi=1.0, step=0.05, slider=(0.0, 0.5),
-                                  doc="chance that a stage of a run has a straggler tail")
+                                  label='Straggler chance', unit='per stage', doc="chance that a stage of a run has a straggler tail")
     input_delay_rate: float = param(0.05, lo=0.0, hi=1.0, step=0.05, widget=False,
                                     doc="chance that a run's input arrives late")
     failure_rate: float = param(0.03, lo=0.0, hi=0.5, step=0.01, widget=False, doc="chance that a run fails")
     # ---- SLO inference (§4) ----------------------------------------------------------------------------
     a_percentile: float = param(95.0, lo=0.0, hi=100.0, step=5.0,
-                                doc="a_j: this percentile of T_inAvail (the paper: 95th)")
+                                label='Input-availability percentile a_j', unit='%', doc="a_j: this percentile of T_inAvail (the paper: 95th)")
     d_percentile: float = param(50.0, lo=0.0, hi=100.0, step=5.0,
-                                doc="d_j: this percentile of T_outRead (the paper: 50th)")
+                                label='Deadline percentile d_j', unit='%', doc="d_j: this percentile of T_outRead (the paper: 50th)")
     cv_threshold: float = param(0.1, lo=0.0, hi=2.0, step=0.01, widget=False,
                                 doc="largest CV = MAD/median of inter-arrivals (periodic) and of T_outRead (actionable)")
     min_slack_ratio: float = param(0.25, lo=0.0, hi=10.0, step=0.05, widget=False,
                                    doc="least median (T_outRead - T_end) / (T_end - T_start) for an actionable deadline")
     # ---- the job resource model (§5) -------------------------------------------------------------------
     alpha: float = param(0.01, lo=0.0, hi=1.0, step=0.01, slider=(0.0, 0.99),
-                         doc="weight of over-allocation against the final debt (the paper's best: 0.01)")
+                         label='Over-allocation weight α', doc="weight of over-allocation against the final debt (the paper's best: 0.01)")
     beta_fraction: float = param(0.1, lo=0.0, hi=10.0, step=0.05, slider=(0.0, 2.0),
-                                 doc="the regulariser's weight beta as a fraction of V (the paper: 0.1)")
+                                 label='Regulariser β', unit='× V', doc="the regulariser's weight beta as a fraction of V (the paper: 0.1)")
     history_runs: int = param(20, lo=2, hi=1000, step=1, slider=(2, 40),
-                              doc="runs of history R* is fitted on (the most recent training runs)")
+                              label='Training runs', doc="runs of history R* is fitted on (the most recent training runs)")
     train_fraction: float = param(0.7, lo=0.1, hi=0.9, step=0.05, widget=False,
                                   doc="share of each template's runs to learn from; the rest are held out (the paper: 70%)")
     # ---- the contract after drift (§2.3) ---------------------------------------------------------------
     drift_factor: float = param(1.4, lo=0.2, hi=5.0, step=0.1, slider=(0.5, 2.5),
-                                doc="a drifting job's run length after the change (§2.3: 40% slower on another SKU)")
+                                label='Run length after drift', unit='×', doc="a drifting job's run length after the change (§2.3: 40% slower on another SKU)")
     drift_window: int = param(7, lo=2, hi=200, step=1, slider=(2, 30),
-                              doc="runs in the sliding window the contract is refitted on after drift")
+                              label='Refit window', unit='runs', doc="runs in the sliding window the contract is refitted on after drift")
     # ---- run ----------------------------------------------------------------------------------------------
     seed: int = seed_param()
     max_lp_cells: int = param(3_000_000, lo=1, hi=10**10, widget=False,
@@ -191,36 +191,36 @@ class MorpheusConfig(Config):
     """
 
     arm: str = param("morpheus_dra", choices=ARMS,
-                     doc="how periodic jobs are provisioned: users' own counts on fair sharing, their counts packed "
+                     label='Provisioning', doc="how periodic jobs are provisioned: users' own counts on fair sharing, their counts packed "
                          "by LowCost in [a_j, d_j], R* from each run's start, R* packed by LowCost, and the same "
                          "with dynamic reprovisioning")
     # ---- the cluster ---------------------------------------------------------------------------------------------
-    machines: int = param(12, lo=1, hi=2000, step=1, slider=(2, 24), doc="machines in the cluster")
+    machines: int = param(12, lo=1, hi=2000, step=1, slider=(2, 24), label='Machines', doc="machines in the cluster")
     containers_per_machine: int = param(4, lo=1, hi=256, widget=False, doc="containers per machine (one core each)")
     # ---- the periodic jobs ---------------------------------------------------------------------------------------
-    jobs: int = param(10, lo=1, hi=400, step=1, slider=(2, 14), doc="periodic jobs (templates)")
+    jobs: int = param(10, lo=1, hi=400, step=1, slider=(2, 14), label='Periodic jobs', doc="periodic jobs (templates)")
     hourly_share: float = param(0.5, lo=0.0, hi=1.0, step=0.05,
-                                doc="period mix: the share of hourly jobs (the rest divide the cycle; half of them "
+                                label='Hourly jobs', unit='share', doc="period mix: the share of hourly jobs (the rest divide the cycle; half of them "
                                     "run once per cycle)")
     cycle_minutes: int = param(240, choices=CYCLES,
-                               doc="the LCM cycle simulated, in minutes (the paper's: a day)")
+                               label='Cycle simulated', unit='minutes', doc="the LCM cycle simulated, in minutes (the paper's: a day)")
     median_width: float = param(6.0, lo=1.0, hi=200.0, step=0.5, widget=False,
                                 doc="median containers of a stage (lognormal across templates)")
     task_minutes: float = param(5.0, lo=0.25, hi=60.0, step=0.25, widget=False,
                                 doc="length of a periodic job's tasks: a stage runs in waves of its width")
     slack: float = param(2.0, lo=0.25, hi=10.0, step=0.25, slider=(0.25, 5.0),
-                         doc="median slack ratio (T_outRead - T_end) / (T_end - T_start) of the consumers (Fig. 9a)")
+                         label='Median slack ratio', doc="median slack ratio (T_outRead - T_end) / (T_end - T_start) of the consumers (Fig. 9a)")
     run_noise: float = param(0.1, lo=0.0, hi=1.0, step=0.05, widget=False,
                              doc="lognormal sigma of a run's stage widths and lengths")
     straggler_rate: float = param(0.1, lo=0.0, hi=1.0, step=0.05, slider=(0.0, 0.5),
-                                  doc="chance that a stage of a run has a straggler (one task 2-4x longer)")
+                                  label='Straggler chance', unit='per stage', doc="chance that a stage of a run has a straggler (one task 2-4x longer)")
     input_delay_rate: float = param(0.05, lo=0.0, hi=1.0, step=0.05, slider=(0.0, 0.5),
-                                    doc="chance that a run's input is written late (exponential, mean 5 minutes)")
+                                    label='Late-input chance', unit='per run', doc="chance that a run's input is written late (exponential, mean 5 minutes)")
     late_start: float = param(15.0, lo=0.0, hi=120.0, step=1.0, slider=(0.0, 30.0),
-                              doc="minutes one run is held back on purpose (Fig. 12)")
+                              label='Held-back run delay', unit='minutes', doc="minutes one run is held back on purpose (Fig. 12)")
     # ---- ad hoc jobs -------------------------------------------------------------------------------------------
     adhoc_load: float = param(0.3, lo=0.0, hi=0.9, step=0.05, slider=(0.0, 0.75),
-                              doc="ad hoc work offered, as a share of the cluster (the paper: up to 75%)")
+                              label='Ad hoc load', unit='share of cluster', doc="ad hoc work offered, as a share of the cluster (the paper: up to 75%)")
     adhoc_task_minutes: float = param(10.0, lo=0.5, hi=60.0, step=0.5, widget=False,
                                       doc="mean length of an ad hoc task (exponential)")
     # ---- Morpheus: contracts, packing, reprovisioning --------------------------------------------------------
@@ -248,9 +248,9 @@ class MorpheusConfig(Config):
                                            "whose reservation ended is refused once the look-back holds none of it; "
                                            "True (the other reading) counts earlier grants too")
     rho: float = param(2.0, lo=0.1, hi=10.0, step=0.1, slider=(0.5, 4.0),
-                       doc="DRA's fudge factor: extra containers capped at rho * max(reservation in the last minutes)")
+                       label='DRA fudge factor ρ', doc="DRA's fudge factor: extra containers capped at rho * max(reservation in the last minutes)")
     hold_seconds: float = param(60.0, lo=10.0, hi=1800.0, step=10.0, slider=(30.0, 300.0),
-                                doc="T: seconds a DRA grant lasts before it is evaluated again (the paper: 60)")
+                                label='DRA grant length T', unit='s', doc="T: seconds a DRA grant lasts before it is evaluated again (the paper: 60)")
     recent_seconds: float = param(120.0, lo=0.0, hi=3600.0, step=60.0, widget=False,
                                   doc="the look-back of R_recent (the paper: 2 minutes)")
     # ---- run -------------------------------------------------------------------------------------------------

@@ -34,7 +34,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from ..checking import call_student
+from ..checking import CheckFailed, call_student
 from ..memo import remembered
 from .lowcost import PeriodicJob, lowcost_reference, place_stage_gangs, stage_interval
 from .plan import ReservationPlan
@@ -253,14 +253,14 @@ def check_packing(split: Callable = stage_interval, place: Callable = place_stag
                 for i, job in enumerate(case.jobs):
                     why = diagnose(windows[i], job, split, place, ReservationPlan(1).max_end_points)
                     if why:
-                        raise AssertionError(f"{_head(case, i)}:\n  {why}") from error
+                        raise CheckFailed(f"{_head(case, i)}:\n  {why}") from error
                 raise
             msg = first_difference(got, want, case)
             msg = first_difference(got, want, case)
             if msg:
                 i = next(i for i, (a, b) in enumerate(zip(got, want)) if a != b)
                 why = diagnose(windows[i], case.jobs[i], split, place, ReservationPlan(1).max_end_points)
-                raise AssertionError(f"{_head(case, i)}:\n  {why}" if why else msg)
+                raise CheckFailed(f"{_head(case, i)}:\n  {why}" if why else msg)
             n_cases += 1
             n_jobs += len(case.jobs)
     names = f"{getattr(split, '__name__', 'split')} and {getattr(place, '__name__', 'place')}"

@@ -38,7 +38,7 @@ import numpy as np
 from scipy import sparse
 from scipy.optimize import linprog
 
-from ..checking import call_student
+from ..checking import CheckFailed, call_student
 from .lp import LPLayout, build_lp, debt_constraints
 from .penalty import _debt, _terms, debt, first_debt_difference, penalty
 
@@ -141,7 +141,7 @@ def check_over_allocation(student: Callable, seeds=(0,)) -> str:
                 n, k = case.runs.shape
                 per_run = np.maximum(case.s[None, :] - case.runs, 0.0).sum(axis=1)
                 why = next((_cause(c, n, k) for c, v in wrong_over(case.runs, case.s).items() if _close(got, v)), None)
-                raise AssertionError(
+                raise CheckFailed(
                     f"over_allocation: {_show(case)}\n  yours: {float(got):g}, expected {want:g} (each run's summed "
                     f"over-allocation {per_run.tolist()}, averaged over the {n} runs)" + (f"\n  cause: {why}" if why else "")
                 )
@@ -158,7 +158,7 @@ def check_debt_table(student: Callable, seeds=(0,)) -> str:
             n_cases += 1
             arr = np.asarray(got, dtype=float)
             if arr.shape != want.shape:
-                raise AssertionError(f"debt_table: {_show(case)}\n  yours has shape {arr.shape}, expected "
+                raise CheckFailed(f"debt_table: {_show(case)}\n  yours has shape {arr.shape}, expected "
                                      f"{want.shape} (one debt per run and step)")
             where = first_debt_difference(arr, want)
             if where is None:
@@ -173,7 +173,7 @@ def check_debt_table(student: Callable, seeds=(0,)) -> str:
                    f"{want[i, k]:g} = {rule}")
             if arr[i, k] < 0 or (arr < -1e-9).any():
                 msg += f"\n  cause: {_cause('credit', *case.runs.shape)}"
-            raise AssertionError(msg)
+            raise CheckFailed(msg)
     return f"debt_table: all {n_cases} cases agree with the library, run by run and step by step"
 
 
@@ -207,8 +207,8 @@ def check_penalty(student: Callable, seeds=(0,), alphas=(0.0, 0.5, 1.0)) -> str:
                                 msg += f"\n  your A_u is {u:g}: {_cause(cu, n, k)}"
                             if co:
                                 msg += f"\n  your A_o is {o:g}: {_cause(co, n, k)}"
-                            raise AssertionError(msg)
-                raise AssertionError(msg)
+                            raise CheckFailed(msg)
+                raise CheckFailed(msg)
     return f"J: all {n_cases} cases ({n_cases // len(alphas)} skylines x alpha in {', '.join(f'{a:g}' for a in alphas)}) agree with the library"
 
 
@@ -240,14 +240,14 @@ def check_debt_rows(student: Callable, seeds=(0,)) -> str:
             layout = LPLayout(*case.runs.shape)
             got = call_student(student, case.runs.copy(), layout, name="debt_rows", forbid=(debt_constraints, build_lp))
             if not (isinstance(got, tuple) and len(got) == 2):
-                raise AssertionError(f"debt_rows: {case.name}: return a pair (A, b), got {type(got).__name__}")
+                raise CheckFailed(f"debt_rows: {case.name}: return a pair (A, b), got {type(got).__name__}")
             A = got[0].toarray() if sparse.issparse(got[0]) else np.asarray(got[0], dtype=float)
             b = np.asarray(got[1], dtype=float).ravel()
             A_ref, b_ref = debt_constraints(case.runs, layout)
             A_ref = A_ref.toarray()
             n_cases += 1
             if A.shape != A_ref.shape or b.shape != b_ref.shape:
-                raise AssertionError(
+                raise CheckFailed(
                     f"debt_rows: {_show(case)}\n  yours: A {A.shape}, b {b.shape}; expected A {A_ref.shape}, "
                     f"b {b_ref.shape} (one row per run and step, one column per LP variable: layout.n_variables)"
                 )
@@ -256,7 +256,7 @@ def check_debt_rows(student: Callable, seeds=(0,)) -> str:
                 r = int(np.flatnonzero(bad)[0])
                 i, k = divmod(r, layout.n_steps)
                 hint = " (at step 0 there is no D_i,-1: the debt starts at zero)" if k == 0 else ""
-                raise AssertionError(
+                raise CheckFailed(
                     f"debt_rows: {_show(case)}\n  row {r} (run {i}, step {k}) differs{hint}:\n"
                     f"    yours:    {_row_text(A[r], b[r], layout)}\n    expected: {_row_text(A_ref[r], b_ref[r], layout)}"
                     + (f"\n  i.e. D_{i},0 >= s_{{{i},0}} - s_0 written as -s_0 - D_{i},0 <= -s_{{{i},0}}" if k == 0 else
@@ -278,5 +278,5 @@ def solve_with_debt_rows(debt_rows: Callable, runs, alpha: float) -> tuple[np.nd
     b = np.concatenate([ref.b_ub[:n], np.asarray(b_d, dtype=float).ravel()])
     res = linprog(ref.c, A_ub=A, b_ub=b, bounds=(0, None), method="highs")
     if res.status != 0:
-        raise AssertionError(f"the LP with your debt rows did not solve: {res.message}")
+        raise CheckFailed(f"the LP with your debt rows did not solve: {res.message}")
     return ref.skyline(res.x), float(res.fun) + ref.constant

@@ -7,6 +7,7 @@ from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
 from matplotlib.ticker import NullLocator
 
 from ..ui import new_figure
+from ..ui.figures import legend_beside, plain_log_ticks
 from .fleet import FleetEvaluation
 from .penalty import debt
 
@@ -68,7 +69,7 @@ def plot_life():
 def plot_fig2a(result):
     """Fig. 2a: CDF of provisioned / used over the periodic jobs' runs, at the peak and over the area."""
     u = result.user_ratios()
-    fig, ax = new_figure(size=(6.5, 3.4))
+    fig, ax = new_figure(size=(9.0, 3.6))  # wide: the legend sits beside the curves
     for col, label, colour in (("peak_ratio", "peak: containers / peak used", "tab:purple"),
                                ("area_ratio", "area: containers x minutes / container-minutes used", "tab:olive")):
         x = np.sort(u[col].to_numpy())
@@ -77,14 +78,15 @@ def plot_fig2a(result):
     # the paper's Fig. 2a at the peak: 25% at or below 1x, and 75% x 20% = 15% at 10x or more (85% below 10x)
     ax.plot([1.0, 10.0], [0.25, 0.85], "kD", ms=6, mfc="none", label="the paper's Fig. 2a (peak): 25% ≤ 1x, 85% < 10x")
     ax.set_xscale("log")
+    plain_log_ticks(ax.xaxis)
     ax.set_xlabel("provisioned / used (log scale; 1 = exact)")
     ax.set_ylabel("share of runs ≤ x")
     ax.set_ylim(0, 1.02)
     over = float((u.peak_ratio > 1).mean())
     tenfold = float((u.peak_ratio[u.peak_ratio > 1] >= 10).mean()) if over > 0 else 0.0
     ax.set_title(f"Fig. 2a: users' provisioning: {over:.0%} of runs over-provisioned at their peak,\n{tenfold:.0%} of "
-                 "those 10x or more (the paper: 75% and 20%; one seed's fleet scatters around them)", fontsize=9)
-    ax.legend(fontsize=7, loc="lower right")
+                 "those 10x or more\n(the paper: 75% and 20%; one seed's fleet scatters around them)", fontsize=9)
+    legend_beside(ax)  # inside, it covered the peak curve
     return fig
 
 
@@ -103,10 +105,11 @@ def plot_periodicity(result):
         ax.scatter(idx, np.maximum(g.cv, floor), s=14, color=KIND_COLOURS.get(kind, "k"), label=kind)
     ax.axhline(result.config.cv_threshold, color="k", ls="--", lw=0.9, label=f"threshold {result.config.cv_threshold:g}")
     ax.set_yscale("log")
+    plain_log_ticks(ax.yaxis)
     ax.set_xlabel(f"templates with 3+ submissions, by CV of their inter-arrivals (CV 0 drawn at {floor:g})")
     ax.set_ylabel("CV = MAD / median (log)")
     ax.set_title("Which templates are periodic?", fontsize=9)
-    ax.legend(fontsize=7)
+    ax.legend()
     ax = axes[1]
     found = d[d.periodic]
     ax.scatter(found.true_period / 3600, found.period / 3600, s=18,
@@ -114,6 +117,7 @@ def plot_periodicity(result):
     top = max(24.0, float(np.nanmax(found.period)) / 3600 if len(found) else 24.0)
     ax.plot([0.5, top], [0.5, top], color="k", lw=0.6, ls=":")
     ax.set_xscale("log"), ax.set_yscale("log")
+    plain_log_ticks(ax.xaxis), plain_log_ticks(ax.yaxis)
     ax.set_xlabel("true period (h)")
     ax.set_ylabel("period found (h)")
     ax.set_title(f"{len(found)} templates found periodic; period = median inter-arrival", fontsize=9)
@@ -144,7 +148,7 @@ def plot_fig4(result, template: str | None = None):
     ax.set_xlabel("run (one per period)")
     ax.set_ylabel(f"{unit} after the period start")
     ax.set_title(f"Fig. 4 for {name} (period {period / 3600:g} h)", fontsize=9)
-    ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
+    ax.legend(loc="center left", bbox_to_anchor=(1.01, 0.5))
     return fig
 
 
@@ -157,6 +161,7 @@ def plot_fig9a(result):
     share = float((cdf.slack_ratio >= 2).mean()) if len(cdf) else float("nan")
     ax.text(2.05, 0.05, f"{share:.0%} of jobs could\nrun twice more", fontsize=7)
     ax.set_xscale("log")
+    plain_log_ticks(ax.xaxis)
     ax.set_xlabel("slack ratio (T_outRead − T_end) / (T_end − T_start), median per job")
     ax.set_ylabel("share of jobs ≤ x")
     ax.set_ylim(0, 1.02)
@@ -182,12 +187,10 @@ def plot_penalty_terms(runs, skyline, alpha: float = 0.5):
                alpha=0.35, label="over-allocated (wasted)")
         ax.bar(steps[:-1][short] + 0.5, (runs[i] - s)[short], bottom=s[short], width=1.0, color="tab:red", alpha=0.3,
                label="short (owed, the debt grows)")
-        ax.set_title(f"run {i}: over {np.maximum(s - runs[i], 0).sum():g}", fontsize=9)
+        ax.set_title(f"run {i}: over-allocated {np.maximum(s - runs[i], 0).sum():g}", fontsize=9)
         ax.set_xticks(np.arange(k) + 0.5, [str(j) for j in range(k)])
         ax.set_ylim(0, 1.3 * max(float(runs.max()), float(s.max())))
         ax.set_xlabel("step k")
-        if i == 0:
-            ax.legend(fontsize=6.5, loc="upper right")
         ax = axes[1, i]
         ax.bar(range(k), d[i], color="tab:red", alpha=0.7)
         for j, v in enumerate(d[i]):
@@ -197,6 +200,8 @@ def plot_penalty_terms(runs, skyline, alpha: float = 0.5):
         ax.set_xlabel("step k")
         ax.set_ylabel(f"debt D_{i}k")
         ax.set_title(f"final debt D_{i}K = {d[i, -1]:g}", fontsize=9)
+    # below the panels: inside the first one, the legend covered its run
+    fig.legend(*axes[0, 0].get_legend_handles_labels(), loc="outside lower center", ncol=2)
     fig.suptitle(f"J(s) = α·A_o + (1−α)·A_u with A_o = {np.maximum(s - runs, 0).sum() / n:g}, "
                  f"A_u = {d[:, -1].mean():g} (α = {alpha:g})", fontsize=10)
     return fig
@@ -218,7 +223,7 @@ def plot_lazy(example):
         ax.set_xlabel("step k")
         ax.set_ylabel("containers (clipped at 3)")
         ax.set_title(f"{title}\nR* = {np.round(fit.skyline, 3).tolist()}, ε = {fit.epsilon:.3f}", fontsize=9)
-        ax.legend(fontsize=7, loc="upper left")
+        ax.legend(loc="upper left")
     return fig
 
 
@@ -246,9 +251,10 @@ def _focus_axes(ax, result):
     ax.set_ylim(0, top)
     ax.set_xlabel("minutes since the run started")
     ax.set_ylabel("containers")
-    ax.set_title(f"{result.focus}: R* over its last {n} training runs\nover {fit.over:,.0f}, final debt {fit.under:,.1f} "
-                 f"container-minutes per run", fontsize=9)
-    ax.legend(fontsize=6.5, loc="upper right")
+    ax.set_title(f"{result.focus}: R* fitted on its last {n} training runs\nper run: {fit.over:,.0f} over-allocated, "
+                 f"{fit.under:,.1f} owed at the end\n(container-minutes)", fontsize=9)
+    # beside the axes: inside, it covered the user's provisioning
+    ax.legend(loc="center left", bbox_to_anchor=(1.01, 0.5))
 
 
 def plot_fig5(result):
@@ -266,11 +272,12 @@ def _cdf_axes(ax, per_run, column="area_ratio"):
                 lw=1.8 if p != "user" else 1.4, label=p if p != "user" else "user (manual)")
     ax.axvline(1.0, color="k", ls=":", lw=0.9)
     ax.set_xscale("log")
+    plain_log_ticks(ax.xaxis)
     ax.xaxis.set_minor_locator(NullLocator())  # log minor ticks cost a panel redraw more than the data
     ax.set_xlabel("provisioned / used, area (1 = ideal)")
     ax.set_ylabel("share of held-out runs ≤ x")
     ax.set_ylim(0, 1.02)
-    ax.legend(fontsize=7, loc="lower right")
+    ax.legend(loc="lower right")
 
 
 def _miss_axes(ax, per_run):
@@ -304,16 +311,17 @@ def plot_history_sweep(df):
     ax.set_xlabel("runs of history R* is fitted on")
     ax.set_ylabel("held-out runs missing d_j (%)")
     ax.set_title("worst-case misses fall as R* sees more runs", fontsize=9)
-    ax.legend(fontsize=7)
+    ax.legend()
     ax = axes[1]
     ax.plot(x, df.median_area_ratio, "o-", color=RSTAR, label="R*")
     ax.axhline(df.user_median_area_ratio.iloc[0], color=USER, ls="--", label="user (manual)")
     ax.axhline(1.0, color="k", ls=":", lw=0.8)
     ax.set_yscale("log")
+    plain_log_ticks(ax.yaxis)
     ax.set_xlabel("runs of history R* is fitted on")
     ax.set_ylabel("median provisioned / used (area)")
     ax.set_title("... and R* grows a little to cover them", fontsize=9)
-    ax.legend(fontsize=7)
+    ax.legend()
     return fig
 
 
@@ -332,10 +340,10 @@ def plot_drift(drift):
     axes[0].set_ylabel("R* area (container-minutes)")
     axes[0].set_title(f"{drift.template}: R* re-adapts (runs {drift.config.drift_factor:g}x longer after the change)",
                       fontsize=9)
-    axes[0].legend(fontsize=7)
+    axes[0].legend()
     axes[1].set_ylabel("runs of the next day missing d_j")
     axes[1].set_title("worst-case misses under the contract in force", fontsize=9)
-    axes[1].legend(fontsize=7)
+    axes[1].legend()
     return fig
 
 

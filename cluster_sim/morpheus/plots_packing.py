@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ui import new_figure
-from ..ui.figures import step_curve
+from ..ui import new_figure, policy_colour
+from ..ui.figures import legend_beside, step_curve
 from .lowcost import WindowResult
 from .plan import ReservationPlan
 
 STAGE_COLOURS = ("tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown", "tab:pink")
-ARM_COLOURS = {"user": "tab:gray", "packing_only": "tab:olive", "model_only": "tab:cyan", "morpheus": "tab:blue",
-               "morpheus_dra": "tab:green"}
+# each arm in the colour of its role, the same in every lab (cluster_sim.ui.style)
+ARM_COLOURS = {arm: policy_colour(arm) for arm in ("user", "packing_only", "model_only", "morpheus", "morpheus_dra")}
 
 
 def plot_lcm(plan: ReservationPlan, names=None, cycles: int = 2):
@@ -66,7 +66,7 @@ def plot_fig7(result: WindowResult, demands, gangs=None, k: int | None = None, t
     ax.set_xlim(-0.6, W - 0.4)
     ax.set_xlabel("step of the window [a, d)")
     ax.set_ylabel("containers")
-    ax.legend(fontsize=7, loc="upper left")
+    ax.legend(loc="upper left")
     ax.set_title(title or "LowCost places stages right to left, each in its share of the time left", fontsize=9)
     return fig
 
@@ -88,7 +88,7 @@ def plot_packing(lowcost: ReservationPlan, greedy: ReservationPlan, peaks, perio
     ax.plot(peaks["jobs"], peaks["mean"], label="mean load (a lower bound)", color="k", ls=":")
     ax.set_xlabel("jobs placed")
     ax.set_ylabel("peak c(t)")
-    ax.legend(fontsize=7)
+    legend_beside(ax)
     return fig
 
 
@@ -108,7 +108,7 @@ def plot_residual(plan: ReservationPlan):
     ax.set_xlim(0, H)
     ax.set_xlabel("step (minutes)")
     ax.set_ylabel(plan.resources[0])
-    ax.legend(fontsize=7, loc="upper right")
+    legend_beside(ax)
     ax.set_title(f"{len(plan.adhoc)} ad hoc jobs placed, {len(plan.dropped_adhoc)} dropped", fontsize=9)
     return fig
 
@@ -134,14 +134,14 @@ def _focus(ax, result):
     ax.set_ylabel("containers")
     verdict = "met" if not row["violated"] else "missed"
     ax.set_title(f"{f['template']} (held back): SLO {verdict}", fontsize=9)
-    ax.legend(fontsize=6.5, loc="upper right")
+    legend_beside(ax)
 
 
 def plot_cycle(result):
     """One simulated cycle: containers provisioned to periodic jobs (their queues' counts added up, which may
     exceed the cluster: users' counts come once per active run), used by them and by ad hoc jobs over time
     (left), and the held-back run of Fig. 12 (right)."""
-    fig, (left, right) = new_figure(1, 2, size=(10.5, 3.4))
+    fig, (left, right) = new_figure(1, 2, size=(12.0, 3.6))
     end = result.end
     C = result.config.containers
     pt, pv = result.series["provisioned"]
@@ -150,14 +150,14 @@ def plot_cycle(result):
     step_curve(left, np.asarray(ut) / 60, uv, end / 60, color="k", lw=0.8, label="used (all)")
     at, av = result.series["adhoc"]
     step_curve(left, np.asarray(at) / 60, av, end / 60, color="tab:orange", lw=0.8, label="used by ad hoc jobs")
-    left.axhline(C, color="k", ls="--", lw=0.8)
+    left.axhline(C, color="k", ls="--", lw=0.8, label=f"the cluster: {C} containers")
     left.set_xlim(0, end / 60)
     left.set_xlabel("minutes")
     left.set_ylabel("containers")
     s = result.summary()
     left.set_title(f"{result.arm}: {s['violations']}/{s['runs']} runs miss their SLO, "
                    f"utilisation {s['utilisation']:.0%}", fontsize=9)
-    left.legend(fontsize=7, loc="upper right")
+    legend_beside(left)
     _focus(right, result)
     return fig
 
@@ -174,7 +174,7 @@ def plot_comparison(table, footprints=None):
     axes[1].bar(arms, table["reserved_share"], color=colours, label="reserved for periodic jobs")
     axes[1].plot(arms, table["utilisation"], "kD", label="utilisation (all jobs)")
     axes[1].set_ylabel("share of the cluster")
-    axes[1].legend(fontsize=7)
+    axes[1].legend()
     for ax in axes[:2]:
         ax.tick_params(axis="x", labelrotation=35, labelsize=7)
     if footprints:
@@ -185,5 +185,5 @@ def plot_comparison(table, footprints=None):
         ax.axhline(footprints["target"], color="k", ls=":", label="target attainment")
         ax.set_xlabel("machines")
         ax.set_ylabel("SLO attainment (pooled)")
-        ax.legend(fontsize=7, title="smallest cluster", title_fontsize=7)
+        ax.legend(title="smallest cluster")
     return fig

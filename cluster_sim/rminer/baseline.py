@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..checking import call_student
+from ..checking import CheckFailed, call_student
 
 KEYS = ("total", "capacity", "mining")
 
@@ -80,11 +80,11 @@ def check_gain_split(student, cases=HAND_CASES) -> str:
     for none, plus1, rm in cases:
         got = call_student(student, list(none), list(plus1), list(rm), name="gain_split", forbid=gain_split)
         if not isinstance(got, dict) or set(got) != set(KEYS):
-            raise AssertionError(f"gain_split should return a dict with the keys {KEYS}, got {got!r}")
+            raise CheckFailed(f"gain_split should return a dict with the keys {KEYS}, got {got!r}")
         ref = gain_split(none, plus1, rm)
         wrong = [k for k in KEYS if not np.isclose(float(got[k]), ref[k], rtol=1e-6, atol=1e-9)]
         if wrong:
-            raise AssertionError(
+            raise CheckFailed(
                 f"gain_split(NoRM={list(none)}, NoRM + 1={list(plus1)}, RMiner={list(rm)}): "
                 + ", ".join(f"{k} = {float(got[k]):.4f}, expected {ref[k]:.4f}" for k in wrong)
                 + f". Cause: {_misconception({k: float(got[k]) for k in KEYS}, none, plus1, rm)}")

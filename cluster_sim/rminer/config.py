@@ -75,18 +75,20 @@ class RMinerConfig(ClusterConfig):
                                         doc="memory units per machine: the paper's 16 slots at 1/64-slot resolution")
     schedulers: int = engine_field("schedulers", 8, slider=(1, 32), doc="parallel schedulers (the paper: 8 or 16)")
     update_delay: float = engine_field("update_delay", 0.5, hi=5.0, step=0.05, slider=None,
+                                       label="View update delay d_u",
                                        doc="seconds between view updates d_u (0 = views always fresh)")
     think_time: float = engine_field("think_time", scaled_think_time(100), lo=0.0, closed="right", slider=None,
                                      widget=False,
                                      doc="seconds a normal scheduler spends per task, 1 / scheduling rate "
                                          "(the paper: 1 ms, 1000 tasks/s at 1500 machines; presets scale it)")
-    load: float = engine_field("load", 1.0, lo=0.05, closed="both", slider=(0.05, 2.5),
+    load: float = engine_field("load", 1.0, lo=0.05, closed="both", slider=(0.05, 2.5), label="Job arrival rate",
+                               unit="× the paper's",
                                doc="job arrival rate as a multiple of the paper's 1x (1.43 ms between jobs at "
                                    "1500 machines)")
     tasks_per_job: float = engine_field("tasks_per_job", 12.0, hi=100.0, slider=None, doc="mean tasks per job (the paper: 12)")
     mean_task_duration: float = engine_field("mean_task_duration", 5.0, lo=0.1, hi=60.0, step=0.1, slider=None,
-                                             doc="mean task execution time l (s)")
-    mean_task_cpu: float = engine_field("mean_task_cpu", 1.0, hi=64.0, doc="mean CPU slots per task (the paper: ~1.03 of 64)")
+                                             label="Mean task run time l", doc="mean task execution time l (s)")
+    mean_task_cpu: float = engine_field("mean_task_cpu", 1.0, hi=64.0, unit="slots", doc="mean CPU slots per task (the paper: ~1.03 of 64)")
     mean_task_mem: float = engine_field("mean_task_mem", 16.0, hi=1024.0, step=1.0, widget=False,
                                         doc="mean memory units per task (1/64 of a node, like the CPU)")
     horizon: float = engine_field("horizon", 30.0, hi=3600.0, step=5.0, slider=(5.0, 60.0), doc="simulated seconds")
@@ -97,17 +99,17 @@ class RMinerConfig(ClusterConfig):
     priority_levels: int = param(4, lo=1, hi=16, widget=False, doc="job priorities 0 (lowest) .. levels-1, uniform")
     # Resource Miner
     mode: str = param("none", choices=MODES,
-                      doc="NoRM (plain shared-state), NoRM + 1 scheduler (one more normal scheduler deciding at the "
+                      label='Resource Miner mode', doc="NoRM (plain shared-state), NoRM + 1 scheduler (one more normal scheduler deciding at the "
                           "RM scheduler's rate: RMiner's extra capacity without shadow mining), SafeRM or SmartRM")
     rm_speedup: float = param(1.0, lo=0.25, hi=16.0, step=0.25, slider=(0.25, 8.0),
-                              doc="the RM scheduler decides this many times faster than a normal scheduler "
+                              label='RM scheduler speed-up', unit='×', doc="the RM scheduler decides this many times faster than a normal scheduler "
                                   "(the paper: 'lower cost than one conventional scheduler', no number)")
     filter_ratio: float = param(0.5, lo=0.0, hi=1.0, step=0.05,
-                                doc="share of the tasks passing the RM filter that go to the RM scheduler")
+                                label='Share sent to the RM scheduler', doc="share of the tasks passing the RM filter that go to the RM scheduler")
     filter_threshold: float = param(1.0, lo=0.25, hi=8.0, step=0.25,
-                                    doc="filter threshold on execution time, in update delays (the paper: 1; "
+                                    label='RM filter threshold', unit='update delays', doc="filter threshold on execution time, in update delays (the paper: 1; "
                                         "SmartRM-C: 2, SmartRM-A: 4)")
-    adaptive_filter: bool = param(True, doc="scale the threshold by the five factors of §3.3")
+    adaptive_filter: bool = param(True, label='Adaptive filter (§3.3)', doc="scale the threshold by the five factors of §3.3")
     rm_max_priority: int = param(2, lo=0, hi=15, widget=False,
                                  doc="highest job priority the RM filter accepts (the top level is never preempted)")
 

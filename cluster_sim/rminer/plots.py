@@ -9,9 +9,11 @@ import pandas as pd
 from matplotlib.patches import FancyArrowPatch, FancyBboxPatch, Patch
 
 from ..claims import CONFIDENCE
-from ..ui import binned_means, new_figure, step_curve
+from ..ui import binned_means, new_figure, policy_colour, step_curve
+from ..ui.figures import legend_beside, plain_log_ticks
 
-MODE_COLOURS = {"none": "tab:gray", "plus1": "tab:purple", "safe": "tab:blue", "smart": "tab:orange"}
+# each mode in the colour of its role, the same in every lab (cluster_sim.ui.style)
+MODE_COLOURS = {mode: policy_colour(mode) for mode in ("none", "plus1", "safe", "smart")}
 MODE_NAMES = {"none": "NoRM", "plus1": "NoRM + 1 scheduler", "safe": "SafeRM", "smart": "SmartRM"}
 
 
@@ -105,7 +107,7 @@ def plot_timeline(tl):
     ax.set_xlabel("time (s)   (vertical lines: view updates)")
     ax.set_ylabel(f"free CPU slots on machine {tl.machine}")
     ax.set_xlim(0, tl.horizon)
-    ax.legend(fontsize=7, loc="upper right", ncol=2)
+    ax.legend(loc="upper right", ncol=2)
     ax.set_title("Stale local view: what ends between two updates stays invisible until the next")
     return fig
 
@@ -143,7 +145,8 @@ def plot_shadow_run(result, window: float | None = None):
     ax.set_xlabel("time (s)")
     ax.set_ylabel("CPU slots")
     ax.set_title(f"Shadow resources (ratio {result.shadow_ratio:.3f} vs theory {result.theory_shadow_ratio:.3f})")
-    ax.legend(fontsize=7, loc="upper left")
+    # below the axes, in a row: inside, it covered S(t), which fills the axes
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2)
     ax = axes[1]
     edges, dens = result.survival_hist
     ax.stairs(dens, edges, fill=True, alpha=0.5, color="tab:green", label="measured")
@@ -152,7 +155,7 @@ def plot_shadow_run(result, window: float | None = None):
     ax.set_xlabel("survival time T_s (s)")
     ax.set_ylabel("density (weighted by amount)")
     ax.set_title(f"Survival times (mean {result.survival_mean:.3f} s, d_u/2 = {cfg.update_delay / 2:.3f} s)")
-    ax.legend(fontsize=7)
+    ax.legend()
     return fig
 
 
@@ -173,7 +176,7 @@ def plot_fig4(df):
     ax.set_xticks(x, labels, rotation=60, fontsize=7)
     ax.set_xlabel("update delay d_u (s) / mean task duration l (s)")
     ax.set_ylabel("shadow / allocated")
-    ax.legend(fontsize=8)
+    ax.legend()
     ax.set_title(f"Fig. 4 in miniature: {note}", fontsize=9)
     ax = axes[1]
     deviation = seed_stats(df, cells, "deviation")
@@ -184,13 +187,14 @@ def plot_fig4(df):
     ax.axhline(0, color="k", lw=0.6)
     ax.axhspan(-15, 15, color="tab:green", alpha=0.08, label="±15%")
     ax.set_xscale("log")
+    plain_log_ticks(ax.xaxis)
     ticks = sorted(df["mean_task_duration"].unique())
     ax.set_xticks(ticks, [f"{v:g}" for v in ticks])
     ax.minorticks_off()
     ax.set_xlabel("mean task duration l (s)")
     ax.set_ylabel("measured / theory − 1 (%)")
     ax.set_title(f"Deviation from the model: {note}", fontsize=9)
-    ax.legend(fontsize=7)
+    ax.legend()
     return fig
 
 
@@ -243,9 +247,9 @@ def plot_modes(df):
     ax.set_xticks(x, [f"{k} sched.\n{l:g}x load" for k, l in cells], fontsize=7)
     ax.set_ylim(bottom=0)
     ax.set_title("share of the shadow used by RM tasks (%)", fontsize=9)
-    ax.legend(fontsize=7, loc="upper left")
+    legend_beside(ax)  # inside, it covered the points at default
     handles, labels = axes[0][0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="outside lower center", ncol=len(modes), fontsize=8, frameon=False)
+    fig.legend(handles, labels, loc="outside lower center", ncol=len(modes), frameon=False)
     fig.suptitle(f"Figs. 10-14 in miniature: {seeds_note(df)}", fontsize=10)
     return fig
 
@@ -273,7 +277,7 @@ def plot_reach(df, paper_util: float = 5.8, paper_throughput: float = 28.0):
     ax.set_xlabel("utilisation gain over NoRM (points)")
     handles = [Patch(color=c, label=f"SmartRM: {label}") for _, label, c in parts]
     handles += [Patch(color=MODE_COLOURS["plus1"], label="NoRM + 1 scheduler"), line]
-    fig.legend(handles, [h.get_label() for h in handles[:-1]] + [f"paper: +{paper_util:g} points"], fontsize=7,
+    fig.legend(handles, [h.get_label() for h in handles[:-1]] + [f"paper: +{paper_util:g} points"],
                loc="outside lower center", ncol=len(handles), frameon=False)
     ax = axes[1]
     ax.barh(y, 100 * sub["throughput_gain"].to_numpy(), color=[MODE_COLOURS[m] for m in sub["mode"]])
@@ -297,7 +301,7 @@ def plot_node_utilisation(series: dict, title: str = ""):
     ax.set_ylabel("per-node CPU utilisation (%)")
     ax.set_ylim(bottom=0)
     ax.set_title(title or "Fig. 11 in miniature: node utilisation (line: mean over nodes; band: ± 1 s.d.)", fontsize=9)
-    ax.legend(fontsize=7, loc="lower right")
+    ax.legend(loc="lower right")
     return fig
 
 
@@ -333,7 +337,7 @@ def plot_variants(df):
         axes[2].text(0.5, 0.6, "no RM task was killed:\nno normal commit collided with one", ha="center",
                      va="center", fontsize=8, transform=axes[2].transAxes)
     handles, labels = axes[0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="outside lower center", ncol=len(variants), fontsize=8, frameon=False)
+    fig.legend(handles, labels, loc="outside lower center", ncol=len(variants), frameon=False)
     fig.suptitle(f"SmartRM variants (Figs. 15-16): {seeds_note(df)}", fontsize=10)
     return fig
 
@@ -361,7 +365,7 @@ def plot_run(result):
     ax.set_ylabel("CPU allocated (%)")
     ax.set_title(f"{MODE_NAMES[result.config.mode]}: utilisation {100 * result.cpu_utilization:.1f}%, "
                  f"{result.throughput:.0f} tasks/s", fontsize=9)
-    ax.legend(fontsize=7, loc="lower right")
+    ax.legend(loc="lower right")
     ax = axes[1]
     labels = ["shadow ratio", "theory d_u/2l", "shadow used", "conflict rate", "RM killed share"]
     vals = [result.shadow_ratio, result.theory_shadow_ratio, result.shadow_used_share, result.conflict_rate,
@@ -387,7 +391,7 @@ def plot_modes_message(df):
         _cell_bars(ax, df, cells, modes, col, 100)
         ax.axhline(0, color="k", lw=0.6)
         ax.set_title(title, fontsize=9)
-    axes[0].legend(fontsize=7, loc="upper right")
+    axes[0].legend(loc="upper right")
     fig.suptitle(f"One more scheduler gains more; only RMiner uses shadow ({seeds_note(df)})", fontsize=10)
     return fig
 

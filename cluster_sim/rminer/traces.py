@@ -25,6 +25,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from ..checking import CheckFailed
 from .config import RMinerConfig
 from .measure import ShadowMeter
 from .model import RMinerModel
@@ -172,10 +173,10 @@ def reference_traverse_order(shadow, free, mode: str) -> list[int]:
 def first_difference(yours: Sequence, expected: Sequence, describe: Callable[[int], str], what: str) -> None:
     """Raise ``AssertionError`` naming the first index where ``yours`` and ``expected`` differ."""
     if len(yours) != len(expected):
-        raise AssertionError(f"{what}: you returned {len(yours)} values for {len(expected)} {what}s")
+        raise CheckFailed(f"{what}: you returned {len(yours)} values for {len(expected)} {what}s")
     for i, (a, b) in enumerate(zip(yours, expected)):
         if not _same(a, b):
-            raise AssertionError(
+            raise CheckFailed(
                 f"{what} {i} of {len(expected)} differs from the reference:\n  {describe(i)}\n"
                 f"  yours:    {a!r}\n  expected: {b!r}"
             )

@@ -52,23 +52,23 @@ def _job_vertices(seed: int, stages: int, spools: int, max_vertices: int, decay:
 class ShaperConfig(Config):
     """One random SCOPE-like job (and a synthetic fleet) run with and without resource shaping."""
 
-    stages: int = param(14, lo=2, hi=60, slider=(2, 40), doc="stages in the random job")
-    spools: int = param(3, lo=0, hi=30, doc="stages allowed to feed several consumers (spools)")
-    max_vertices: int = param(80, lo=1, hi=2000, step=1, slider=(1, 400), doc="vertices of the widest (first) stages")
-    decay: float = param(0.8, lo=0.3, hi=1.0, step=0.05, doc="vertex count shrink per stage level (taper)")
+    stages: int = param(14, lo=2, hi=60, slider=(2, 40), label='Stages', doc="stages in the random job")
+    spools: int = param(3, lo=0, hi=30, label='Spools', doc="stages allowed to feed several consumers (spools)")
+    max_vertices: int = param(80, lo=1, hi=2000, step=1, slider=(1, 400), label='Widest stage', unit='vertices', doc="vertices of the widest (first) stages")
+    decay: float = param(0.8, lo=0.3, hi=1.0, step=0.05, label='Vertex taper per level', doc="vertex count shrink per stage level (taper)")
     over_allocation: float = param(2.0, lo=0.1, hi=30.0, step=0.1,
-                                   doc="user's tokens / the job's natural peak (1 = exactly the peak)")
-    mode: str = param("conservative", choices=MODES, doc="shaper: off, the paper's conservative, or a variant")
+                                   label="User's tokens", unit='× natural peak', doc="user's tokens / the job's natural peak (1 = exactly the peak)")
+    mode: str = param("conservative", choices=MODES, label='Shaper mode', doc="shaper: off, the paper's conservative, or a variant")
     request_delay: float = param(10.0, lo=0.0, hi=200.0, step=1.0,
-                                 doc="aggressive mode: seconds until re-requested tokens arrive")
-    mean_duration: float = param(10.0, lo=1.0, hi=100.0, step=1.0, doc="mean vertex duration (s)")
-    vertex_sigma: float = param(0.3, lo=0.0, hi=1.5, step=0.05, doc="lognormal spread of vertex durations in a stage")
+                                 label='Re-request delay', unit='s', doc="aggressive mode: seconds until re-requested tokens arrive")
+    mean_duration: float = param(10.0, lo=1.0, hi=100.0, step=1.0, label='Mean vertex duration', unit='s', doc="mean vertex duration (s)")
+    vertex_sigma: float = param(0.3, lo=0.0, hi=1.5, step=0.05, label='Vertex duration spread σ', doc="lognormal spread of vertex durations in a stage")
     cost_error: float = param(0.0, lo=0.0, hi=1.5, step=0.05,
-                              doc="lognormal spread of the optimizer's stage-duration estimates (cost-aware mode)")
-    progress: float = param(0.3, lo=0.0, hi=1.0, step=0.01, doc="execution point: share of the job's time elapsed")
-    cluster_jobs: int = param(12, lo=2, hi=500, slider=(2, 60), doc="jobs arriving at the token-limited virtual cluster")
+                              label='Optimizer estimate error σ', doc="lognormal spread of the optimizer's stage-duration estimates (cost-aware mode)")
+    progress: float = param(0.3, lo=0.0, hi=1.0, step=0.01, label='Execution point', unit='share of run time', doc="execution point: share of the job's time elapsed")
+    cluster_jobs: int = param(12, lo=2, hi=500, slider=(2, 60), label='Jobs in the virtual cluster', doc="jobs arriving at the token-limited virtual cluster")
     cluster_tokens: float = param(1.5, lo=1.0, hi=20.0, step=0.1,
-                                  doc="virtual cluster's token capacity / the largest job's tokens")
+                                  label='Virtual cluster tokens', unit='× largest job', doc="virtual cluster's token capacity / the largest job's tokens")
     fleet_jobs: int = param(30, lo=5, hi=2000, slider=(5, 100), doc="jobs per synthetic cluster")
     fleet_clusters: int = param(3, lo=1, hi=5, doc="synthetic clusters (profiles of the paper's Fig. 4c)")
     fleet_max_width: int = param(1000, lo=2, hi=3000, slider=(2, 1000), doc="cap on a fleet job's widest stage (CI speed)")

@@ -33,10 +33,10 @@ def plot_cluster(result: ClusterResult):
     axes[0].axhline(result.shaped.capacity, color="grey", ls=":", lw=1, label="token capacity")
     axes[0].set_ylabel("tokens held")
     # below the axes: inside, a legend covers one of the curves (the static one reaches the capacity)
-    fig.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", ncol=2, fontsize=7)
+    fig.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", ncol=2)
     axes[1].set_ylabel("jobs waiting")
     axes[1].set_xlabel("time (s)")
-    axes[0].set_title(f"a token-limited virtual cluster: the same job stream, shaping off vs on (one seed, "
+    axes[0].set_title(f"a token-limited virtual cluster: the same job stream, shaping off vs on\n(one seed, "
                       f"{result.config.seed}; the claims pool seeds)", fontsize=10)
     return fig
 
@@ -155,7 +155,7 @@ def plot_skyline(result: JobResult):
     ax.set_ylim(0, off.tokens * 1.08)
     ax.set_title(f"one job (seed {result.config.seed}): savings {100 * result.savings:.1f}% of the allocated "
                  f"token-seconds, slowdown {100 * result.slowdown:.1f}%", fontsize=10)
-    fig.legend(*ax.get_legend_handles_labels(), loc="outside lower center", ncol=2, fontsize=8)
+    fig.legend(*ax.get_legend_handles_labels(), loc="outside lower center", ncol=2)
     return fig
 
 
@@ -177,7 +177,7 @@ def plot_estimates(df: pd.DataFrame):
                  fontsize=10)
     ax.set_xlabel("time of the vertex completion (s)")
     ax.set_ylabel("tokens")
-    fig.legend(*ax.get_legend_handles_labels(), loc="outside right upper", fontsize=7)
+    fig.legend(*ax.get_legend_handles_labels(), loc="outside right upper")
     return fig
 
 
@@ -215,7 +215,7 @@ def plot_opportunity(fleet: FleetResult):
     axes[0].plot(x - 0.2, paper["opportunity_over"], "k_", ms=18, mew=2, label="paper: the two gaps")
     axes[0].plot(x + 0.2, paper["shaper_savings_over"], "kx", ms=8, mew=2, label="paper: savings")
     axes[1].plot(x + 0.2, paper["shaper_savings"], "kx", ms=8, mew=2)
-    fig.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", ncol=5, fontsize=8)
+    fig.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", ncol=5)
     fig.suptitle(f"one fleet (seed {fleet.config.seed}): the claims table pools seeds", fontsize=10)
     return fig
 
@@ -230,7 +230,7 @@ def plot_job_savings(fleet: FleetResult, cluster: str | None = None):
     total = 100 * (1 - g["shaped_area"].sum() / g["static_area"].sum())
     ax.axhline(1.0, color="grey", lw=0.8, ls=":")
     ax.set_title(f"{name} (Fig. 6, one seed, {fleet.config.seed}): {(g['savings'] >= 0.01).sum()} of {len(g)} jobs "
-                 f"save at least 1% (dotted); "
+                 f"save at least 1% (dotted);\n"
                  f"mean {100 * g['savings'].mean():.1f}%, cumulative {total:.1f}% (dark: over-allocated jobs)",
                  fontsize=9)
     ax.set_xlabel("jobs, sorted by savings")
@@ -249,7 +249,7 @@ def plot_delay_tradeoff(sweep: pd.DataFrame):
     jobs = sweep.attrs.get("jobs")
     ax.set_title("following the curve back up costs latency once tokens arrive late"
                  + (f" (mean over {jobs} jobs)" if jobs else ""), fontsize=10)
-    ax.legend(fontsize=8)
+    ax.legend()
     return fig
 
 

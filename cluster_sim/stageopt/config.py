@@ -62,14 +62,16 @@ class PlacementConfig(Config):
     """Lab 06: placement plans (§5.2, Expt 6) over a learned latency model."""
 
     seed: int = seed_param(widget=False)
-    instances: int = param(300, lo=1, hi=20000, step=10, slider=(10, 400), doc="instances per stage (m)")
-    machines: int = param(120, lo=1, hi=5000, step=10, slider=(10, 200), doc="machines offered to the stage (n)")
+    instances: int = param(300, lo=1, hi=20000, step=10, slider=(10, 400), label='Instances per stage m',
+                           doc="instances per stage (m)")
+    machines: int = param(120, lo=1, hi=5000, step=10, slider=(10, 200), label='Machines offered n',
+                          doc="machines offered to the stage (n)")
     stages: int = param(3, lo=1, hi=200, slider=(1, 4), doc="stages averaged over")
-    skew: float = param(1.0, lo=0.0, hi=2.5, step=0.1, doc="lognormal sigma of input rows per instance")
-    busy_fraction: float = param(0.5, lo=0.0, hi=1.0, step=0.05, doc="machine-state mix: share of busy machines")
-    alpha: int = param(4, lo=1, hi=64, slider=(1, 16), doc="diversity cap α: most instances of the stage per machine")
-    cores0: float = param(2.0, lo=0.5, hi=8.0, step=0.5, doc="HBO resource plan Θ0: cores")
-    memory0: float = param(4.0, lo=1.0, hi=16.0, step=1.0, doc="HBO resource plan Θ0: memory (GB)")
+    skew: float = param(1.0, lo=0.0, hi=2.5, step=0.1, label='Input skew σ', doc="lognormal sigma of input rows per instance")
+    busy_fraction: float = param(0.5, lo=0.0, hi=1.0, step=0.05, label='Busy machines', unit='share', doc="machine-state mix: share of busy machines")
+    alpha: int = param(4, lo=1, hi=64, slider=(1, 16), label='Diversity cap α', unit='instances per machine', doc="diversity cap α: most instances of the stage per machine")
+    cores0: float = param(2.0, lo=0.5, hi=8.0, step=0.5, label='HBO plan Θ0: cores', doc="HBO resource plan Θ0: cores")
+    memory0: float = param(4.0, lo=1.0, hi=16.0, step=1.0, label='HBO plan Θ0: memory', unit='GB', doc="HBO resource plan Θ0: memory (GB)")
     levels: int = param(4, lo=2, hi=10, doc="discretisation degree of CPU/memory states (DD)", widget=False)
     train_stages: int = param(600, lo=20, hi=5000, doc="stages in the simulated training traces", widget=False)
     trace_noise: float = param(0.1, lo=0.0, hi=0.5, doc="lognormal run-to-run noise in the traces", widget=False)
@@ -133,9 +135,12 @@ class ResourcePlanConfig(Config):
     skew: float = field_of(PlacementConfig, "skew")
     busy_fraction: float = field_of(PlacementConfig, "busy_fraction")
     alpha: int = field_of(PlacementConfig, "alpha")
-    grid: str = param("default", choices=tuple(GRIDS), doc="resource configurations RAA may choose")
-    latency_weight: float = param(0.5, lo=0.0, hi=1.0, step=0.05, doc="WUN weight on latency (cost gets 1 − it)")
-    noise: float = param(0.15, lo=0.0, hi=0.33, step=0.01, doc="σ/μ of actual latency around the prediction (noisy case)")
+    grid: str = param("default", choices=tuple(GRIDS), label="RAA's resource grid",
+                      doc="resource configurations RAA may choose")
+    latency_weight: float = param(0.5, lo=0.0, hi=1.0, step=0.05, label='WUN latency weight',
+                                  doc="WUN weight on latency (cost gets 1 − it)")
+    noise: float = param(0.15, lo=0.0, hi=0.33, step=0.01, label='Latency noise σ/μ',
+                         doc="σ/μ of actual latency around the prediction (noisy case)")
     study_stages: int = param(8, lo=1, hi=100, doc="stages in the Expt 7 (RAA choices) and Expt 10 (model accuracy) "
                                                   "studies", widget=False)
     moo_instances: int = param(16, lo=2, hi=200, doc="instances per stage in the MOO-baseline study", widget=False)

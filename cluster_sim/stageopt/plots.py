@@ -7,6 +7,7 @@ import pandas as pd
 from matplotlib.ticker import LogFormatter
 
 from ..ui import new_figure
+from ..ui.figures import legend_beside, plain_log_ticks
 
 __all__ = ["plot_placement", "plot_channel_ablation", "plot_resource_plans", "plot_model_accuracy", "plot_claims"]
 
@@ -22,7 +23,9 @@ def _log_axes(ax) -> None:
     """Log scales with plain tick labels, not mathtext's 10^3: parsing mathtext took a third of a
     panel redraw. Minor ticks are labelled when the axis spans under two decades, as by default."""
     ax.set_xscale("log")
+    plain_log_ticks(ax.xaxis)
     ax.set_yscale("log")
+    plain_log_ticks(ax.yaxis)
     for axis in (ax.xaxis, ax.yaxis):
         axis.set_major_formatter(_PlainLogFormatter())
         axis.set_minor_formatter(_PlainLogFormatter(labelOnlyBase=False, minor_thresholds=(2, 0.5)))
@@ -54,7 +57,7 @@ def plot_placement(result):
     ax2.set_xlabel("instance input rows")
     ax2.set_ylabel("predicted instance latency (s)")
     ax2.set_title("stage 0: the slowest instance sets the stage latency")
-    ax2.legend(fontsize=8)
+    ax2.legend()
     return fig
 
 
@@ -72,7 +75,7 @@ def plot_channel_ablation(ablation: pd.DataFrame):
 def plot_resource_plans(result):
     """(a) stage 0: every plan on RAA's front scored per instance, the exact front, the WUN pick,
     Fuxi and IPA, all in the model's (noise-free) terms; (b) Table 4's reductions vs Fuxi."""
-    fig, (ax1, ax2) = new_figure(1, 2, size=(11, 3.8))
+    fig, (ax1, ax2) = new_figure(1, 2, size=(14, 3.8))  # wide: ax1's legend beside it, six labels under ax2
     ex = result.example
     exact = ex["exact front"]
     ax1.plot(exact[:, 0], exact[:, 1], "-", lw=1, color="0.55", label=f"exact front, per instance ({len(exact)} points)")
@@ -85,7 +88,7 @@ def plot_resource_plans(result):
     ax1.set_xlabel("stage latency (s, predicted)")
     ax1.set_ylabel("stage cost (predicted)")
     ax1.set_title(f"stage 0: {ex['instances']} instances, {ex['units']} RAA units")
-    ax1.legend(fontsize=7)
+    legend_beside(ax1)  # inside, it hid Fuxi's point at default
     t = result.table.reset_index()
     t = t[t.method != "Fuxi"]
     labels = [f"{m}\n{mo}" for m, mo in zip(t.method, t["mode"])]
@@ -96,7 +99,7 @@ def plot_resource_plans(result):
     ax2.axhline(0, color="k", lw=0.8)
     ax2.set_ylabel("reduction vs Fuxi (%)")
     ax2.set_title(f"Expt 9: net benefit, one seed ({result.config.seed})")
-    ax2.legend(fontsize=8)
+    ax2.legend()
     return fig
 
 
@@ -109,14 +112,14 @@ def plot_model_accuracy(table: pd.DataFrame):
     ax1.set_xticks(x, [n.replace(" (", "\n(") for n in table.index], fontsize=7)
     ax1.set_ylabel("held-out error (%)")
     ax1.set_title("bootstrap models, most accurate first (one seed)")
-    ax1.legend(fontsize=8)
+    ax1.legend()
     ax2.bar(x - 0.2, 100 * table["latency RR vs Fuxi"], 0.4, label="stage latency")
     ax2.bar(x + 0.2, 100 * table["cost RR vs Fuxi"], 0.4, label="cost")
     ax2.set_xticks(x, [n.replace(" (", "\n(") for n in table.index], fontsize=7)
     ax2.axhline(0, color="k", lw=0.8)
     ax2.set_ylabel("RAA's reduction vs Fuxi (%, ground truth)")
     ax2.set_title("Expt 10: RAA on Fuxi's placement (one seed)")
-    ax2.legend(fontsize=8)
+    ax2.legend()
     return fig
 
 
@@ -139,5 +142,5 @@ def plot_claims(table: pd.DataFrame, keys, title: str = "our claims beside the p
     ax.axvline(0, color="k", lw=0.8)
     ax.set_xlabel("percent (a reduction rate, a difference of two, or an error)")
     ax.set_title(title)
-    ax.legend(fontsize=7, loc="best")
+    ax.legend(loc="best")
     return fig

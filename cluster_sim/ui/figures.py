@@ -23,6 +23,25 @@ def new_figure(nrows: int = 1, ncols: int = 1, size: tuple[float, float] = (7.0,
     return fig, axes
 
 
+class PlainLogFormatter(matplotlib.ticker.LogFormatterSciNotation):
+    """A log axis's tick labels as plain numbers (2, 0.5, 1000), on the ticks matplotlib would label: its own
+    labels, such as 2×10⁰ on an axis spanning less than a decade, read as a formula, not a value."""
+
+    def __call__(self, x, pos=None):
+        return f"{x:g}" if super().__call__(x, pos) else ""
+
+
+def plain_log_ticks(axis) -> None:
+    """Label the ticks of a log-scaled ``axis`` (``ax.xaxis`` or ``ax.yaxis``) with :class:`PlainLogFormatter`."""
+    axis.set_major_formatter(PlainLogFormatter(base=axis.get_transform().base))
+    axis.set_minor_formatter(PlainLogFormatter(base=axis.get_transform().base, labelOnlyBase=False))
+
+
+def legend_beside(ax: Axes, **kwargs):
+    """The axes' legend to the right of it, where it covers no data (a constrained layout makes room for it)."""
+    return ax.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), **kwargs)
+
+
 def step_curve(ax: Axes, times, values, t_end: float | None = None, **kwargs) -> None:
     """Draw a step function whose value holds from each change time on (exactly as recorded)."""
     times, values = np.asarray(times, float), np.asarray(values, float)
@@ -43,7 +62,8 @@ def plot_cdf(ax: Axes, samples: dict, xlabel: str, log: bool = False) -> None:
     ax.set_ylim(0, 1.02)
     if log:
         ax.set_xscale("log")
-    ax.legend(fontsize=8)
+        plain_log_ticks(ax.xaxis)
+    ax.legend()
 
 
 def plot_utilisation(result, ax: Axes | None = None, bins: int = 120):
@@ -60,7 +80,7 @@ def plot_utilisation(result, ax: Axes | None = None, bins: int = 120):
     ax.set_ylabel("allocated / capacity")
     ax.set_ylim(0, 1.05)
     ax.set_title("Utilisation")
-    ax.legend(fontsize=8, loc="lower right")
+    ax.legend(loc="lower right")
     return fig or ax.figure
 
 
@@ -134,7 +154,7 @@ def plot_queue_usage(scheduler, horizon: float, ax: Axes | None = None):
     ax.set_xlabel("time (s)")
     ax.set_ylabel("CPU held (% of cluster)")
     ax.set_title("Queues: CPU held (lines), guarantee (dashed), elastic maximum (dotted)", fontsize=10)
-    ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.0, 0.5))
+    ax.legend(loc="center left", bbox_to_anchor=(1.0, 0.5))
     return fig or ax.figure
 
 

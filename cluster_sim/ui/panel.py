@@ -45,9 +45,8 @@ import time
 from typing import Any, Callable, Sequence
 
 import ipywidgets as widgets
-from IPython import get_ipython
-from IPython.display import Image, display
 
+from ..config import field_label
 from ..progress import quiet
 
 #: a change estimated to take longer than this many seconds is refused by a panel (the slider
@@ -55,6 +54,23 @@ from ..progress import quiet
 PANEL_BUDGET_SECONDS = 5.0
 #: at most this many values on a slider; a wider range gets a typed box only (e.g. a seed)
 MAX_SLIDER_VALUES = 100_000
+#: changes made within this many seconds of each other (arrow keys held down, a slider dragged) run once, with the
+#: latest values: each run takes about a second, and a run per key press would queue up seconds of stale redraws
+DEBOUNCE_SECONDS = 0.3
+
+
+def later(callback: Callable[[], Any]) -> None:
+    """Run ``callback`` once the changes arriving now have arrived: after :data:`DEBOUNCE_SECONDS` on a running
+    event loop (a kernel handles widget messages on one; those queued behind a run arrive before it), or at once
+    where there is none (an in-process shell, a script, a test)."""
+    import asyncio
+
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        callback()
+    else:
+        loop.call_later(DEBOUNCE_SECONDS, callback)
 
 
 def _decimals(step: float) -> int:
@@ -104,16 +120,20 @@ class FieldControl:
         self.slider = self.box = self.dropdown = self.checkbox = None
         self.range = None
         self.beyond: tuple | None = None  # the slider range the start value lies beyond, if it does
-        label = widgets.Label(self.name, layout=widgets.Layout(width="150px"),
-                              tooltip=self.doc)
+        self.off_grid: tuple | None = None  # (lo, hi, step) of the declared grid the start value is not on, if so
+        self.label = field_label(field)
+        # the readable label is what a student reads; the field's name (what the parameters cell and the messages
+        # call it) and its description stay in the tooltip
+        self.tooltip = f"{self.name}: {self.doc}" if self.doc else self.name
+        label = widgets.Label(self.label, layout=widgets.Layout(width="210px"), tooltip=self.tooltip)
         label.add_class("cs-label")
         if meta.get("choices") is not None:
-            self.dropdown = widgets.Dropdown(options=list(meta["choices"]), value=value, tooltip=self.doc,
+            self.dropdown = widgets.Dropdown(options=list(meta["choices"]), value=value, tooltip=self.tooltip,
                                              layout=widgets.Layout(width="180px"))
             self.dropdown.observe(self._from_widget, names="value")
             parts = [label, self.dropdown]
         elif isinstance(value, bool):
-            self.checkbox = widgets.Checkbox(value=value, indent=False, tooltip=self.doc)
+            self.checkbox = widgets.Checkbox(value=value, indent=False, tooltip=self.tooltip)
             self.checkbox.observe(self._from_widget, names="value")
             parts = [label, self.checkbox]
         elif isinstance(value, (int, float)):
@@ -125,23 +145,25 @@ class FieldControl:
             parts = [label]
             if self.range is not None:
                 lo, hi = self.range
-                common = dict(readout=False, continuous_update=False, tooltip=self.doc,
+                common = dict(readout=False, continuous_update=False, tooltip=self.tooltip,
                               layout=widgets.Layout(width="170px"))
                 if isinstance(value, int):
-                    self.slider = widgets.IntSlider(value=value, min=lo, max=hi, step=int(meta.get("step") or 1),
-                                                    **common)
+                    step = int(meta.get("step") or 1)
+                    lo, hi = self._grid_through(value, lo, hi, step)
+                    self.slider = widgets.IntSlider(value=value, min=lo, max=hi, step=step, **common)
                 else:
                     step = meta.get("step") or (hi - lo) / 100
+                    self._places = max(_decimals(step), _decimals(value))
+                    lo, hi = self._grid_through(value, lo, hi, step)
                     self.slider = widgets.FloatSlider(value=value, min=lo, max=hi, step=step, **common)
-                    self._places = _decimals(step)
                 self.slider.observe(self._from_widget, names="value")
                 parts.append(self.slider)
-            self.box = widgets.Text(value=_format(value), continuous_update=False, tooltip=self.doc,
+            self.box = widgets.Text(value=_format(value), continuous_update=False, tooltip=self.tooltip,
                                     layout=widgets.Layout(width="90px"))
             self.box.observe(self._from_box, names="value")
             parts.append(self.box)
         elif isinstance(value, str):
-            self.box = widgets.Text(value=value, continuous_update=False, tooltip=self.doc,
+            self.box = widgets.Text(value=value, continuous_update=False, tooltip=self.tooltip,
                                     layout=widgets.Layout(width="180px"))
             self.box.observe(self._from_box, names="value")
             parts = [label, self.box]
@@ -149,9 +171,23 @@ class FieldControl:
             raise ValueError(f"field {field.name!r} of type {type(value).__name__} has no widget; "
                              "declare it with widget=False")
         self.value = value
-        self.widget = widgets.HBox(parts, layout=widgets.Layout(width="430px"))
+        self.widget = widgets.HBox(parts, layout=widgets.Layout(width="490px"))
         self.widget.add_class("cs-field")
         self.widget.add_class(f"cs-field-{self.name}")
+
+    def _grid_through(self, value, lo, hi, step):
+        """The slider's (min, max): its range, shifted onto the grid through ``value`` when the start value lies
+        between two grid points (a slider whose grid misses its value moves it to a grid point on the first key
+        press: 0.68 on a 0.05 grid from 0 jumps to 0.7). The grid keeps its step and stays inside the range."""
+        below = math.floor((value - lo) / step + 1e-9)
+        if abs(lo + below * step - value) <= 1e-9 * max(1.0, abs(value)):
+            return lo, hi  # already on the grid
+        new_lo = value - below * step
+        new_hi = new_lo + math.floor((hi - new_lo) / step + 1e-9) * step
+        if isinstance(value, float):
+            new_lo, new_hi = round(new_lo, self._places), round(new_hi, self._places)
+        self.off_grid = (lo, hi, step)
+        return new_lo, new_hi
 
     # ---- reading what the user did ----------------------------------------------------------
     def _from_widget(self, change) -> None:
@@ -234,12 +270,15 @@ class ConfigPanel:
     ``fields`` picks and orders the controls (default: every field whose metadata allows a
     widget). ``budget_seconds`` is the longest estimated run the panel starts (see
     :meth:`Config.work <cluster_sim.config.Config.work>`); larger runs belong in the
-    ``parameters`` cell.
+    ``parameters`` cell. ``defer(callback)`` runs a control's change once the changes right
+    behind it have arrived (default :func:`later`), so rapid changes make one run of the latest values.
     """
 
     def __init__(self, config, run: Callable, plot: Callable, fields: Sequence[str] | None = None,
-                 *, budget_seconds: float = PANEL_BUDGET_SECONDS):
+                 *, budget_seconds: float = PANEL_BUDGET_SECONDS, defer: Callable[[Callable], Any] = later):
         self.config = config
+        self._defer = defer  # how a control's change waits for the ones right behind it (see ``later``)
+        self._pending: dict[str, Any] = {}
         self._run = run
         self._plot = plot
         self.budget_seconds = budget_seconds
@@ -253,10 +292,13 @@ class ConfigPanel:
                          for n in fields}
         self.status = widgets.HTML()
         self.status.add_class("cs-status")
-        self.output = widgets.Output()
+        # the figure is an Image widget's value, not an Output widget's display: a coalesced change runs after its
+        # message was handled (see ``later``), where an Output widget no longer captures what is displayed
+        self.view = widgets.Image(format="png", layout=widgets.Layout(max_width="100%", height="auto"))
+        self.output = widgets.Box([self.view])
         self.output.add_class("cs-figure")
         grid = widgets.GridBox([c.widget for c in self.controls.values()],
-                               layout=widgets.Layout(grid_template_columns="repeat(2, 440px)"))
+                               layout=widgets.Layout(grid_template_columns="repeat(2, 500px)"))
         self.widget = widgets.VBox([grid, self.status, self.output])
         self.widget.add_class("cs-panel")
         self.runs = 0
@@ -286,7 +328,16 @@ class ConfigPanel:
         box.value = text
 
     def _on_change(self, name: str, value: Any) -> None:
-        self._apply({name: value})
+        # coalesce: the changes that arrive before the deferred run are applied together, each field at its latest
+        first = not self._pending
+        self._pending[name] = value
+        if first:
+            self._defer(self._apply_pending)
+
+    def _apply_pending(self) -> None:
+        changes, self._pending = self._pending, {}
+        if changes:
+            self._apply(changes)
 
     def _on_invalid(self, name: str, text: str, reason: str) -> None:
         self._reject({name: text}, f"{name} = {text!r} {reason}")
@@ -347,10 +398,7 @@ class ConfigPanel:
         self.runs += 1
         self.error = None
         # the figure first, then the status: "re-ran" must never stand next to the old figure
-        if get_ipython() is not None:  # outside a front end (tests, scripts) there is nothing to draw on
-            self.output.clear_output(wait=True)
-            with self.output:
-                display(Image(data=image, format="png"))
+        self.view.value = image
         note = ""
         if same and changes:
             note = (f" The figure is exactly the same as before: at this setting {moved} changes nothing drawn "

@@ -58,14 +58,17 @@ class WingDepsConfig(Config):
 
     # the lake: LakeConfig's fields a lab varies, inherited with only what differs restated (the
     # others keep LakeConfig's defaults: lake_config())
-    days: int = field_of(LakeConfig, "days", 21, lo=14, widget=False,
+    days: int = field_of(LakeConfig, "days", 21, lo=14, widget=False, label="Days simulated", unit="days",
                          doc="days of history (at least two weeks: the predictor trains on one week and tests on the "
                              "next)")
-    jobs_per_day: int = field_of(LakeConfig, "jobs_per_day", 200, step=10, slider=(20, 300))
+    jobs_per_day: int = field_of(LakeConfig, "jobs_per_day", 200, step=10, slider=(20, 300),
+                                   label="Jobs per day")
     orgs: int = field_of(LakeConfig, "orgs", widget=False)
     users_per_org: int = field_of(LakeConfig, "users_per_org")
-    recurring_share: float = field_of(LakeConfig, "recurring_share", slider=(0.1, 1.0))
-    cross_org_share: float = field_of(LakeConfig, "cross_org_share")
+    recurring_share: float = field_of(LakeConfig, "recurring_share", slider=(0.1, 1.0),
+                                      label="Recurring jobs", unit="share")
+    cross_org_share: float = field_of(LakeConfig, "cross_org_share", label="Cross-org inputs",
+                                      unit="share")
     polling_share: float = field_of(LakeConfig, "polling_share", widget=False)
     overwrite_share: float = field_of(LakeConfig, "overwrite_share", widget=False)
     priorities: str = field_of(LakeConfig, "priorities", widget=False)
@@ -74,11 +77,11 @@ class WingDepsConfig(Config):
     zipf_s: float = field_of(LakeConfig, "zipf_s", widget=False)
     # Wing's pipeline
     window_days: float = param(30.0, lo=0.25, hi=90.0, step=0.25, slider=(0.25, 30.0),
-                               doc="T: the single-hop time window, a write at most T days before the read (the paper: 30)")
+                               label='Single-hop window T', unit='days', doc="T: the single-hop time window, a write at most T days before the read (the paper: 30)")
     omega_days: float = param(7.0, lo=0.25, hi=62.0, step=0.25, slider=(0.25, 10.0),
-                              doc="ω: the multi-hop window, downstream jobs submitted at most ω days after a job ends (the paper: 7)")
+                              label='Multi-hop window ω', unit='days', doc="ω: the multi-hop window, downstream jobs submitted at most ω days after a job ends (the paper: 7)")
     tr: float = param(20.0, lo=0.0, hi=100.0, step=5.0,
-                      doc="T1's threshold in %: predict a downstream job if at least tr% of the upstream template's jobs had one (the paper: 20)")
+                      label='Prediction threshold tr', unit='% of jobs', doc="T1's threshold in %: predict a downstream job if at least tr% of the upstream template's jobs had one (the paper: 20)")
     train_week: int = param(0, lo=0, hi=7, widget=False, doc="the week the predictor trains on (it is tested on the next)")
     seed: int = field_of(LakeConfig, "seed")
     max_jobs: int = param(60_000, lo=100, hi=10_000_000, widget=False,

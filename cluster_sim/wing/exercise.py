@@ -32,7 +32,8 @@ Example
 >>> check_extend_reach(set_semantics)
 Traceback (most recent call last):
 ...
-AssertionError: extend_reach: on random DAG 0 the pair (job=5, depOn=0) has wt=0.5, expected 1; it is reached through 2 middle jobs (2, 3) and you kept one path: sum the paths of a pair (bag semantics), do not drop duplicates
+cluster_sim.checking.CheckFailed: extend_reach: on random DAG 0 the pair (job=5, depOn=0) has wt=0.5, expected 1; it is reached through 2 middle jobs (2, 3) and you kept one path: sum the paths of a pair (bag semantics), do not drop duplicates
+  to look at it: from cluster_sim.checking import show_case; show_case('random DAG 0')
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ from collections.abc import Callable
 import numpy as np
 import pandas as pd
 
-from ..checking import call_student
+from ..checking import CheckFailed, call_student, name_case
 from .multihop import check_deps, extend_reach, multi_hop, owl_weights, show
 from .provenance import DAY, single_hop
 from .value import _downstream_value, check_values, owl_value
@@ -95,12 +96,17 @@ def _cases(seed: int = 0, n: int = N_CASES) -> list[tuple[pd.DataFrame, pd.Serie
     return out
 
 
+def _dag_name(i: int, seed: int) -> str:
+    """How messages call case ``i`` (and the name :func:`~cluster_sim.checking.show_case` shows it under)."""
+    return f"random DAG {i}" if seed == 0 else f"random DAG {i} of seed {seed}"
+
+
 def _as_table(t, name: str, cols=("job", "depOn", "wt")) -> pd.DataFrame:
     if not isinstance(t, pd.DataFrame):
-        raise AssertionError(f"{name} must return a pandas DataFrame, got {type(t).__name__}")
+        raise CheckFailed(f"{name} must return a pandas DataFrame, got {type(t).__name__}")
     missing = [c for c in cols if c not in t.columns]
     if missing:
-        raise AssertionError(f"{name} returned a table without column(s) {missing}; it has {list(t.columns)}")
+        raise CheckFailed(f"{name} returned a table without column(s) {missing}; it has {list(t.columns)}")
     return t.loc[:, list(cols)]
 
 
@@ -142,7 +148,7 @@ def check_extend_reach(student: Callable, *, seed: int = 0, name: str = "extend_
             continue
         j, d, gv, wv = diff
         mids = sorted(set(ftr.loc[ftr["job"] == j, "depOn"]) & set(ftr.loc[ftr["depOn"] == d, "job"]))
-        msg = f"{label}: on random DAG {i} the pair (job={j}, depOn={d}) has wt={gv:g}, expected {wv:g}"
+        msg = f"{label}: on {_dag_name(i, seed)} the pair (job={j}, depOn={d}) has wt={gv:g}, expected {wv:g}"
         if np.isnan(wv):
             msg += "; no path of two hops joins them: join t1.depOn to t2.job (t1 is the downstream piece)"
         elif np.isnan(gv):
@@ -158,7 +164,7 @@ def check_extend_reach(student: Callable, *, seed: int = 0, name: str = "extend_
                     "sum the paths of a pair (bag semantics), do not drop duplicates")
         else:
             msg += "; the weight of a path is the product of its pieces' weights, summed over the middle jobs"
-        raise AssertionError(msg)
+        raise CheckFailed(msg + name_case(_dag_name(i, seed), {"deps": deps, "t1 = t2 (the weighted single hops)": ftr}))
     return f"{label}: all {N_CASES} random DAGs agree with the reference"
 
 
@@ -183,15 +189,16 @@ def check_owl_weights(student: Callable, *, seed: int = 0, name: str = "owl_weig
     >>> check_owl_weights(downstream)
     Traceback (most recent call last):
     ...
-    AssertionError: owl_weights: on random DAG 0 the edge (job=1, depOn=0) has weight 0.333333, expected 1; job 1 has 1 upstream dependencies and 0 has 3 consumers: your weights look like 1/N over the consumers of depOn (downstream edges). Owl divides a job's value among its own N upstream dependencies: 1/N with N counted per job
+    cluster_sim.checking.CheckFailed: owl_weights: on random DAG 0 the edge (job=1, depOn=0) has weight 0.333333, expected 1; job 1 has 1 upstream dependencies and 0 has 3 consumers: your weights look like 1/N over the consumers of depOn (downstream edges). Owl divides a job's value among its own N upstream dependencies: 1/N with N counted per job
+      to look at it: from cluster_sim.checking import show_case; show_case('random DAG 0')
     """
     label = name
     for i, (deps, _) in enumerate(_cases(seed)):
         want = owl_weights(deps).to_numpy()
         got = np.asarray(call_student(student, deps.copy(), name=label, forbid=WEIGHTS_REFERENCES), dtype=float).reshape(-1)
         if got.shape != want.shape:
-            raise AssertionError(f"{label}: on random DAG {i} you returned {got.size} weights for {len(deps)} edges: "
-                                 "return one weight per row of deps, in its order")
+            raise CheckFailed(f"{label}: on {_dag_name(i, seed)} you returned {got.size} weights for {len(deps)} edges: "
+                              "return one weight per row of deps, in its order" + name_case(_dag_name(i, seed), {"deps": deps}))
         bad = ~np.isclose(got, want)
         if not bad.any():
             continue
@@ -199,7 +206,7 @@ def check_owl_weights(student: Callable, *, seed: int = 0, name: str = "owl_weig
         j, d = deps["job"].iloc[r], deps["depOn"].iloc[r]
         n_up = int((deps["job"] == j).sum())
         n_down = int((deps["depOn"] == d).sum())
-        msg = f"{label}: on random DAG {i} the edge (job={j}, depOn={d}) has weight {got[r]:g}, expected {want[r]:g}"
+        msg = f"{label}: on {_dag_name(i, seed)} the edge (job={j}, depOn={d}) has weight {got[r]:g}, expected {want[r]:g}"
         downstream = 1.0 / deps.groupby("depOn")["job"].transform("size").to_numpy()
         if np.allclose(got, downstream):
             msg += (f"; job {j} has {n_up} upstream dependencies and {d} has {n_down} consumers: your weights look like "
@@ -207,7 +214,7 @@ def check_owl_weights(student: Callable, *, seed: int = 0, name: str = "owl_weig
                     "upstream dependencies: 1/N with N counted per job")
         else:
             msg += f"; job {j} reads {n_up} job(s), so each of its upstream edges gets 1/{n_up}"
-        raise AssertionError(msg)
+        raise CheckFailed(msg + name_case(_dag_name(i, seed), {"deps": deps}))
     return f"{label}: all {N_CASES} random DAGs agree with the reference"
 
 
@@ -277,27 +284,28 @@ def check_owl_value(student: Callable, *, seed: int = 0, name: str = "owl_value"
     >>> check_owl_value(lambda deps, k: owl_value_with(deps, k) - k)      # the job's own value forgotten
     Traceback (most recent call last):
     ...
-    AssertionError: owl_value: on random DAG 0 job 0 has aggregate value 14, expected 15; every job is short by exactly its own job-local value k: agg(j) = k_j + what reaches it from downstream
+    cluster_sim.checking.CheckFailed: owl_value: on random DAG 0 job 0 has aggregate value 14, expected 15; every job is short by exactly its own job-local value k: agg(j) = k_j + what reaches it from downstream
+      to look at it: from cluster_sim.checking import show_case; show_case('random DAG 0')
     """
     label = name
     for i, (deps, k) in enumerate(_cases(seed)):
         want = owl_value(deps, k)
         got = call_student(student, deps.copy(), k.copy(), name=label, forbid=forbid)
         if not isinstance(got, pd.Series):
-            raise AssertionError(f"{label} must return a pandas Series indexed like k, got {type(got).__name__}")
+            raise CheckFailed(f"{label} must return a pandas Series indexed like k, got {type(got).__name__}")
         got = got.reindex(want.index).astype(float)
         bad = ~np.isclose(got.to_numpy(), want.to_numpy())
         if not bad.any():
             continue
         j = want.index[int(np.flatnonzero(bad)[0])]
-        msg = f"{label}: on random DAG {i} job {j} has aggregate value {got[j]:g}, expected {want[j]:g}"
+        msg = f"{label}: on {_dag_name(i, seed)} job {j} has aggregate value {got[j]:g}, expected {want[j]:g}"
         if np.allclose(want - got, k):
             msg += "; every job is short by exactly its own job-local value k: agg(j) = k_j + what reaches it from downstream"
         elif (cause := _value_misconception(deps, k, got)) is not None:
             msg += "; " + cause
         elif got.isna().any():
             msg += "; some jobs are missing: return every job of k (a job nobody reads keeps agg = k)"
-        raise AssertionError(msg)
+        raise CheckFailed(msg + name_case(_dag_name(i, seed), {"deps": deps, "k": k}))
     return f"{label}: all {N_CASES} random DAGs agree with the reference"
 
 
@@ -343,9 +351,9 @@ def check_self_join(student: Callable, *, name: str = "self_join") -> str:
         for rule, (kw, why) in SELF_JOIN_WHY.items():
             variant = set(map(tuple, single_hop(prov, **{"window": T, **kw})[["job", "depOn"]].values.tolist()))
             if pairs == variant:
-                raise AssertionError(f"{msg}; {why}")
+                raise CheckFailed(f"{msg}; {why}")
         if missing and not extra:
-            raise AssertionError(f"{msg}: match each read (op 'read') to the file's writes, by file name")
-        raise AssertionError(f"{msg}: the reference keeps, per read, the latest write of the file before it, if it is "
+            raise CheckFailed(f"{msg}: match each read (op 'read') to the file's writes, by file name")
+        raise CheckFailed(f"{msg}: the reference keeps, per read, the latest write of the file before it, if it is "
                              "at most T older")
     return f"{name}: every case agrees with Wing's three-rule self-join"

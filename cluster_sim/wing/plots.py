@@ -10,7 +10,8 @@ from matplotlib.figure import Figure
 from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
 from matplotlib.ticker import MaxNLocator
 
-from ..ui import new_figure
+from ..ui import new_figure, style
+from ..ui.figures import legend_beside, plain_log_ticks
 from .characterise import PAPER
 from .experiments import PAPER_INTRO, PAPER_ITERATIONS, Ablation, LakeSlice, WingDepsResult, lake_slice
 from .predict import PAPER_T1, PAPER_T2, relative_error_cdf
@@ -18,7 +19,7 @@ from .provenance import DAY, HOUR
 from .value import Figure5, owl_value, value_decay
 
 ORG_COLOURS = ("#8dd3c7", "#fdb462", "#bebada", "#fb8072", "#80b1d3", "#b3de69", "#fccde5", "#d9d9d9")
-PAPER_COLOUR = "tab:red"
+PAPER_COLOUR = style.PAPER  # the paper's numbers look the same in every lab (cluster_sim.ui.style)
 
 
 def _arrow(ax, a, b, colour="k", ls="-", lw=1.0, rad=0.0):
@@ -82,7 +83,7 @@ def plot_lake(source: WingDepsResult | LakeSlice, max_jobs: int = 6):
             ax.text(x_of[r.job], y_of[r.job] + 0.36, f"{r.k:g} downloads", ha="center", fontsize=6, color="0.25")
     ax.plot([], [], color="tab:blue", label="W: the job wrote this version")
     ax.plot([], [], color="tab:green", ls="--", label="R: a job read it (a hidden dependency)")
-    ax.legend(fontsize=7, loc="upper right", frameon=False)
+    ax.legend(loc="upper right", frameon=False)
     ax.set_xlim(-1.9, right + 1.0)
     ax.set_ylim(-0.75, top + 0.65)
     ax.axis("off")
@@ -143,13 +144,14 @@ def plot_rules(ab: Ablation):
     ax.set_xlabel("read time - write time (hours)")
     ax.set_ylabel("matched reads")
     ax.set_title("(a) without R/W correctness", fontsize=9)
-    ax.legend(fontsize=7)
+    ax.legend()
     ax = axes[1]
     w = ab.writers_per_read
     ax.bar(w.index.astype(int), w.to_numpy(), color=["tab:blue" if i == 1 else "tab:red" for i in w.index])
     ax.set_xlabel("writers a read is matched to")
     ax.set_ylabel("reads")
     ax.set_yscale("log")
+    plain_log_ticks(ax.yaxis)
     ax.set_title("(b) without last-writer wins (1 is right)", fontsize=9)
     ax = axes[2]
     d = ab.per_writer_day
@@ -158,7 +160,7 @@ def plot_rules(ab: Ablation):
     ax.set_xlabel("day the upstream job wrote its output")
     ax.set_ylabel("dependents per upstream job")
     ax.set_title("(c) without the time window: early writers gain", fontsize=9)
-    ax.legend(fontsize=7)
+    legend_beside(ax)  # inside, it covered one of the curves
     return fig
 
 
@@ -174,7 +176,7 @@ def plot_table1(t1: pd.DataFrame):
     ax.invert_yaxis()
     ax.set_xlim(0, 1)
     ax.set_xlabel("share")
-    ax.legend(fontsize=7, loc="lower right")
+    ax.legend(loc="lower right")
     ax.set_title("Table 1 on our lake", fontsize=9)
     return fig
 
@@ -198,7 +200,7 @@ def plot_observations(table: pd.DataFrame):
     ax.invert_yaxis()
     ax.set_xlim(0, 1.05)
     ax.set_xlabel("share")
-    fig.legend(fontsize=7, loc="outside lower center", ncol=2, frameon=False)
+    fig.legend(loc="outside lower center", ncol=2, frameon=False)
     ax.set_title("The paper's numbers beside ours", fontsize=9)
     return fig
 
@@ -206,8 +208,12 @@ def plot_observations(table: pd.DataFrame):
 # ---- §3: Figs. 2 and 3 ------------------------------------------------------------------------------
 def _fig2(ax, curve, tr=None, best=None):
     ax.plot(curve["recall"], curve["precision"], "o-", color="tab:blue", ms=3)
+    labelled = []  # points already labelled: a label next to a close one would print over it
     for r in curve.iloc[::4].itertuples(index=False):
-        ax.annotate(f"{r.tr:g}%", (r.recall, r.precision), textcoords="offset points", xytext=(4, 3), fontsize=6)
+        if any(np.hypot(r.recall - x, r.precision - y) < 0.08 for x, y in labelled):
+            continue
+        labelled.append((r.recall, r.precision))
+        ax.annotate(f"{r.tr:g}%", (r.recall, r.precision), textcoords="offset points", xytext=(4, 3), fontsize=7)
     if best is not None and np.isfinite(best):
         b = curve[curve["tr"] == best].iloc[0]
         ax.plot(b["recall"], b["precision"], "*", color="tab:orange", ms=12, label=f"best tr = {best:g}% (max P x R)")
@@ -218,7 +224,7 @@ def _fig2(ax, curve, tr=None, best=None):
     ax.set_ylabel("precision")
     ax.set_xlim(0, 1.02)
     ax.set_ylim(0, 1.02)
-    ax.legend(fontsize=7, loc="lower left")
+    ax.legend(loc="lower left")
     ax.set_title(f"Fig. 2: T1 over tr (the paper's best: {PAPER_T1['best tr (%)']:g}%)", fontsize=9)
 
 
@@ -239,8 +245,8 @@ def _fig3(ax, errors: dict):
     ax.set_xlabel("relative error (f - a) / a")
     ax.set_ylabel("CDF")
     ax.set_ylim(0, 1.02)
-    ax.legend(fontsize=6, loc="lower right")
-    ax.set_title(f"Fig. 3: T2's time to dependency (the paper: RMSE {PAPER_T2['RMSE (h)']:g} h, "
+    legend_beside(ax)  # inside, it covered a curve at default
+    ax.set_title(f"Fig. 3: T2's time to dependency\n(the paper: RMSE {PAPER_T2['RMSE (h)']:g} h, "
                  f"MAE {PAPER_T2['median absolute error (min)']:g} min)", fontsize=8)
 
 
@@ -296,7 +302,7 @@ def plot_doubling(trace: pd.DataFrame):
     ax.set_xlabel("iteration i")
     ax.set_ylabel("(job, depOn) rows")
     ax.set_xticks(i)
-    ax.legend(fontsize=7)
+    ax.legend()
     ax.set_title(f"The loop stops when the frontier is empty: {int(i.iloc[-1])} iterations", fontsize=9)
     ax = axes[1]
     ax.step(i, trace["paths up to (hops)"], where="mid", color="tab:blue", label="paths covered: up to 2^i hops")
@@ -304,10 +310,11 @@ def plot_doubling(trace: pd.DataFrame):
     if D is not None:
         ax.axhline(D, color="tab:red", ls="--", label=f"diameter D = {D}")
     ax.set_yscale("log", base=2)
+    plain_log_ticks(ax.yaxis)
     ax.set_xticks(i)
     ax.set_xlabel("iteration i")
     ax.set_ylabel("hops")
-    ax.legend(fontsize=7)
+    ax.legend()
     ax.set_title("floor(log2 D) + 1 iterations reach the longest path", fontsize=9)
     return fig
 
@@ -327,7 +334,7 @@ def _fig6(ax, ex: pd.DataFrame):
     ax.set_xticks(x, labels, fontsize=6)
     ax.set_ylim(0, 1.08)
     ax.set_ylabel("value found")
-    ax.legend(fontsize=6, loc="center right")
+    ax.legend(loc="center right")
 
 
 def plot_fig6(result: WingDepsResult):
@@ -365,7 +372,7 @@ def plot_overview(result: WingDepsResult):
     ax.set_yticks(y, names, fontsize=7)
     ax.invert_yaxis()
     ax.set_xlim(0, 1)
-    ax.legend(fontsize=6, loc="center right", framealpha=0.9)
+    legend_beside(ax)  # inside, it hid the paper's diamonds
     T = "none" if result.window is None else f"{result.window / DAY:g} days"
     ax.set_title(f"{int(s['jobs'])} jobs, {int(s['dependencies'])} dependencies (T = {T})", fontsize=9)
     return fig

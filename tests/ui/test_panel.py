@@ -232,3 +232,82 @@ def test_figures_draw_every_panel_of_the_overview():
     assert len(fig.axes[2].collections) == 1 and len(fig.axes[2].collections[0].get_paths()) > 0  # Gantt bars
     # a 10-machine cluster: the Gantt names the machines that exist (it said "machines 0-19")
     assert titles[2].startswith("Tasks on machines 0–9 (")
+
+
+# ---- issue 28: labels a student reads, one run for a burst of changes, start values on the slider's grid ----------
+
+def test_controls_show_a_readable_label_with_units_and_keep_the_field_name_in_the_tooltip():
+    from cluster_sim.morpheus import MorpheusConfig
+    from cluster_sim.wing import WingDepsConfig
+
+    for cfg, name, label in ((MorpheusConfig.ci(), "rho", "DRA fudge factor ρ"),
+                             (MorpheusConfig.ci(), "hold_seconds", "DRA grant length T (s)"),
+                             (WingDepsConfig.ci(), "tr", "Prediction threshold tr (% of jobs)"),
+                             (WingDepsConfig.ci(), "omega_days", "Multi-hop window ω (days)")):
+        field = next(f for f in dataclasses.fields(cfg) if f.name == name)
+        control = control_for(field, getattr(cfg, name))
+        shown = control.widget.children[0]
+        assert shown.value == label
+        assert shown.tooltip.startswith(f"{name}: ") and control.doc in shown.tooltip
+    # without a label, the head of the description, capitalised (never the bare field name)
+    assert toy_panel().controls["rate"].widget.children[0].value == "A rate"
+
+
+def test_a_label_must_be_a_string():
+    with pytest.raises(ValueError, match="label=''"):
+        param(1, doc="x", label="")
+
+
+def test_a_burst_of_slider_changes_runs_once_with_the_latest_value():
+    deferred = []
+    panel = toy_panel(defer=deferred.append)
+    slider = panel.controls["rate"].slider
+    for value in (0.75, 0.8, 0.85, 0.9):  # four arrow-key presses before the kernel gets to run
+        slider.value = value
+    panel.controls["mode"].dropdown.value = "b"
+    assert panel.runs == 1 and len(deferred) == 1  # nothing ran yet; one run is waiting
+    deferred.pop()()
+    assert panel.runs == 2 and (panel.config.rate, panel.config.mode) == (0.9, "b")
+    slider.value = 0.95  # the next change waits again
+    assert len(deferred) == 1 and panel.runs == 2
+
+
+def test_on_an_event_loop_a_burst_runs_once_after_it_ends():
+    """What a kernel does: widget messages are handled on a running loop, so the run waits for the burst."""
+    import asyncio
+
+    from cluster_sim.ui.panel import DEBOUNCE_SECONDS
+
+    panel = toy_panel()
+
+    async def burst():
+        for value in (0.75, 0.8, 0.85):
+            panel.controls["rate"].slider.value = value
+        during = panel.runs
+        await asyncio.sleep(3 * DEBOUNCE_SECONDS)
+        return during
+
+    assert asyncio.run(burst()) == 1
+    assert panel.runs == 2 and panel.config.rate == 0.85
+
+
+@pytest.mark.parametrize("start, pressed", [(0.68, 0.73), (0.02, 0.07)])
+def test_a_start_value_off_the_slider_grid_does_not_jump(start, pressed):
+    """recurring_share = 0.68 on a 0.05 grid from 0 moved to 0.7 on the first key press: the grid now runs through
+    the start value (same step, inside the range), so a key press moves it by one step."""
+    panel = ConfigPanel(Toy(rate=start), toy_run, toy_plot)
+    slider = panel.controls["rate"].slider
+    assert slider.value == start
+    assert abs((slider.value - slider.min) / slider.step - round((slider.value - slider.min) / slider.step)) < 1e-9
+    assert min(0.05, start) <= slider.min and slider.max <= 1.5 and 1.5 - slider.max < slider.step  # 0.02: beyond
+    slider.value = slider.value + slider.step  # an arrow-key press
+    assert panel.config.rate == pressed
+
+
+def test_the_wing_start_value_the_student_met_is_on_its_grid():
+    from cluster_sim.wing import WingDepsConfig
+
+    cfg = WingDepsConfig.ci().replace(recurring_share=0.68)
+    field = next(f for f in dataclasses.fields(cfg) if f.name == "recurring_share")
+    slider = control_for(field, 0.68).slider
+    assert slider.value == 0.68 and round((0.68 - slider.min) / slider.step, 9).is_integer()

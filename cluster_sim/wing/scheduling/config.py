@@ -59,25 +59,25 @@ class WingConfig(Config):
 
     # the experiment
     policy: str = param("wing_agg", choices=POLICIES,
-                        doc="how each queue orders its jobs: user priority (PRIO), predicted job-local or aggregate value "
+                        label='Queue order', doc="how each queue orders its jobs: user priority (PRIO), predicted job-local or aggregate value "
                             "efficiency (Wing-Direct, Wing-Agg), Millennium with Wing's value functions (Wing-MIL), "
                             "or the true values (Oracles)")
     capacity: float = param(0.2, lo=0.05, hi=1.0, step=0.05,
-                            doc="cluster capacity as a share of what the workload needs (capacity_basis 'peaks': 1 = each "
+                            label='Cluster capacity', unit='share of need', doc="cluster capacity as a share of what the workload needs (capacity_basis 'peaks': 1 = each "
                                 "queue holds its peak in the trace, so every job starts when it is submitted)")
     capacity_basis: str = param("peaks", choices=CAPACITY_BASES,
-                                doc="what capacity is a share of: each organisation's own peak use in the trace "
+                                label='Capacity measured against', doc="what capacity is a share of: each organisation's own peak use in the trace "
                                     "('peaks'), or the paper's cluster ('paper': the trace's cluster-wide peak of "
                                     "requests is 60% of it, and each organisation's queue a share in proportion to its "
                                     "peak)")
     queues: str = param("org", choices=QUEUE_MODES,
-                        doc="one queue per organisation with hard boundaries (§6), or one cluster-wide queue (§7.3)")
+                        label='Queues', doc="one queue per organisation with hard boundaries (§6), or one cluster-wide queue (§7.3)")
     backfill: bool = param(False,
-                           doc="let a job start ahead of the queue's first job when that job's gang does not fit yet "
+                           label='Backfill', doc="let a job start ahead of the queue's first job when that job's gang does not fit yet "
                                "(False: the first job keeps the room it waits for, as YARN reserves room for the "
                                "request at the head of a queue, and a gang is admitted only when it fits whole)")
     misprediction: float = param(1.0, lo=1.0, hi=100.0, step=0.05, slider=(1.0, 10.0),
-                                 doc="s: each job's value efficiency, as the Wing policies see it, times a random factor "
+                                 label='Mis-prediction factor s', unit='×', doc="s: each job's value efficiency, as the Wing policies see it, times a random factor "
                                      "in [1/s, s] (1 = no error; the paper's sensitivity study, §7.2)")
     iterations: int = param(CONVERGED, lo=0, hi=CONVERGED, widget=False,
                             doc="iterations of Algorithm 1 behind Wing-Agg's aggregate values: 0 = job-local value (no "
@@ -86,7 +86,7 @@ class WingConfig(Config):
     seed: int = seed_param()  # the lake's and the mis-prediction factors' draws
     # the lake
     jobs_per_day: int = param(150, lo=20, hi=50_000, step=10, slider=(60, 300),
-                              doc="jobs submitted per day (the paper's cluster: about 40k)")
+                              label='Jobs per day', doc="jobs submitted per day (the paper's cluster: about 40k)")
     orgs: int = param(3, lo=1, hi=200, widget=False, doc="organisations, each with its own queues (the paper: 150+)")
     users_per_org: int = param(4, lo=1, hi=100, widget=False, doc="users in each organisation")
     max_containers: int = param(8, lo=1, hi=500, widget=False,
@@ -97,7 +97,7 @@ class WingConfig(Config):
     polling_share: float = param(0.5, lo=0.0, hi=1.0, step=0.05, widget=False,
                                  doc="share of recurring templates (below the first layer) that wait for their input")
     priorities: str = param("independent", choices=PRIORITIES,
-                            doc="how users set template priorities: 'independent' of the dependency DAG (the paper's "
+                            label='User priorities', doc="how users set template priorities: 'independent' of the dependency DAG (the paper's "
                                 "setting: Obs. 2's inversions within a queue), or 'rise_upstream' (a producer gets its "
                                 "highest consumer's priority, but for a share of inversions: PRIO then knows the DAG)")
     history_days: int = param(14, lo=7, hi=28, widget=False,

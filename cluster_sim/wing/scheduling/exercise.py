@@ -32,7 +32,7 @@ cluster_sim.checking.Delegated: wing_agg_priority calls the library's cluster_si
 >>> check_priority_table(by_value)
 Traceback (most recent call last):
 ...
-AssertionError: wing_agg_priority: job 10 (template etl, recurring) got 10, expected 5: that is its median aggregate value, not its value efficiency: divide by the median aggregate compute, so a job that needs much of the cluster for its value waits behind cheaper ones
+cluster_sim.checking.CheckFailed: wing_agg_priority: job 10 (template etl, recurring) got 10, expected 5: that is its median aggregate value, not its value efficiency: divide by the median aggregate compute, so a job that needs much of the cluster for its value waits behind cheaper ones
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ from collections.abc import Callable
 import numpy as np
 import pandas as pd
 
-from ...checking import NOT_IMPLEMENTED, call_student
+from ...checking import NOT_IMPLEMENTED, CheckFailed, call_student
 from .config import WingConfig
 from .workload import READINGS, value_efficiency
 
@@ -120,11 +120,11 @@ def reading_of(student: Callable, *, name: str = "wing_agg_priority") -> str | N
 def _student_series(student: Callable, history: pd.DataFrame, jobs: pd.DataFrame, name: str) -> pd.Series:
     got = call_student(student, history.copy(), jobs.copy(), name=name, forbid=value_efficiency)
     if not isinstance(got, pd.Series):
-        raise AssertionError(f"{name}: return a pandas Series indexed by job (one value efficiency per row of jobs); "
+        raise CheckFailed(f"{name}: return a pandas Series indexed by job (one value efficiency per row of jobs); "
                              f"got {type(got).__name__}")
     missing = pd.Index(jobs["job"]).difference(got.index)
     if len(missing):
-        raise AssertionError(f"{name}: no value for job(s) {missing.tolist()}: index the Series by jobs['job']")
+        raise CheckFailed(f"{name}: no value for job(s) {missing.tolist()}: index the Series by jobs['job']")
     return pd.to_numeric(got.reindex(jobs["job"]), errors="coerce")
 
 
@@ -157,7 +157,7 @@ def check_priority_table(student: Callable, *, name: str = "wing_agg_priority") 
 
 
 def _fail(msg: str):
-    raise AssertionError(msg)
+    raise CheckFailed(msg)
 
 
 def check_priority_replay(student: Callable, *, name: str = "wing_agg_priority", config: WingConfig | None = None) -> str:
@@ -176,7 +176,7 @@ def check_priority_replay(student: Callable, *, name: str = "wing_agg_priority",
     try:
         mine = run(cfg, priority=lambda h, j: call_student(student, h, j, name=name, forbid=value_efficiency))
     except ValueError as e:
-        raise AssertionError(f"{name}: the scheduler refused your priorities: {e}") from None
+        raise CheckFailed(f"{name}: the scheduler refused your priorities: {e}") from None
     a, b = ref.admissions, mine.admissions
     n = min(len(a), len(b))
     diff = np.flatnonzero(a["job"].to_numpy()[:n] != b["job"].to_numpy()[:n])
@@ -237,21 +237,21 @@ def check_inversion_efficiencies(eff, *, name: str = "efficiencies") -> str:
     """Compare a student's ``{"A": ..., "B": ..., "C": ...}`` (downloads per container-second) with
     :func:`inversion_efficiencies`, naming the misconception a wrong number matches."""
     if not isinstance(eff, dict) or set(eff) != {"A", "B", "C"}:
-        raise AssertionError(f"{name}: give a dict with keys 'A', 'B', 'C' (one efficiency per job); got {eff!r}")
+        raise CheckFailed(f"{name}: give a dict with keys 'A', 'B', 'C' (one efficiency per job); got {eff!r}")
     if all(v is None for v in eff.values()):  # the exercise's unsolved cell (its stub stops before any number)
-        raise AssertionError(f"{name} {NOT_IMPLEMENTED}")
+        raise CheckFailed(f"{name} {NOT_IMPLEMENTED}")
     want = inversion_efficiencies()
     for job in ("A", "B", "C"):
         got = eff[job]
         if got is None or not isinstance(got, (int, float, np.floating)):
-            raise AssertionError(f"{name}: {job}'s efficiency is {got!r}; give a number (downloads per container-second)")
+            raise CheckFailed(f"{name}: {job}'s efficiency is {got!r}; give a number (downloads per container-second)")
         if np.isclose(got, want[job], rtol=1e-3, atol=0):
             continue
         msg = f"{name}: {job} has {float(got):.6g}, expected {want[job]:.6g} downloads per container-second"
         for numbers, why in _inversion_wrong().values():
             if job in numbers and np.isclose(got, numbers[job], rtol=1e-3, atol=1e-12):
-                raise AssertionError(f"{msg}: {why}")
-        raise AssertionError(f"{msg}: aggregate value (own downloads plus those of every job that reads it, by Owl's "
+                raise CheckFailed(f"{msg}: {why}")
+        raise CheckFailed(f"{msg}: aggregate value (own downloads plus those of every job that reads it, by Owl's "
                              "weights) over aggregate compute (the same sum over containers x seconds)")
     return (f"{name}: A {want['A']:.6g}, B {want['B']:.6g}, C {want['C']:.6g} downloads per container-second: "
             f"Wing-Agg serves A before B (A's is {want['A'] / want['B']:.1f} times B's)")

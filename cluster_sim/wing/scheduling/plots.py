@@ -6,11 +6,12 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ...ui import new_figure
+from ...ui import new_figure, policy_colour
 from .config import PAPER_REQUEST_PEAK, POLICY_NAMES
 
-COLOURS = {"PRIO": "#7f7f7f", "Wing-Direct": "#1f77b4", "Wing-Agg": "#d62728", "Wing-MIL": "#9467bd",
-           "Oracle Wing-Direct": "#aec7e8", "Oracle Wing-Agg": "#ff9896"}
+# each policy in the colour of its role, the same in every lab (cluster_sim.ui.style)
+COLOURS = {name: policy_colour(name) for name in ("PRIO", "Wing-Direct", "Wing-Agg", "Wing-MIL", "Oracle Wing-Direct",
+                                                 "Oracle Wing-Agg")}
 PAPER_FIG10 = {"PRIO": {0.6: 0.80, 0.4: 0.62, 0.2: 0.35}, "Wing-Agg": {0.6: 0.87, 0.4: 0.77, 0.2: 0.55}}
 
 
@@ -38,7 +39,7 @@ def plot_capacity(table: pd.DataFrame, title: str = "value attained vs capacity 
     ax.set_xlabel("capacity (% of each queue's peak in the trace; the paper's c at c / 0.6)")
     ax.set_ylabel("value attained (% of achievable)")
     ax.set_title(title + (" · x = the paper's" if paper else ""))
-    ax.legend(fontsize=7, ncol=2)
+    ax.legend(ncol=2)
     ax.grid(alpha=0.3)
     return fig
 
@@ -59,7 +60,7 @@ def plot_outcomes(result):
         bottom += v
     b.set_ylabel("jobs (%)")
     b.set_title(f"{result.failed_jobs} failed for missing input, {result.pending_jobs} pending")
-    b.legend(fontsize=7, loc="lower right")
+    b.legend(loc="lower right")
     return fig
 
 
@@ -76,7 +77,7 @@ def plot_sensitivity(table: pd.DataFrame, reference: dict | None = None, title: 
     ax.set_xlabel("s (each value times a random factor in [1/s, s])")
     ax.set_ylabel("value attained (%)")
     ax.set_title(title)
-    ax.legend(fontsize=7)
+    ax.legend()
     ax.grid(alpha=0.3)
     return fig
 
