@@ -80,7 +80,7 @@ student-release:
 # one lab as a dashboard for a workshop (Voila: prose, panels and figures; code hidden), on 127.0.0.1 by default.
 # HOST=0.0.0.0 serves a room: then Voila asks for a token (printed in its URL) that only people you give it to have;
 # anyone with the token can run code as you on this machine, so serve a room only on a network you trust.
-# Served from the repository's root, so a notebook's link to ../docs/references.md opens the page (Voila serves
+# Served from the repository's root, so a notebook's link to the references page in docs/ opens it (Voila serves
 # files it is allowed to: images, and here the docs' Markdown), not "403: File not allowlisted".
 VOILA_FILES := --Voila.root_dir="$(CURDIR)" --VoilaConfiguration.file_allowlist='.*\.(png|jpg|gif|svg)' \
 	--VoilaConfiguration.file_allowlist='docs/[^/]*\.md'

@@ -28,9 +28,10 @@ PATH = re.compile(rf"(?<![\w/.:-])((?:\.\.?/)*(?:[\w.-]+/)*[\w-]+\.(?:{EXTENSION
 LAB = re.compile(r"\b[Ll]abs?\s+(\d\d)(?:\s*(?:–|-|and|&)\s*(\d\d))?\b")
 # names that are not files of this project (libraries' modules, examples in prose)
 NOT_OURS = {"setup.py", "conftest.py", "__init__.py", "kernel.json", "overrides.json", "report.md",
-            "simpy/core.py", "simpy/events.py", "agents.py", "model.py", "app.py", "ipynb.py",
+            "simpy/core.py", "simpy/events.py", "agents.py", "model.py", "app.py", "ipynb.py", "__main__.py",
             "nbgrader_config.py",  # the instructor's guide has the reader write it, in a course folder
-            "test_groups.py"}  # what tests/test_environment.py writes into its tmp_path
+            "test_groups.py",  # what tests/test_environment.py writes into its tmp_path
+            "lab.ipynb", "out.ipynb", "plain.ipynb", "99_one_check.ipynb"}  # and test_check_messages.py
 
 
 def _sources() -> list[tuple[str, Path, str]]:

@@ -1,6 +1,6 @@
 """Labs 04 and 05's predictions (Wing), asked before the results the labs exist to show (see :mod:`cluster_sim.predict`).
 
-Each answer is what the run shows, recomputed by ``tests/wing/test_predictions.py``:
+Each answer is what the run shows, recomputed by ``tests/wing/test_wing_predictions.py``:
 
 * ``DECAY`` (04.5): Fig. 5's toy DAG (:func:`cluster_sim.wing.figure5_example`, hand-built values and submission
   times): exact at every preset and seed. A completing at 5.5 h keeps 1 of its 31 (``value_decay``); the reading
@@ -66,7 +66,7 @@ INVERSION = Prediction(
                "Wing-Direct sees only a job's own downloads: A has none, so A looks worthless and waits behind B",
                "none of them": "Wing-Agg counts the value downstream of A, so it runs A first and C finds its input"})
 
-# 05.6: a property of the runs, checked at ci and default over seeds 0-2 by tests/wing/test_predictions.py: a job
+# 05.6: a property of the runs, checked at ci and default over seeds 0-2 by tests/wing/test_wing_predictions.py: a job
 # whose inputs all poll fails only when the job writing its input failed (that output never comes), and some of them
 # start after their input completes (they waited for it). The
 # comparison Wing-MIL vs Wing-Agg is not asked: over the first six seeds of the pools from seeds 0-9 (org, 20 %), MIL -
