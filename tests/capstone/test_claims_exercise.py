@@ -33,12 +33,8 @@ def test_pool_sizes_follow_the_preset_and_a_seed_override_keeps_them():
     assert pool_size_for(CapstoneConfig.default().replace(rminer=True)) == POOL_SIZES["default"]
 
 
-def test_the_must_reproduce_claims_hold_at_ci_on_the_pool():
-    points = [OFF] + [arm(**{s: True}) for s in SWITCHES] + [{s: True for s in SWITCHES}, arm(**{s: True for s in SWITCHES if s != "shaper"})]
-    frame = ablation(CI, claims.pool(CI.seed, POOL_SIZES["ci"]), points=points, client="inprocess", cache=False)
-    table = claims.measure(MUST, frame, lab="10")
-    claims.check(table)  # raises ClaimFailed naming what did not reproduce
-    assert set(table.claim) == {c.key for c in MUST} and len(MUST) == 7
+# The claims over the ci pool are checked where a student meets them: the notebook's execution at ci
+# (tests/notebooks/test_notebooks.py runs it once and reads its recorded claims back), not measured again here.
 
 
 def test_ipa_replaced_by_task_by_task_placement_fails_the_check_naming_stageopt_alone(monkeypatch):

@@ -20,13 +20,8 @@ def test_theorem_6_1_table_keeps_the_instances_a_placer_refuses():
     assert refused.lowcost_ratio.isna().all(), "a ratio for an instance LowCost did not place whole"
 
 
-def test_lab03_claims_reproduce_at_ci(tmp_path):
-    table = packing_claims_table(MorpheusConfig.ci(), cache=tmp_path)
-    claims.check(table)
-    assert set(table.claim) >= {"dra_beats_static", "static_beats_users", "lowcost_ratio", "lowcost_refusals"}
-    assert (table.loc[table.role == "must reproduce", "n"] >= 12).all()
-    # Theorem 6.1 has no constant: its ratio is reported, never a verdict
-    assert table.set_index("claim").loc["lowcost_ratio", "verdict"] == "reported"
+# The claims over the ci pool are checked where a student meets them: the notebook's execution at ci
+# (tests/notebooks/test_notebooks.py runs it once and reads its recorded claims back), not measured again here.
 
 
 def test_dra_switched_off_fails_its_claim(monkeypatch):

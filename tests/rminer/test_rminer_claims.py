@@ -34,14 +34,8 @@ def empty_memo(monkeypatch):
     monkeypatch.setattr(ex, "_ROWS", {})
 
 
-@pytest.mark.parametrize("lab", [claims08, claims09], ids=["lab08", "lab09"])
-def test_each_labs_claims_reproduce_over_its_ci_pool(lab):
-    table = lab.claims_table(CI, pool_size=lab.POOL_SIZES["ci"], client="inprocess", cache=False)
-    check(table)  # every claim that must reproduce did
-    must = table[table["role"] == "must reproduce"]
-    assert len(must) >= 3 and (must["verdict"] == "reproduced").all()
-    assert set(table["n"]) == {lab.POOL_SIZES["ci"]}, "every claim is measured on every seed of the pool"
-    assert (table.loc[table["verdict"] != "reported", "spread"] < np.inf).all()
+# The claims over the ci pool are checked where a student meets them: the notebook's execution at ci
+# (tests/notebooks/test_notebooks.py runs it once and reads its recorded claims back), not measured again here.
 
 
 def test_lab08_fails_by_name_when_releases_are_seen_at_once(monkeypatch):

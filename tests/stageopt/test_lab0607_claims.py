@@ -20,15 +20,8 @@ SMALL07 = ResourcePlanConfig.ci().replace(instances=60, machines=25, stages=2, s
                                           train_stages=60, max_iter=40, ws_samples=200, evo_generations=5)
 
 
-@pytest.mark.parametrize("cls", [PlacementConfig, ResourcePlanConfig], ids=["lab06", "lab07"])
-def test_the_labs_claims_reproduce_at_ci_over_the_pool(cls):
-    table = claims_table(cls.ci(), client="inprocess", cache=False)
-    check(table)  # every must-reproduce claim reproduced, or a message naming it
-    lab = "06" if cls is PlacementConfig else "07"
-    assert (table["n"] == POOL_SIZES[lab]["ci"]).all() and (table["lab"] == lab).all()
-    claims = PLACEMENT_CLAIMS if cls is PlacementConfig else RESOURCE_PLAN_CLAIMS
-    assert table["claim"].tolist() == [c.key for c in claims]
-    assert (table.loc[table["role"] == "reported", "verdict"] != "").all()
+# The claims over the ci pool are checked where a student meets them: the notebook's execution at ci
+# (tests/notebooks/test_notebooks.py runs it once and reads its recorded claims back), not measured again here.
 
 
 def _ipa_is_fuxi(self, stage, machines, clustered=None):
