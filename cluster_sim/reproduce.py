@@ -42,7 +42,7 @@ NOTEBOOKS = ROOT / "notebooks"
 SCALES = ("ci", "default", "paper")
 KERNEL = "cluster_sim"
 #: the heading of the section holding a lab's "paper vs ours" table
-SECTION = re.compile(r"^#+ .*What (the paper reports|theory says) vs what we see", re.M)
+SECTION = re.compile(r"^#+ .*What (the papers? reports?|theory says) vs what we see", re.M)  # the capstone: "papers report"
 HEADING = re.compile(r"^## ", re.M)
 PACKAGES = ("cluster_sim", "mesa", "numpy", "scipy", "pandas", "matplotlib", "scikit-learn", "pymoo",
             "dask", "distributed", "papermill", "nbconvert")
@@ -80,7 +80,7 @@ def report_cells(nb) -> list:
     """The cells of the "paper vs ours" section (to the next ``## `` heading) and the closing cell."""
     start = next((i for i, c in enumerate(nb.cells) if c.cell_type == "markdown" and SECTION.search(c.source)), None)
     if start is None:
-        raise ValueError("no 'What the paper reports vs what we see' section")
+        raise ValueError("no 'What the paper(s) report(s) vs what we see' section")
     first = copy.deepcopy(nb.cells[start])
     first.source = first.source[SECTION.search(first.source).start():]  # from the heading on
     cells = [first]

@@ -185,5 +185,5 @@ def plot_comparison(table, footprints=None):
         ax.axhline(footprints["target"], color="k", ls=":", label="target attainment")
         ax.set_xlabel("machines")
         ax.set_ylabel("SLO attainment (pooled)")
-        ax.legend(title="smallest cluster")
+        legend_beside(ax, title="smallest cluster")
     return fig

@@ -8,8 +8,16 @@ actionable template); :func:`check_deadline` compares a student's ``fn(runs, d_p
 
 Example
 -------
->>> check_deadline(lambda runs, q: deadline(runs, q))
+>>> import numpy as np
+>>> def mine(runs, q):
+...     read = runs[runs["t_out_read"].notna()]
+...     return float(np.percentile(read["t_out_read"] - read["period_start"], q))
+>>> check_deadline(mine)
 'your deadline agrees on all 6 cases'
+>>> check_deadline(lambda runs, q: deadline(runs, q))   # the library's own: refused, the check grades your code
+Traceback (most recent call last):
+...
+cluster_sim.checking.Delegated: <lambda> calls the library's ...deadline...
 """
 
 from __future__ import annotations

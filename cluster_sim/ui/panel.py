@@ -59,15 +59,27 @@ MAX_SLIDER_VALUES = 100_000
 DEBOUNCE_SECONDS = 0.3
 
 
+def _in_kernel() -> bool:
+    """Whether this runs in a Jupyter kernel (where widget messages arrive on the kernel's event loop)."""
+    try:
+        from IPython import get_ipython
+    except ImportError:  # pragma: no cover - IPython comes with ipywidgets
+        return False
+    return getattr(get_ipython(), "kernel", None) is not None
+
+
 def later(callback: Callable[[], Any]) -> None:
-    """Run ``callback`` once the changes arriving now have arrived: after :data:`DEBOUNCE_SECONDS` on a running
-    event loop (a kernel handles widget messages on one; those queued behind a run arrive before it), or at once
-    where there is none (an in-process shell, a script, a test)."""
+    """Run ``callback`` once the changes arriving now have arrived: after :data:`DEBOUNCE_SECONDS` in a kernel
+    (it handles widget messages on its running event loop; those queued behind a run arrive before it), or at once
+    elsewhere (an in-process shell, a script, a test). Both conditions: a process may hold a running loop it does
+    not feed widget messages through (a test session's browser driver does)."""
     import asyncio
 
     try:
         loop = asyncio.get_running_loop()
     except RuntimeError:
+        loop = None
+    if loop is None or not _in_kernel():
         callback()
     else:
         loop.call_later(DEBOUNCE_SECONDS, callback)

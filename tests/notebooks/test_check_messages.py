@@ -66,7 +66,7 @@ def test_nbgrader_scores_a_failed_check_zero_and_the_student_reads_one_message(t
     solution = tmp_path / "solutions" / "99_one_check.ipynb"
     solution.parent.mkdir()
     nbformat.write(one_check_lab(), solution)
-    course = grade_course(tmp_path / "course", [solution])
+    course = grade_course(tmp_path / "course", [solution], rotation=False)
 
     from nbgrader.api import Gradebook
 

@@ -272,11 +272,14 @@ def test_a_burst_of_slider_changes_runs_once_with_the_latest_value():
     assert len(deferred) == 1 and panel.runs == 2
 
 
-def test_on_an_event_loop_a_burst_runs_once_after_it_ends():
+def test_on_an_event_loop_a_burst_runs_once_after_it_ends(monkeypatch):
     """What a kernel does: widget messages are handled on a running loop, so the run waits for the burst."""
     import asyncio
 
+    from cluster_sim.ui import panel as panel_module
     from cluster_sim.ui.panel import DEBOUNCE_SECONDS
+
+    monkeypatch.setattr(panel_module, "_in_kernel", lambda: True)
 
     panel = toy_panel()
 
@@ -289,6 +292,19 @@ def test_on_an_event_loop_a_burst_runs_once_after_it_ends():
 
     assert asyncio.run(burst()) == 1
     assert panel.runs == 2 and panel.config.rate == 0.85
+
+
+def test_a_running_loop_outside_a_kernel_runs_at_once():
+    """A loop nobody feeds widget messages through (a browser driver's, in a test session) must not defer runs."""
+    import asyncio
+
+    panel = toy_panel()
+
+    async def change():
+        panel.controls["rate"].slider.value = 0.75
+        return panel.runs
+
+    assert asyncio.run(change()) == 2 and panel.config.rate == 0.75
 
 
 @pytest.mark.parametrize("start, pressed", [(0.68, 0.73), (0.02, 0.07)])
