@@ -166,7 +166,7 @@ def plot_comparison(table, footprints=None):
     """Fig. 10: worst-case SLO violations and the share of the cluster reserved for periodic jobs per
     arm (pooled over seeds), and (optionally) the footprint curve: attainment against cluster size."""
     n = 3 if footprints else 2
-    fig, axes = new_figure(1, n, size=(3.6 * n, 3.3))
+    fig, axes = new_figure(1, n, size=(4.2 * n if footprints else 3.6 * n, 3.3))  # room for the legend beside
     arms = list(table.index)
     colours = [ARM_COLOURS.get(a, "k") for a in arms]
     axes[0].bar(arms, table["slo_violation_rate"], color=colours)
@@ -175,8 +175,9 @@ def plot_comparison(table, footprints=None):
     axes[1].plot(arms, table["utilisation"], "kD", label="utilisation (all jobs)")
     axes[1].set_ylabel("share of the cluster")
     axes[1].legend()
-    for ax in axes[:2]:
-        ax.tick_params(axis="x", labelrotation=35, labelsize=7)
+    for ax in axes[:2]:  # names on two lines, not rotated: rotated labels need twice the room
+        ax.set_xticks(range(len(arms)), [a.replace("_", "\n") for a in arms])
+        ax.tick_params(axis="x", labelsize=7)
     if footprints:
         ax = axes[2]
         for arm, (size, tried) in footprints["arms"].items():
