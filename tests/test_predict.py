@@ -54,10 +54,16 @@ def test_malformed_predictions_are_refused(kwargs, match):
 
 
 def test_every_lab_prediction_has_a_wrong_answer_that_fails(capsys):
-    """Each registered prediction: its answer passes, and some wrong answer loses the points after the explanation."""
+    """Each registered prediction: its answer passes; every wrong choice (or a number outside the tolerance) loses the
+    points, after the verdict, the misconception it shows, and the explanation."""
     for key, p in registry().items():
         assert grade(p, p.answer) == f"{key}: correct"
-        wrong = next(c for c in p.choices if c != p.answer) if p.choices else p.answer + 2 * p.tolerance + 1
-        with pytest.raises(PredictionMissed):
-            grade(p, wrong)
-        assert p.explanation in capsys.readouterr().out
+        capsys.readouterr()
+        wrongs = [c for c in p.choices if c != p.answer] if p.choices else [p.answer + 2 * p.tolerance + 1]
+        for wrong in wrongs:
+            with pytest.raises(PredictionMissed):
+                grade(p, wrong)
+            out = capsys.readouterr().out
+            assert p.explanation in out and out.index("Not this time") < out.index(p.explanation), key
+            if p.choices and wrong in p.why_wrong:
+                assert p.why_wrong[wrong] in out, key

@@ -69,16 +69,6 @@ def _cells(folder, name):
     return nbformat.read(ROOT / folder / name, as_version=4).cells
 
 
-@pytest.mark.parametrize("name", WALKTHROUGH)
-def test_walkthrough_asks_before_it_explains(name):
-    sources = [c.source for c in _cells("notebooks", name)]
-    for const in WALKTHROUGH[name]:
-        ask = next(i for i, s in enumerate(sources) if f"ask({const}, interactive)" in s)
-        exp = next(i for i, s in enumerate(sources) if f"explain({const})" in s)
-        # the order here; tests/notebooks/test_walkthrough_predictions.py checks the cells around them
-        assert ask < exp, f"{name}: {const} is explained before it is asked"
-
-
 @pytest.mark.parametrize("name", EXERCISE)
 def test_exercise_prediction_cells_fail_unsolved_and_wrong_and_pass_solved(name, capsys):
     for folder in ("exercises", "solutions"):

@@ -36,12 +36,3 @@ def test_opportunity_answer_is_the_run(preset, seed):
     assert P.OPPORTUNITY.answer.startswith("a share of it")
 
 
-@pytest.mark.parametrize("p", [P.NOT_STARTED, P.CLUSTER_QUEUEING, P.OPPORTUNITY], ids=lambda p: p.key)
-def test_a_wrong_prediction_loses_the_points_after_the_explanation(p, capsys):
-    for wrong in (c for c in p.choices if c != p.answer):
-        with pytest.raises(PredictionMissed):
-            grade(p, wrong)
-        out = capsys.readouterr().out
-        assert p.explanation in out and p.why_wrong[wrong] in out
-        assert out.index("Not this time") < out.index(p.explanation)
-    assert grade(p, p.answer) == f"{p.key}: correct"

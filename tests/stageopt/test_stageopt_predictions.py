@@ -55,15 +55,6 @@ def _cells(folder, name):
 
 
 @pytest.mark.parametrize("name", LABS)
-def test_walkthrough_asks_before_and_explains_after_the_run(name):
-    sources = [c.source for c in _cells("notebooks", name)]
-    for const in LABS[name]:
-        ask = sources.index(f"ask({const}, interactive)")
-        exp = sources.index(f"explain({const})")
-        assert exp - ask == 2, f"{name}: {const}'s explanation is not directly under the run after the question"
-
-
-@pytest.mark.parametrize("name", LABS)
 def test_exercise_prediction_cells_fail_unsolved_and_wrong_and_pass_solved(name, capsys):
     """The exercise (unsolved: None) fails each graded prediction cell; a wrong choice fails it after the
     explanation is printed; the solution's value passes. Runs the cells as nbgrader does, without the runs."""
