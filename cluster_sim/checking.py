@@ -53,8 +53,8 @@ from typing import Any, Callable, Iterable, Mapping
 
 import numpy as np
 
-__all__ = ["CheckFailed", "DELEGATED", "Delegated", "NOT_IMPLEMENTED", "call_student", "case", "check_cases", "forbidden",
-           "install", "name_case", "show_case", "using_references"]
+__all__ = ["CheckFailed", "DELEGATED", "Delegated", "NOT_IMPLEMENTED", "arguments", "call_student", "case", "check_cases",
+           "forbidden", "install", "name_case", "show_case", "using_references"]
 
 NOT_IMPLEMENTED = "is not implemented yet: replace nbgrader's stub (the line raising NotImplementedError) with your code"
 #: the tail of the message of a check whose student code called a forbidden reference
@@ -352,8 +352,23 @@ def check_cases(
             raise CheckFailed(
                 f"{label}: case {i} disagrees with the reference.\n"
                 f"  input:    {shown}\n  yours:    {got!r}\n  expected: {want!r}"
+                + name_case(f"{label} case {i}", arguments(student, args, kwargs))
             )
     return f"{label}: all {n} cases agree with the reference"
+
+
+def arguments(fn: Callable, args: tuple, kwargs: Mapping[str, Any]) -> dict[str, Any]:
+    """A call's inputs by ``fn``'s parameter names (what :func:`show_case` shows a case as).
+
+    >>> arguments(lambda free, demand, rng=None: None, ([[1, 2]], (1, 1)), {})
+    {'free': [[1, 2]], 'demand': (1, 1)}
+    >>> arguments(max, (1, 2), {})     # no signature to bind to: by position
+    {'argument 0': 1, 'argument 1': 2}
+    """
+    try:
+        return dict(inspect.signature(fn).bind(*args, **kwargs).arguments)
+    except (TypeError, ValueError):  # a builtin without a signature, or a call the function would refuse
+        return {**{f"argument {i}": a for i, a in enumerate(args)}, **kwargs}
 
 
 install()

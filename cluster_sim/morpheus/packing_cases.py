@@ -34,7 +34,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from ..checking import CheckFailed, call_student
+from ..checking import CheckFailed, call_student, name_case
 from ..memo import remembered
 from .lowcost import PeriodicJob, lowcost_reference, place_stage_gangs, stage_interval
 from .plan import ReservationPlan
@@ -123,6 +123,15 @@ def _head(case: PackingCase, i: int) -> str:
     job = case.jobs[i]
     return (f"{case.name}, {job.name or f'job {i}'} (period {job.period}, window [{job.a}, {job.d}), "
             f"demands {list(job.demands)}, gangs {list(job.gangs)})")
+
+
+def _look(case: PackingCase, i: int, windows) -> str:
+    """The hint a message about job ``i`` of ``case`` ends with: the call that shows the job, the window LowCost
+    folded for it (what your split and place were handed) and the plan."""
+    job = case.jobs[i]
+    load, capacity, z = windows[i]
+    return name_case(f"{case.name}, {job.name or f'job {i}'}",
+                     {"job": job, "its folded window: load": load, "capacity": capacity, "z": z, "the plan": case})
 
 
 def _show(stage) -> str:
@@ -253,14 +262,13 @@ def check_packing(split: Callable = stage_interval, place: Callable = place_stag
                 for i, job in enumerate(case.jobs):
                     why = diagnose(windows[i], job, split, place, ReservationPlan(1).max_end_points)
                     if why:
-                        raise CheckFailed(f"{_head(case, i)}:\n  {why}") from error
+                        raise CheckFailed(f"{_head(case, i)}:\n  {why}" + _look(case, i, windows)) from error
                 raise
-            msg = first_difference(got, want, case)
             msg = first_difference(got, want, case)
             if msg:
                 i = next(i for i, (a, b) in enumerate(zip(got, want)) if a != b)
                 why = diagnose(windows[i], case.jobs[i], split, place, ReservationPlan(1).max_end_points)
-                raise CheckFailed(f"{_head(case, i)}:\n  {why}" if why else msg)
+                raise CheckFailed((f"{_head(case, i)}:\n  {why}" if why else msg) + _look(case, i, windows))
             n_cases += 1
             n_jobs += len(case.jobs)
     names = f"{getattr(split, '__name__', 'split')} and {getattr(place, '__name__', 'place')}"
@@ -323,24 +331,26 @@ def folded_cases(seed: int = 0, n: int = 6) -> list[tuple[np.ndarray, int, int, 
 
 
 def check_folded_load(fn: Callable, seeds: Sequence[int] = (0,)) -> str:
-    """Compare a student's ``fn(load, period, a, window)`` with :func:`folded_load` on :func:`folded_cases`; an
-    ``AssertionError`` names the first case that differs, both answers and, when the answer is a known
-    misconception's, what it is."""
+    """Compare a student's ``fn(load, period, a, window)`` with :func:`folded_load` on :func:`folded_cases`; a
+    :class:`~cluster_sim.checking.CheckFailed` names the first case that differs (and the call that shows it, the
+    60-step load included), both answers and, when the answer is a known misconception's, what it is."""
     n = 0
     for seed in seeds:
-        for load, P, a, W in folded_cases(seed):
+        for i, (load, P, a, W) in enumerate(folded_cases(seed)):
             want = folded_load(load, P, a, W)
             got = call_student(fn, load.copy(), P, a, W, name=getattr(fn, "__name__", "fn"), forbid=folded_load)
             got_arr = np.asarray(got, dtype=float).reshape(-1) if got is not None else np.array([])
             n += 1
             if got_arr.shape == want.shape and np.allclose(got_arr, want):
                 continue
-            case = f"period {P}, window [{a}, {a + W}) on a {load.size}-step plan (seed {seed})"
+            case = f"case {i}: period {P}, window [{a}, {a + W}) on a {load.size}-step plan (seed {seed})"
+            look = name_case(f"folded-load case {i}" + (f" of seed {seed}" if seed else ""),
+                             {"load": load, "period": P, "a": a, "window": W})
             for name, (wrong, why) in _FOLD_MISTAKES.items():
                 w = wrong(load, P, a, W)
                 if got_arr.shape == w.shape and np.allclose(got_arr, w) and not np.allclose(w, want):
-                    raise AssertionError(f"{case}: {why} ({name}). You gave {got_arr.tolist()}, the answer is "
-                                         f"{want.tolist()}")
-            raise AssertionError(f"{case}: you gave {got_arr.tolist()}, the answer is {want.tolist()} (one value "
-                                 f"per step of the window: the maximum over the {load.size // P} instances)")
+                    raise CheckFailed(f"{case}: {why} ({name}). You gave {got_arr.tolist()}, the answer is "
+                                      f"{want.tolist()}" + look)
+            raise CheckFailed(f"{case}: you gave {got_arr.tolist()}, the answer is {want.tolist()} (one value "
+                              f"per step of the window: the maximum over the {load.size // P} instances)" + look)
     return f"your folded load agrees on all {n} cases: the cost at an offset is the maximum over the instances"

@@ -38,7 +38,7 @@ import numpy as np
 from scipy import sparse
 from scipy.optimize import linprog
 
-from ..checking import CheckFailed, call_student
+from ..checking import CheckFailed, call_student, name_case
 from .lp import LPLayout, build_lp, debt_constraints
 from .penalty import _debt, _terms, debt, first_debt_difference, penalty
 
@@ -76,6 +76,11 @@ def penalty_cases(seed: int = 0, n_cases: int = 9) -> list[PenaltyCase]:
 
 def _show(case: PenaltyCase) -> str:
     return f"{case.name}: runs = {case.runs.astype(int).tolist()}, s = {case.s.astype(int).tolist()}"
+
+
+def _look(case: PenaltyCase, **inputs) -> str:
+    """The hint a message ends with: the call that shows ``case`` (its inputs as the student's function gets them)."""
+    return name_case(case.name, inputs or {"s": case.s, "runs": case.runs})
 
 
 def _close(a, b) -> bool:
@@ -144,6 +149,7 @@ def check_over_allocation(student: Callable, seeds=(0,)) -> str:
                 raise CheckFailed(
                     f"over_allocation: {_show(case)}\n  yours: {float(got):g}, expected {want:g} (each run's summed "
                     f"over-allocation {per_run.tolist()}, averaged over the {n} runs)" + (f"\n  cause: {why}" if why else "")
+                    + _look(case)
                 )
     return f"over_allocation: all {n_cases} cases agree with the library"
 
@@ -159,7 +165,7 @@ def check_debt_table(student: Callable, seeds=(0,)) -> str:
             arr = np.asarray(got, dtype=float)
             if arr.shape != want.shape:
                 raise CheckFailed(f"debt_table: {_show(case)}\n  yours has shape {arr.shape}, expected "
-                                     f"{want.shape} (one debt per run and step)")
+                                  f"{want.shape} (one debt per run and step)" + _look(case))
             where = first_debt_difference(arr, want)
             if where is None:
                 continue
@@ -173,7 +179,7 @@ def check_debt_table(student: Callable, seeds=(0,)) -> str:
                    f"{want[i, k]:g} = {rule}")
             if arr[i, k] < 0 or (arr < -1e-9).any():
                 msg += f"\n  cause: {_cause('credit', *case.runs.shape)}"
-            raise CheckFailed(msg)
+            raise CheckFailed(msg + _look(case))
     return f"debt_table: all {n_cases} cases agree with the library, run by run and step by step"
 
 
@@ -207,8 +213,8 @@ def check_penalty(student: Callable, seeds=(0,), alphas=(0.0, 0.5, 1.0)) -> str:
                                 msg += f"\n  your A_u is {u:g}: {_cause(cu, n, k)}"
                             if co:
                                 msg += f"\n  your A_o is {o:g}: {_cause(co, n, k)}"
-                            raise CheckFailed(msg)
-                raise CheckFailed(msg)
+                            raise CheckFailed(msg + _look(case, s=case.s, runs=case.runs, alpha=a))
+                raise CheckFailed(msg + _look(case, s=case.s, runs=case.runs, alpha=a))
     return f"J: all {n_cases} cases ({n_cases // len(alphas)} skylines x alpha in {', '.join(f'{a:g}' for a in alphas)}) agree with the library"
 
 
@@ -240,7 +246,8 @@ def check_debt_rows(student: Callable, seeds=(0,)) -> str:
             layout = LPLayout(*case.runs.shape)
             got = call_student(student, case.runs.copy(), layout, name="debt_rows", forbid=(debt_constraints, build_lp))
             if not (isinstance(got, tuple) and len(got) == 2):
-                raise CheckFailed(f"debt_rows: {case.name}: return a pair (A, b), got {type(got).__name__}")
+                raise CheckFailed(f"debt_rows: {case.name}: return a pair (A, b), got {type(got).__name__}"
+                                  + _look(case, runs=case.runs, layout=layout))
             A = got[0].toarray() if sparse.issparse(got[0]) else np.asarray(got[0], dtype=float)
             b = np.asarray(got[1], dtype=float).ravel()
             A_ref, b_ref = debt_constraints(case.runs, layout)
@@ -250,6 +257,7 @@ def check_debt_rows(student: Callable, seeds=(0,)) -> str:
                 raise CheckFailed(
                     f"debt_rows: {_show(case)}\n  yours: A {A.shape}, b {b.shape}; expected A {A_ref.shape}, "
                     f"b {b_ref.shape} (one row per run and step, one column per LP variable: layout.n_variables)"
+                    + _look(case, runs=case.runs, layout=layout)
                 )
             bad = ~(np.isclose(A, A_ref).all(axis=1) & np.isclose(b, b_ref))
             if bad.any():
@@ -262,6 +270,7 @@ def check_debt_rows(student: Callable, seeds=(0,)) -> str:
                     + (f"\n  i.e. D_{i},0 >= s_{{{i},0}} - s_0 written as -s_0 - D_{i},0 <= -s_{{{i},0}}" if k == 0 else
                        f"\n  i.e. D_{i},{k} >= D_{i},{k - 1} + s_{{{i},{k}}} - s_{k} written as "
                        f"-s_{k} + D_{i},{k - 1} - D_{i},{k} <= -s_{{{i},{k}}}")
+                    + _look(case, runs=case.runs, layout=layout)
                 )
     return f"debt_rows: all {n_cases} cases agree with the library, row by row"
 

@@ -28,7 +28,7 @@ from typing import Callable, Sequence
 import numpy as np
 import pandas as pd
 
-from ..checking import call_student
+from ..checking import CheckFailed, call_student, name_case
 
 __all__ = ["deadline", "deadline_cases", "check_deadline"]
 
@@ -87,25 +87,28 @@ def deadline_cases(seed: int = 0, n: int = 3) -> list[tuple[pd.DataFrame, float]
 
 
 def check_deadline(fn: Callable, seeds: Sequence[int] = (0,)) -> str:
-    """Compare ``fn(runs, d_percentile)`` with :func:`deadline` on :func:`deadline_cases`; an ``AssertionError``
-    names the first case that differs and, for a known misconception, what it is."""
+    """Compare ``fn(runs, d_percentile)`` with :func:`deadline` on :func:`deadline_cases`; a
+    :class:`~cluster_sim.checking.CheckFailed` names the first case that differs (and the call that shows it) and,
+    for a known misconception, what it is."""
     n = 0
     for seed in seeds:
-        for runs, q in deadline_cases(seed):
+        for i, (runs, q) in enumerate(deadline_cases(seed)):
+            # what a message calls this case, and the hint that shows it
+            look = name_case(f"deadline case {i}" + (f" of seed {seed}" if seed else ""), {"runs": runs, "d_percentile": q})
             want = deadline(runs, q)
             got = call_student(fn, runs.copy(), q, name=getattr(fn, "__name__", "fn"), forbid=deadline)
             n += 1
             try:
                 g = float(got)
             except (TypeError, ValueError):
-                raise AssertionError(f"seed {seed}, d_percentile={q:g}: return one number (seconds after the period "
-                                     f"start), not {got!r}") from None
+                raise CheckFailed(f"seed {seed}, d_percentile={q:g}: return one number (seconds after the period "
+                                  f"start), not {got!r}" + look) from None
             if math.isclose(g, want, rel_tol=1e-9, abs_tol=1e-6):
                 continue
-            case = f"seed {seed}, {len(runs)} runs, d_percentile={q:g}"
+            case = f"case {i}: seed {seed}, {len(runs)} runs, d_percentile={q:g}"
             for name, (wrong, why) in _MISTAKES.items():
                 w = wrong(runs, q)
                 if math.isclose(g, w, rel_tol=1e-9, abs_tol=1e-6) and not math.isclose(w, want, rel_tol=1e-9):
-                    raise AssertionError(f"{case}: {why} ({name}). You gave {g:.1f} s, d_j is {want:.1f} s")
-            raise AssertionError(f"{case}: you gave {g:.1f} s, d_j is {want:.1f} s after the period start")
+                    raise CheckFailed(f"{case}: {why} ({name}). You gave {g:.1f} s, d_j is {want:.1f} s" + look)
+            raise CheckFailed(f"{case}: you gave {g:.1f} s, d_j is {want:.1f} s after the period start" + look)
     return f"your deadline agrees on all {n} cases"

@@ -45,7 +45,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from ..checking import CheckFailed, call_student
+from ..checking import CheckFailed, call_student, name_case
 from .examples import FIGURE5_COMPLETED, FIGURE5_SEED, figure5_job, random_stage_graph
 from .graph import StageGraph
 from .peak import remaining_peak, tree_width, tree_widths
@@ -187,7 +187,8 @@ def check_treeify(student: Callable, cases: Sequence | None = None, *, hidden: b
         yours = call_student(student, graph, np.random.default_rng(seed), name="treeify", forbid=TREEIFY_REFERENCES)
         msg = first_treeify_difference(graph, seed, yours)
         if msg:
-            raise CheckFailed(f"treeify: case {i} ({name}, rng = np.random.default_rng({seed})): {msg}")
+            raise CheckFailed(f"treeify: case {i} ({name}, rng = np.random.default_rng({seed})): {msg}"
+                              + name_case(f"treeify case {i}", {"graph": graph, "seed of rng": seed}))
     return f"treeify: all {len(cases)} cases agree with the reference (the same edges dropped at every spool)"
 
 
@@ -275,7 +276,8 @@ def check_remaining_peak(student: Callable, cases: Sequence | None = None, *, hi
         if msg:
             shown = {s: c for s, c in completed.items() if c}
             raise CheckFailed(f"remaining_peak: case {i} ({name}, trees from treeify with seed {seed}, "
-                                 f"completed = {shown}): {msg}")
+                              f"completed = {shown}): {msg}"
+                              + name_case(f"remaining_peak case {i}", {"trees": trees, "completed": completed}))
         if first is None:
             first = tree_widths(trees, completed)
     note = ""

@@ -26,6 +26,7 @@ Traceback (most recent call last):
 cluster_sim.checking.CheckFailed: my_ipa, case 0: decision 1 of 2 differs. The library sends instance 1 to machine 0 (BPL 4); your plan sends instance 1 to machine 1.
   cause: instances 0 and 1 tie at the largest BPL 4. Break the tie as the library does: the instance slower everywhere (the larger row sum of L: instance 1, 13 vs 9) goes first, then the lower index. Sending the lower index first breaks Theorem 5.1 on column-ordered stages (here: stage latency 9 instead of 5).
   L = [[4.0, 5.0], [4.0, 9.0]], capacity = [1, 1]
+  to look at it: from cluster_sim.checking import show_case; show_case('my_ipa case 0')
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from typing import Callable, Iterable
 
 import numpy as np
 
-from ..checking import CheckFailed, call_student
+from ..checking import CheckFailed, call_student, name_case
 from .placement import (_ipa, brute_force_min_max_placement, check_latency_matrix, exact_min_max_placement,
                         ipa_decisions, ipa_placement, is_column_ordered, stage_latency)
 from .raa import brute_force_stage_pareto, raa_general, raa_path
@@ -55,10 +56,12 @@ def _and(items) -> str:
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
-def _show(L: np.ndarray, cap: np.ndarray) -> str:
+def _show(L: np.ndarray, cap: np.ndarray, label: str, case: int) -> str:
+    """The case in a message, ending with the call that shows it (:func:`~cluster_sim.checking.show_case`)."""
+    look = name_case(f"{label} case {case}", {"L": L, "capacity": cap})
     if L.size > 60:
-        return f"L of shape {L.shape} (print it to see), capacity = {cap.tolist()}"
-    return f"L = {np.round(L, 4).tolist()}, capacity = {cap.tolist()}"
+        return f"L of shape {L.shape}, capacity = {cap.tolist()}{look}"
+    return f"L = {np.round(L, 4).tolist()}, capacity = {cap.tolist()}{look}"
 
 
 def _plan(student: Callable, L: np.ndarray, cap: np.ndarray, label: str, case: int) -> np.ndarray:
@@ -69,7 +72,7 @@ def _plan(student: Callable, L: np.ndarray, cap: np.ndarray, label: str, case: i
     a = np.asarray(got)
     if a.shape != (m,):
         raise CheckFailed(f"{head}: returned shape {a.shape}; expected one machine per instance, shape ({m},).\n"
-                             f"  {_show(L, cap)}")
+                             f"  {_show(L, cap, label, case)}")
     if a.dtype.kind not in "iu" and not (a.dtype.kind == "f" and np.all(a == np.round(a))):
         raise CheckFailed(f"{head}: returned {a.dtype} values {a.tolist()}; expected whole machine indices.")
     a = a.astype(np.int64)
@@ -78,7 +81,7 @@ def _plan(student: Callable, L: np.ndarray, cap: np.ndarray, label: str, case: i
         i = int(bad[0])
         hint = " (never placed? every instance needs a machine)" if a[i] < 0 else ""
         raise CheckFailed(f"{head}: instance {i} is sent to machine {a[i]}, which does not exist: "
-                             f"machines are 0..{n - 1}{hint}.\n  {_show(L, cap)}")
+                             f"machines are 0..{n - 1}{hint}.\n  {_show(L, cap, label, case)}")
     used = np.bincount(a, minlength=n)
     over = np.flatnonzero(used > cap)
     if over.size:
@@ -87,7 +90,7 @@ def _plan(student: Callable, L: np.ndarray, cap: np.ndarray, label: str, case: i
         raise CheckFailed(
             f"{head}: machine {j} over capacity: your plan puts {used[j]} instances on it ({who}), "
             f"capacity[{j}] = {cap[j]}. A machine with no free slot leaves the pool: an instance's BPL is its "
-            f"smallest latency over machines that still have a slot.\n  {_show(L, cap)}")
+            f"smallest latency over machines that still have a slot.\n  {_show(L, cap, label, case)}")
     return a
 
 
@@ -155,7 +158,7 @@ def check_ipa(student: Callable, cases: Iterable, *, name: str = "my_ipa") -> st
                 raise CheckFailed(
                     f"{name}, case {c}: decision {t + 1} of {len(inst)} differs. The library sends instance {i} to "
                     f"machine {j} (BPL {_g(bpl[t])}); your plan sends instance {i} to machine {a[i]}.\n"
-                    f"  cause: {_cause(L, cap, inst, mach, bpl, t, a)}\n  {_show(L, cap)}")
+                    f"  cause: {_cause(L, cap, inst, mach, bpl, t, a)}\n  {_show(L, cap, name, c)}")
     return f"{name}: all {n_cases} cases agree with the library (feasible, same decisions)"
 
 
@@ -174,7 +177,7 @@ def check_ipa_optimal(student: Callable, cases: Iterable, *, name: str = "my_ipa
             raise CheckFailed(
                 f"{name}, case {c}: stage latency {_g(got)} (instance {worst} on machine {a[worst]}), but the optimum "
                 f"is {_g(best)}. L is column-ordered, so IPA must reach the optimum (Theorem 5.1); check_ipa names the "
-                f"first decision that differs from the library's.\n  {_show(L, cap)}")
+                f"first decision that differs from the library's.\n  {_show(L, cap, name, c)}")
     return f"{name}: optimal on all {n_cases} column-ordered cases (Theorem 5.1)"
 
 
@@ -189,23 +192,26 @@ def check_raa_front(student: Callable, cases: Iterable, *, name: str = "my_raa_p
         want = brute_force_stage_pareto(sets)[0] if brute_force else raa_path(sets)[0]
         got = np.asarray(call_student(student, [s.copy() for s in sets], name=name, forbid=RAA_REFERENCES), dtype=float)
         head = f"{name}, case {c}"
-        shown = f"  pareto_sets = {[s.tolist() for s in sets]}"
+
+        def shown(sets=sets, c=c):  # the case, ending with the call that shows it (named only when a message needs it)
+            return f"  pareto_sets = {[s.tolist() for s in sets]}" + name_case(f"{name} case {c}", {"pareto_sets": sets})
+
         n_cases += 1
         if got.ndim != 2 or got.shape[1:] != (2,):
             raise CheckFailed(f"{head}: returned shape {got.shape}; expected a (points, 2) array of "
-                                 f"(stage latency, stage cost).\n{shown}")
+                                 f"(stage latency, stage cost).\n{shown()}")
         if got.shape == want.shape and np.allclose(got, want, rtol=1e-9):
             continue
         if got.shape == want.shape and len(got) > 1 and np.allclose(got, want[::-1], rtol=1e-9):
             raise CheckFailed(f"{head}: your front is in ascending latency order; RAA Path records it slowest "
-                                 f"(and cheapest) first: latency descending.\n{shown}")
+                                 f"(and cheapest) first: latency descending.\n{shown()}")
         same = [tuple(p) for p in np.round(want, 9)]
         mine = [tuple(p) for p in np.round(got, 9)]
         if len(set(mine)) < len(mine):
             dup = next(p for p in mine if mine.count(p) > 1)
             raise CheckFailed(f"{head}: the point {list(dup)} appears twice. Record a state only when the popped "
                                  f"latency is lower than the last recorded one (instances tied at the stage latency "
-                                 f"must all step before the stage gets faster).\n{shown}")
+                                 f"must all step before the stage gets faster).\n{shown()}")
         lats, counts = np.unique(np.round(got[:, 0], 9), return_counts=True)
         if (counts > 1).any():
             lat = lats[counts > 1][0]
@@ -213,28 +219,28 @@ def check_raa_front(student: Callable, cases: Iterable, *, name: str = "my_raa_p
             raise CheckFailed(
                 f"{head}: your front has {len(pts)} points at stage latency {_g(lat)} ({pts.tolist()}); only the "
                 f"cheapest is Pareto-optimal. Record a state only when the popped latency is lower than the last "
-                f"recorded one (instances tied at the stage latency must all step before the stage gets faster).\n{shown}")
+                f"recorded one (instances tied at the stage latency must all step before the stage gets faster).\n{shown()}")
         for k, p in enumerate(got):
             lat_match = np.flatnonzero(np.isclose(want[:, 0], p[0], rtol=1e-9))
             if lat_match.size and not np.isclose(want[lat_match[0], 1], p[1], rtol=1e-9):
                 raise CheckFailed(
                     f"{head}: at stage latency {_g(p[0])} your cost is {_g(p[1])}, the front's is "
                     f"{_g(want[lat_match[0], 1])}. The stage cost is the sum of every instance's current point's cost, "
-                    f"recorded before the popped instance steps.\n{shown}")
+                    f"recorded before the popped instance steps.\n{shown()}")
         for k, p in enumerate(got):
             dom = want[np.all(want <= p + 1e-9, axis=1) & np.any(want < p - 1e-9, axis=1)]
             if len(dom):
                 raise CheckFailed(
                     f"{head}: your point {k} {p.tolist()} is dominated by {dom[0].tolist()}, so it is not on the stage "
                     f"Pareto front. Record a state only when the popped latency is lower than the last recorded "
-                    f"one.\n{shown}")
+                    f"one.\n{shown()}")
         missing = [list(p) for p in same if p not in mine]
         if missing:
             raise CheckFailed(
                 f"{head}: your front lacks {missing[0]} ({len(missing)} of {len(want)} points missing). Sort each "
                 f"instance's set by latency descending, start everyone at their slowest point, and stop only when the "
-                f"instance holding the stage latency has no faster point.\n{shown}")
+                f"instance holding the stage latency has no faster point.\n{shown()}")
         order = "" if np.all(np.diff(got[:, 0]) < 0) else " and is not in latency-descending order"
-        raise CheckFailed(f"{head}: your front {got.tolist()} differs from {want.tolist()}{order}.\n{shown}")
+        raise CheckFailed(f"{head}: your front {got.tolist()} differs from {want.tolist()}{order}.\n{shown()}")
     ref = "brute force over all plans" if brute_force else "the library's raa_path"
     return f"{name}: all {n_cases} fronts agree with {ref}"

@@ -143,7 +143,13 @@ def voila_server(tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
-def browser(lab_server):
+def browser():
+    """One Chromium for the whole session (each test opens a context of its own); it starts no server, so the
+    exercise test alone (tests/browser/test_exercise_in_browser.py) does not start the notebooks' JupyterLab."""
+    reason = _missing()
+    if reason:
+        MISSING.append(reason)
+        pytest.skip(reason)
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:

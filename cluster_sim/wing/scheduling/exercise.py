@@ -33,6 +33,7 @@ cluster_sim.checking.Delegated: wing_agg_priority calls the library's cluster_si
 Traceback (most recent call last):
 ...
 cluster_sim.checking.CheckFailed: wing_agg_priority: job 10 (template etl, recurring) got 10, expected 5: that is its median aggregate value, not its value efficiency: divide by the median aggregate compute, so a job that needs much of the cluster for its value waits behind cheaper ones
+  to look at it: from cluster_sim.checking import show_case; show_case('the worked history')
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ from collections.abc import Callable
 import numpy as np
 import pandas as pd
 
-from ...checking import NOT_IMPLEMENTED, CheckFailed, call_student
+from ...checking import NOT_IMPLEMENTED, CheckFailed, call_student, name_case
 from .config import WingConfig
 from .workload import READINGS, value_efficiency
 
@@ -143,17 +144,18 @@ def check_priority_table(student: Callable, *, name: str = "wing_agg_priority") 
     kind = "ad hoc" if row["kind"] == "adhoc" else "recurring"
     msg = (f"{name}: job {row['job']} (template {row['template']}, {kind}) got {got.iloc[i]:.4g}, "
            f"expected {want.iloc[i]:.4g}")
+    look = name_case("the worked history", {"history": history, "jobs": jobs})
     for cause, v in _variants(history, jobs).items():
         if np.isclose(got.iloc[i], v.iloc[i], rtol=1e-9, atol=1e-12):
-            return _fail(f"{msg}: {WHY[cause]}")
+            return _fail(f"{msg}: {WHY[cause]}" + look)
     adhoc = (jobs["kind"] == "adhoc").to_numpy()
     if adhoc[i] and not bad[~adhoc].any():
-        return _fail(f"{msg}: {WHY['adhoc']}")
+        return _fail(f"{msg}: {WHY['adhoc']}" + look)
     source = want.attrs["source"].iloc[i]
     hint = {"template": f"the median over template {row['template']!r}'s history jobs",
             "user": f"the median over user {row['user']!r}'s earlier ad hoc jobs",
             "fallback": f"the medians over all history jobs of its class ({kind}): nothing else is known of it"}[source]
-    return _fail(f"{msg}: its value efficiency is {hint}")
+    return _fail(f"{msg}: its value efficiency is {hint}" + look)
 
 
 def _fail(msg: str):
