@@ -153,3 +153,13 @@ def test_lab05_priority_table_check_shows_the_worked_history():
     shown = checking.case(_shown(message))
     history, jobs = worked_history()
     assert shown["history"].equals(history) and shown["jobs"].equals(jobs)
+
+
+def test_lab10_release_rule_check_shows_the_job_it_asked_about():
+    from cluster_sim.capstone.exercise import check_release_rule
+
+    asked = _recording(lambda job, tokens, now: "both")  # not one of the allowed answers
+    message = _fails(check_release_rule, asked)
+    shown = checking.case(_shown(message))
+    job, tokens, now = asked.last
+    assert shown["job"].id == job.id and (shown["tokens"], shown["now"]) == (tokens, now)

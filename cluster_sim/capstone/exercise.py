@@ -22,7 +22,7 @@ from typing import Callable
 import pandas as pd
 
 from .. import claims as _claims
-from ..checking import CheckFailed, call_student
+from ..checking import CheckFailed, call_student, name_case
 from ..sweep import run_grid
 from .config import SWITCHES, CapstoneConfig
 from .day import make_day
@@ -78,7 +78,8 @@ def check_release_rule(rule: Callable, *, name: str = "my_release_rule", config:
     answer = call_student(rule, sample, 1, sample.arrival, name=name)
     if answer not in RELEASE_CHOICES:
         raise CheckFailed(f"{name}(job {sample.id}, 1 token, t={sample.arrival:g}) returned {answer!r}: "
-                             f"allowed {' or '.join(map(repr, RELEASE_CHOICES))}")
+                          f"allowed {' or '.join(map(repr, RELEASE_CHOICES))}"
+                          + name_case(f"job {sample.id}", {"job": sample, "tokens": 1, "now": sample.arrival}))
     checked = lambda job, tokens, now: call_student(rule, job, tokens, now, name=name)  # noqa: E731
     try:
         run_model(base.replace(horizon=min(base.horizon, 400.0)), release_rule=checked, check_every_event=True)
