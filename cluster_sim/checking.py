@@ -54,7 +54,7 @@ from typing import Any, Callable, Iterable, Mapping
 import numpy as np
 
 __all__ = ["CheckFailed", "DELEGATED", "Delegated", "NOT_IMPLEMENTED", "arguments", "call_student", "case", "check_cases",
-           "forbidden", "install", "name_case", "show_case", "using_references"]
+           "expect", "forbidden", "install", "name_case", "show_case", "using_references"]
 
 NOT_IMPLEMENTED = "is not implemented yet: replace nbgrader's stub (the line raising NotImplementedError) with your code"
 #: the tail of the message of a check whose student code called a forbidden reference
@@ -300,6 +300,22 @@ def using_references(student: Callable, references: Mapping[str, Callable] | Non
         for name, value in saved.items():
             if value is not missing:
                 ns[name] = value
+
+
+def expect(condition: Any, message: str) -> None:
+    """A check cell's own condition: raise :class:`CheckFailed` with ``message`` unless ``condition`` holds.
+
+    What a check cell writes instead of ``assert condition, message``: a plain ``AssertionError`` keeps its traceback
+    (the cell's source, the arrow), where a student needs the message only.
+
+    >>> expect(2 + 2 == 4, "arithmetic")
+    >>> expect(2 + 2 == 5, "Fig. 7: stage 2 should get (11, 18); you gave (12, 18)")
+    Traceback (most recent call last):
+    ...
+    cluster_sim.checking.CheckFailed: Fig. 7: stage 2 should get (11, 18); you gave (12, 18)
+    """
+    if not condition:
+        raise CheckFailed(message)
 
 
 def call_student(fn: Callable, *args: Any, name: str | None = None, forbid: Callable | Iterable[Callable] = (),

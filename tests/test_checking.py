@@ -18,6 +18,7 @@ import functools
 import io
 import re
 from contextlib import redirect_stdout
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -355,3 +356,28 @@ def test_an_unknown_case_is_refused_with_the_names_there_are():
         show_case("random DAG 77")
     with pytest.raises(ValueError, match="name is ''"):
         checking.name_case("", 1)
+
+
+def test_a_check_cells_own_condition_is_one_message(shell):
+    checking.install(shell)
+    shell.user_ns["expect"] = checking.expect
+    result, shown = run(shell, "got = (12, 18)\nexpect(got == (11, 18), f'Fig. 7: should get (11, 18); you gave {got}')")
+    assert not result.success and isinstance(result.error_in_exec, CheckFailed)
+    assert shown.strip() == "CheckFailed: Fig. 7: should get (11, 18); you gave (12, 18)"
+
+
+def test_exercise_cells_hold_no_plain_assert():
+    """An ``assert`` in an exercise cell shows a student a traceback: cells use checking.expect (or a lab's check)."""
+    import ast
+
+    import nbformat
+
+    root = Path(__file__).resolve().parents[1]
+    found = []
+    for path in sorted((root / "solutions").glob("*.ipynb")):
+        for i, cell in enumerate(nbformat.read(path, as_version=4).cells):
+            if cell.cell_type != "code" or cell.source.lstrip().startswith(("%", "!")):
+                continue
+            tree = ast.parse(re.sub(r"^[ \t]*###.*$", "", cell.source, flags=re.M))
+            found += [f"{path.name} cell {i} line {node.lineno}" for node in ast.walk(tree) if isinstance(node, ast.Assert)]
+    assert not found, "plain asserts a student would see as a traceback:\n" + "\n".join(found)
