@@ -163,3 +163,34 @@ def test_lab10_release_rule_check_shows_the_job_it_asked_about():
     shown = checking.case(_shown(message))
     job, tokens, now = asked.last
     assert shown["job"].id == job.id and (shown["tokens"], shown["now"]) == (tokens, now)
+
+
+def test_lab08_replay_check_shows_the_trace_it_replayed():
+    from cluster_sim.rminer.traces import SHADOW_HAND_CASES, first_difference, replay_shadow
+
+    hand, cap = SHADOW_HAND_CASES[1]
+    expected = replay_shadow(hand, cap)
+    yours = [int(v) + 1 for v in expected]  # off by one at every event
+    message = _fails(first_difference, yours, expected, str, "event", inputs=lambda i: {"events": hand, "capacity": cap})
+    assert message.startswith("event 0 of ")
+    shown = checking.case(_shown(message))
+    assert shown["events"] == list(hand) and np.array_equal(shown["capacity"], cap)
+
+
+def test_the_replay_checks_in_the_exercises_name_their_inputs():
+    """Labs 08 and 09 replay recorded events and decisions with first_difference: each call passes ``inputs=``,
+    so its message shows the event's or decision's inputs with one call."""
+    import ast
+    from pathlib import Path
+
+    import nbformat
+
+    calls = []
+    for path in sorted((Path(__file__).resolve().parents[1] / "solutions").glob("*.ipynb")):
+        for cell in nbformat.read(path, as_version=4).cells:
+            if cell.cell_type == "code" and "first_difference(" in cell.source:
+                tree = ast.parse(re.sub(r"^[ \t]*###.*$", "", cell.source, flags=re.M))
+                calls += [(path.name, node.lineno, {k.arg for k in node.keywords}) for node in ast.walk(tree)
+                          if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "first_difference"]
+    assert len(calls) >= 4
+    assert all("inputs" in keywords for _, _, keywords in calls), [c[:2] for c in calls if "inputs" not in c[2]]

@@ -21,11 +21,11 @@ True
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from ..checking import CheckFailed
+from ..checking import CheckFailed, name_case
 from .config import RMinerConfig
 from .measure import ShadowMeter
 from .model import RMinerModel
@@ -170,15 +170,29 @@ def reference_traverse_order(shadow, free, mode: str) -> list[int]:
     return [int(m) for m in shadow_order(np.asarray(shadow), np.asarray(free), mode)]
 
 
-def first_difference(yours: Sequence, expected: Sequence, describe: Callable[[int], str], what: str) -> None:
-    """Raise ``AssertionError`` naming the first index where ``yours`` and ``expected`` differ."""
+def first_difference(yours: Sequence, expected: Sequence, describe: Callable[[int], str], what: str,
+                     inputs: Callable[[int], Mapping[str, Any]] | None = None) -> None:
+    """Raise :class:`~cluster_sim.checking.CheckFailed` naming the first index where ``yours`` and ``expected`` differ.
+
+    ``inputs(i)``: what the student's function was given for index ``i`` (by its parameter names); the message then
+    ends with the call that shows it, ``show_case('<what> <i>')``.
+
+    >>> first_difference([1, 5], [1, 2], lambda i: f"machine {i}", "decision", inputs=lambda i: {"machine": i})
+    Traceback (most recent call last):
+    ...
+    cluster_sim.checking.CheckFailed: decision 1 of 2 differs from the reference:
+      machine 1
+      yours:    5
+      expected: 2
+      to look at it: from cluster_sim.checking import show_case; show_case('decision 1')
+    """
     if len(yours) != len(expected):
         raise CheckFailed(f"{what}: you returned {len(yours)} values for {len(expected)} {what}s")
     for i, (a, b) in enumerate(zip(yours, expected)):
         if not _same(a, b):
             raise CheckFailed(
                 f"{what} {i} of {len(expected)} differs from the reference:\n  {describe(i)}\n"
-                f"  yours:    {a!r}\n  expected: {b!r}"
+                f"  yours:    {a!r}\n  expected: {b!r}" + (name_case(f"{what} {i}", dict(inputs(i))) if inputs else "")
             )
 
 
