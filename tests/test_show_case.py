@@ -37,14 +37,6 @@ def _shown(message: str) -> str:
     return match["name"]
 
 
-def _same(a, b) -> bool:
-    if isinstance(a, pd.DataFrame):
-        return a.equals(b)
-    if isinstance(a, (np.ndarray, list, tuple)) and not isinstance(a, str):
-        return np.array_equal(np.asarray(a, dtype=object if isinstance(a, (list, tuple)) else None), np.asarray(b))
-    return a == b
-
-
 def _fails(check, *args, **kwargs) -> str:
     with pytest.raises(CheckFailed) as failed:
         check(*args, **kwargs)
