@@ -128,7 +128,8 @@ def decision_throughput(config: ClusterConfig, *, seeds=None, client=None, cache
     :func:`tour_metrics` and the think time. The engine's schedulers already spend ``think_time`` per task; only
     its value changes here, so no other result moves."""
     think = DECISION_LOAD / offered_task_rate(config)
-    base = config.replace(think_time=round(think, 3))
+    # three decimals as the panel's slider steps; at paper (λ = 7,680 tasks/s) that is 0, so three digits there
+    base = config.replace(think_time=round(think, 3) or float(f"{think:.3g}"))
     rows = run_grid(run, base, [dict(p) for p in DECISION_POINTS], seeds=seeds, metrics=tour_metrics,
                     client=client, cache=cache)
     return rows

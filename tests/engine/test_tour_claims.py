@@ -90,3 +90,14 @@ def test_the_stale_cluster_is_buildable_at_every_preset_and_only_paper_is_capped
     assert (stale.schedulers, stale.load) == (STALE["schedulers"], STALE["load"])
     if preset != "paper":
         assert stale == config.replace(**STALE)
+
+
+def test_the_decision_throughput_think_time_is_not_rounded_away_at_paper(monkeypatch):
+    """At paper λ is 7,680 tasks/s, so DECISION_LOAD / λ = 0.00026 s rounded to three decimals was 0: one scheduler
+    on the true state kept up for free and §5 showed nothing."""
+    config = ClusterConfig.paper()
+    bases = []
+    monkeypatch.setattr(tour, "run_grid", lambda fn, base, grid, **kw: bases.append(base))
+    tour.decision_throughput(config)
+    busy = tour.offered_task_rate(config) * bases[0].think_time  # one scheduler's share of time deciding
+    assert busy == pytest.approx(tour.DECISION_LOAD, rel=1e-2)
