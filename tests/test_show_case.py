@@ -186,3 +186,14 @@ def test_the_replay_checks_in_the_exercises_name_their_inputs():
                           if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "first_difference"]
     assert len(calls) >= 4
     assert all("inputs" in keywords for _, _, keywords in calls), [c[:2] for c in calls if "inputs" not in c[2]]
+
+
+def test_lab04_self_join_check_shows_the_log():
+    from cluster_sim.wing.exercise import check_self_join
+
+    nothing_found = _recording(lambda prov, window: pd.DataFrame({"job": [], "depOn": []}))
+    message = _fails(check_self_join, nothing_found)
+    assert "you miss (job, depOn)" in message
+    shown = checking.case(_shown(message))
+    prov, window = nothing_found.last
+    assert shown["prov"].equals(prov) and shown["window"] == window

@@ -346,14 +346,15 @@ def check_self_join(student: Callable, *, name: str = "self_join") -> str:
         if pairs == want:
             continue
         extra, missing = sorted(pairs - want), sorted(want - pairs)
+        look = name_case(case, {"prov": prov, "window": T})
         msg = (f"{name}: on {case}, " + (f"you found (job, depOn) = {extra[0]}, which the reference does not"
                                          if extra else f"you miss (job, depOn) = {missing[0]}"))
         for rule, (kw, why) in SELF_JOIN_WHY.items():
             variant = set(map(tuple, single_hop(prov, **{"window": T, **kw})[["job", "depOn"]].values.tolist()))
             if pairs == variant:
-                raise CheckFailed(f"{msg}; {why}")
+                raise CheckFailed(f"{msg}; {why}" + look)
         if missing and not extra:
-            raise CheckFailed(f"{msg}: match each read (op 'read') to the file's writes, by file name")
+            raise CheckFailed(f"{msg}: match each read (op 'read') to the file's writes, by file name" + look)
         raise CheckFailed(f"{msg}: the reference keeps, per read, the latest write of the file before it, if it is "
-                             "at most T older")
+                          "at most T older" + look)
     return f"{name}: every case agrees with Wing's three-rule self-join"
