@@ -93,8 +93,9 @@ def check_deadline(fn: Callable, seeds: Sequence[int] = (0,)) -> str:
     n = 0
     for seed in seeds:
         for i, (runs, q) in enumerate(deadline_cases(seed)):
-            # what a message calls this case, and the hint that shows it
-            look = name_case(f"deadline case {i}" + (f" of seed {seed}" if seed else ""), {"runs": runs, "d_percentile": q})
+            def look(runs=runs, q=q, i=i):  # the call that shows this case, named only when a message needs it
+                return name_case(f"deadline case {i}" + (f" of seed {seed}" if seed else ""), {"runs": runs, "d_percentile": q})
+
             want = deadline(runs, q)
             got = call_student(fn, runs.copy(), q, name=getattr(fn, "__name__", "fn"), forbid=deadline)
             n += 1
@@ -102,13 +103,13 @@ def check_deadline(fn: Callable, seeds: Sequence[int] = (0,)) -> str:
                 g = float(got)
             except (TypeError, ValueError):
                 raise CheckFailed(f"seed {seed}, d_percentile={q:g}: return one number (seconds after the period "
-                                  f"start), not {got!r}" + look) from None
+                                  f"start), not {got!r}" + look()) from None
             if math.isclose(g, want, rel_tol=1e-9, abs_tol=1e-6):
                 continue
             case = f"case {i}: seed {seed}, {len(runs)} runs, d_percentile={q:g}"
             for name, (wrong, why) in _MISTAKES.items():
                 w = wrong(runs, q)
                 if math.isclose(g, w, rel_tol=1e-9, abs_tol=1e-6) and not math.isclose(w, want, rel_tol=1e-9):
-                    raise CheckFailed(f"{case}: {why} ({name}). You gave {g:.1f} s, d_j is {want:.1f} s" + look)
-            raise CheckFailed(f"{case}: you gave {g:.1f} s, d_j is {want:.1f} s after the period start" + look)
+                    raise CheckFailed(f"{case}: {why} ({name}). You gave {g:.1f} s, d_j is {want:.1f} s" + look())
+            raise CheckFailed(f"{case}: you gave {g:.1f} s, d_j is {want:.1f} s after the period start" + look())
     return f"your deadline agrees on all {n} cases"
