@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from cluster_sim.morpheus import HistoryParams, detect_periodic, fit_skyline, infer_slo
-from cluster_sim.morpheus.checks import check_alpha, check_skylines
+from cluster_sim.morpheus.slo.runs import check_alpha, check_skylines
 
 HOUR, DAY = 3600.0, 86400.0
 
@@ -179,7 +179,7 @@ def test_infer_slo_answers_or_refuses(row, column, value):
     (dict(stages=((2, math.inf),)), r"stages=.* is not allowed"),
 ])
 def test_lab03_templates_refuse_numbers_they_cannot_use(changes, message):
-    from cluster_sim.morpheus.periodic import Template
+    from cluster_sim.morpheus.packing.periodic import Template
 
     base = dict(name="etl", period=60, input_offset=2.0, submit_offset=3.0, stages=((4, 6.0),), task_minutes=2.0,
                 provisioned=8, read_offset=30.0)

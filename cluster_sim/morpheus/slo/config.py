@@ -1,0 +1,158 @@
+"""``SLOConfig``: one experiment of Lab 02 (a synthetic history, SLO inference and the job resource model).
+
+A run draws a history of a cluster's jobs (:mod:`.history`), finds its periodic jobs and their
+deadlines (§4), fits R* for each actionable one on its most recent ``history_runs`` training runs
+(§5) and replays the held-out runs against R* and against the users' own provisioning with no
+opportunistic capacity (§9.1, Fig. 9). The generator's knobs that a student moves (noise,
+stragglers, the history's size) sit beside the inference's (percentiles, thresholds) and the LP's
+(alpha, the regulariser's beta fraction).
+
+Work grows with the LPs: each actionable template's R* is an LP over ``history_runs`` runs of up
+to ``max_steps`` minutes (two solves: V, then the regularised one). :meth:`SLOConfig.work`
+estimates the LP cells (templates x runs x steps) before anything runs, and a config over
+``max_lp_cells`` is refused.
+
+Example
+-------
+>>> SLOConfig.ci().n_periodic, SLOConfig.default().n_periodic, SLOConfig.paper().days
+(10, 16, 30.0)
+>>> SLOConfig.ci().history_params().straggler_rate
+0.1
+>>> SLOConfig.ci().replace(alpha=1.5)
+Traceback (most recent call last):
+...
+ValueError: SLOConfig.alpha=1.5 is out of range: allowed 0 <= alpha <= 1 (weight of over-allocation against the final debt (the paper's best: 0.01))
+>>> SLOConfig.ci().replace(alpha=1.0)
+Traceback (most recent call last):
+...
+ValueError: SLOConfig.alpha=1.0 is out of range: allowed 0 <= alpha < 1 (at alpha = 1 the LP weighs only over-allocation and R* = 0, an empty contract; the paper's best: 0.01)
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from ...config import Config, Work, param, seed_param
+from .history import HistoryParams
+
+#: HiGHS time per LP cell (one run at one step) and per solve on the 2-core machine, measured with
+#: ``bench/panels.py 02`` and ``bench/morpheus.py``; the fleet replay adds a little per held-out run.
+SECONDS_PER_CELL = 4e-6
+SECONDS_PER_SOLVE = 6e-3
+
+
+@dataclass(frozen=True)
+class SLOConfig(Config):
+    """A history of periodic, aperiodic and ad hoc jobs; SLOs inferred from it; R* per periodic job."""
+
+    # ---- the history (no trace ships: a seeded generator stands in for the paper's month) ----------
+    days: float = param(14.0, lo=1.0, hi=120.0, step=1.0, slider=(3.0, 30.0),
+                        label='History', unit='days', doc="days of history (the paper: one month)")
+    n_periodic: int = param(20, lo=2, hi=500, step=1, slider=(4, 40),
+                            label='Periodic templates', doc="periodic templates whose period divides a day (hourly, daily, ...)")
+    n_off_kilter: int = param(2, lo=0, hi=100, widget=False, doc="periodic templates with a 58 or 100 minute period")
+    n_aperiodic: int = param(3, lo=0, hi=100, widget=False, doc="recurring templates with irregular arrivals")
+    n_adhoc: int = param(20, lo=0, hi=5000, widget=False, doc="one-off jobs")
+    max_steps: int = param(90, lo=4, hi=1440, step=1, slider=(10, 180),
+                           label='Longest run K', unit='minutes', doc="longest typical run, in one-minute steps (the LP's K)")
+    run_noise: float = param(0.1, lo=0.0, hi=1.0, step=0.05, slider=(0.0, 0.5),
+                             label='Run-to-run noise σ', doc="noise: lognormal sigma of a run's stage widths and lengths")
+    usage_noise: float = param(0.15, lo=0.0, hi=1.0, step=0.05, slider=(0.0, 0.5),
+                               label='Usage noise σ', doc="lognormal sigma of the minute-by-minute usage")
+    straggler_rate: float = param(0.1, lo=0.0, hi=1.0, step=0.05, slider=(0.0, 0.5),
+                                  label='Straggler chance', unit='per stage', doc="chance that a stage of a run has a straggler tail")
+    input_delay_rate: float = param(0.05, lo=0.0, hi=1.0, step=0.05, widget=False,
+                                    doc="chance that a run's input arrives late")
+    failure_rate: float = param(0.03, lo=0.0, hi=0.5, step=0.01, widget=False, doc="chance that a run fails")
+    # ---- SLO inference (§4) ----------------------------------------------------------------------------
+    a_percentile: float = param(95.0, lo=0.0, hi=100.0, step=5.0,
+                                label='Input-availability percentile a_j', unit='%', doc="a_j: this percentile of T_inAvail (the paper: 95th)")
+    d_percentile: float = param(50.0, lo=0.0, hi=100.0, step=5.0,
+                                label='Deadline percentile d_j', unit='%', doc="d_j: this percentile of T_outRead (the paper: 50th)")
+    cv_threshold: float = param(0.1, lo=0.0, hi=2.0, step=0.01, widget=False,
+                                doc="largest CV = MAD/median of inter-arrivals (periodic) and of T_outRead (actionable)")
+    min_slack_ratio: float = param(0.25, lo=0.0, hi=10.0, step=0.05, widget=False,
+                                   doc="least median (T_outRead - T_end) / (T_end - T_start) for an actionable deadline")
+    # ---- the job resource model (§5) -------------------------------------------------------------------
+    alpha: float = param(0.01, lo=0.0, hi=1.0, step=0.01, slider=(0.0, 0.99),
+                         label='Over-allocation weight α', doc="weight of over-allocation against the final debt (the paper's best: 0.01)")
+    beta_fraction: float = param(0.1, lo=0.0, hi=10.0, step=0.05, slider=(0.0, 2.0),
+                                 label='Regulariser β', unit='× V', doc="the regulariser's weight beta as a fraction of V (the paper: 0.1)")
+    history_runs: int = param(20, lo=2, hi=1000, step=1, slider=(2, 40),
+                              label='Training runs', doc="runs of history R* is fitted on (the most recent training runs)")
+    train_fraction: float = param(0.7, lo=0.1, hi=0.9, step=0.05, widget=False,
+                                  doc="share of each template's runs to learn from; the rest are held out (the paper: 70%)")
+    # ---- the contract after drift (§2.3) ---------------------------------------------------------------
+    drift_factor: float = param(1.4, lo=0.2, hi=5.0, step=0.1, slider=(0.5, 2.5),
+                                label='Run length after drift', unit='×', doc="a drifting job's run length after the change (§2.3: 40% slower on another SKU)")
+    drift_window: int = param(7, lo=2, hi=200, step=1, slider=(2, 30),
+                              label='Refit window', unit='runs', doc="runs in the sliding window the contract is refitted on after drift")
+    # ---- run ----------------------------------------------------------------------------------------------
+    seed: int = seed_param()
+    max_lp_cells: int = param(3_000_000, lo=1, hi=10**10, widget=False,
+                              doc="refuse a config estimated to need more LP cells than this (raise it on purpose)")
+
+    WORK_CAP = "max_lp_cells"
+
+    def validate(self) -> None:
+        if self.alpha >= 1.0:
+            # at alpha = 1 the LP's objective weighs only over-allocation: R* = 0 minimises it, an empty
+            # contract that "wastes nothing" and promises nothing
+            raise ValueError(f"SLOConfig.alpha={self.alpha!r} is out of range: allowed 0 <= alpha < 1 (at alpha = 1 "
+                             "the LP weighs only over-allocation and R* = 0, an empty contract; the paper's best: 0.01)")
+        self.history_params()  # the generator's own cross-field checks, named by its fields
+
+    @classmethod
+    def ci(cls):
+        return cls(days=8.0, n_periodic=10, n_adhoc=10, max_steps=60)
+
+    @classmethod
+    def default(cls):
+        return cls(days=10.0, n_periodic=16)
+
+    @classmethod
+    def paper(cls):
+        """A month of history (the paper keeps about one), 100 periodic templates, runs up to 4 hours,
+        R* fitted on the last 30 runs; minutes on the 2-core machine."""
+        return cls(days=30.0, n_periodic=100, n_off_kilter=5, n_aperiodic=10, n_adhoc=200, max_steps=240,
+                   history_runs=30)
+
+    # ---- derived --------------------------------------------------------------------------------------
+    def history_params(self, **changes) -> HistoryParams:
+        """The generator's parameters for this config (``changes`` override them)."""
+        fields = dict(days=self.days, n_periodic=self.n_periodic, n_off_kilter=self.n_off_kilter,
+                      n_aperiodic=self.n_aperiodic, n_adhoc=self.n_adhoc, max_steps=self.max_steps,
+                      run_noise=self.run_noise, usage_noise=self.usage_noise, straggler_rate=self.straggler_rate,
+                      input_delay_rate=self.input_delay_rate, failure_rate=self.failure_rate)
+        fields.update(changes)
+        try:
+            return HistoryParams(**fields)
+        except ValueError as e:  # name our field, not the generator's class
+            raise ValueError(str(e).replace("HistoryParams.", "SLOConfig.")) from None
+
+    def slo_options(self) -> dict:
+        """Keyword arguments of :func:`.inference.infer_slo` for this config."""
+        return dict(a_percentile=self.a_percentile, d_percentile=self.d_percentile,
+                    cv_threshold=self.cv_threshold, min_slack_ratio=self.min_slack_ratio)
+
+    def detect_options(self) -> dict:
+        """Keyword arguments of :func:`.inference.detect_periodic` for this config."""
+        return dict(cv_threshold=self.cv_threshold)
+
+    def runs_per_template(self) -> int:
+        """Training runs R* can use at most: the hourly templates' (the most frequent period)."""
+        return max(2, min(self.history_runs, math.ceil(self.train_fraction * self.days * 24)))
+
+    def work(self) -> Work:
+        """LP cells of one run: templates x runs of history x steps (a run's skyline can outgrow
+        ``max_steps`` by its stragglers and noise: x1.5)."""
+        templates = self.n_periodic + self.n_off_kilter
+        runs = self.runs_per_template()
+        steps = 1.5 * self.max_steps
+        cells = templates * runs * steps
+        seconds = 2 * (cells * SECONDS_PER_CELL + templates * SECONDS_PER_SOLVE)
+        return Work(cells, "LP cells",
+                    f"{templates} periodic templates x {runs} runs of history x {steps:g} steps",
+                    up=("n_periodic", "n_off_kilter", "history_runs", "days", "max_steps"), down=(),
+                    seconds=seconds)
