@@ -37,7 +37,8 @@ import numpy as np
 from scipy.optimize import Bounds, LinearConstraint, milp
 from scipy.sparse import coo_matrix
 
-from .jobs import Allocation, PeriodicJob, _whole
+from ... import validate
+from .jobs import Allocation, PeriodicJob
 
 __all__ = [
     "ExactResult", "Competitive", "exact_min_peak", "theorem_6_1_bound", "compare_with_optimum", "tiny_instance",
@@ -87,7 +88,7 @@ def exact_min_peak(jobs, capacity, horizon: int, *, time_limit: float = 60.0) ->
     ``ValueError`` for instances too large for an exact solve (more than ``MAX_EXACT_VARIABLES``
     variables) and ``RuntimeError`` when HiGHS finds no feasible plan with height <= 1.
     """
-    horizon = _whole("horizon", horizon, minimum=1)
+    horizon = validate.whole_number(horizon, "horizon", lo=1)
     cap = np.atleast_1d(np.asarray(capacity, dtype=float))
     if cap.ndim != 1 or not np.all(np.isfinite(cap)) or np.any(cap <= 0):
         raise ValueError(f"capacity={capacity!r} must be a number or one number > 0 per resource")

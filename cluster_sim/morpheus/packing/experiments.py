@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from ...sweep import run_grid
-from .config import ARMS, MorpheusConfig, TinyInstanceConfig
+from .config import MorpheusConfig, TinyInstanceConfig
 from .exact import theorem_6_1_bound, tiny_instance
 from .jobs import AdHocJob, PeriodicJob
 from .lowcost import lowcost_window

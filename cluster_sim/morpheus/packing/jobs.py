@@ -8,44 +8,18 @@ skyline R* in whole containers per stage, ``gang`` its minimum parallelism.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
-from numbers import Integral, Real
 
 import numpy as np
+
+from ... import validate
 
 __all__ = ["PeriodicJob", "AdHocJob", "Allocation", "Refusal", "check_allocation"]
 
 
-# ---- validation helpers -----------------------------------------------------------------------------
-def _whole(name: str, value, *, minimum: int | None = None) -> int:
-    """A whole number (an int, or a float with no fraction); NaN, inf, bools and fractions refused."""
-    if isinstance(value, bool) or not isinstance(value, (Integral, Real, np.integer, np.floating)):
-        raise ValueError(f"{name}={value!r} is not allowed: need a whole number")
-    if isinstance(value, (float, np.floating)):
-        if not math.isfinite(value) or value != math.floor(value):
-            raise ValueError(f"{name}={value!r} is not allowed: need a whole number")
-    v = int(value)
-    if minimum is not None and v < minimum:
-        raise ValueError(f"{name}={value!r} is out of range: need {name} >= {minimum}")
-    return v
-
-
-def _whole_vector(name: str, values, *, minimum: int) -> tuple[int, ...]:
-    arr = np.asarray(values)
-    if arr.ndim != 1 or arr.size == 0:
-        raise ValueError(f"{name} must be a non-empty 1-D sequence, got shape {arr.shape}")
-    if arr.dtype.kind not in "iuf" or arr.dtype == bool:
-        raise ValueError(f"{name} must hold numbers, got dtype {arr.dtype}")
-    arr = arr.astype(float)
-    bad = ~np.isfinite(arr) | (arr != np.floor(arr)) | (arr < minimum)
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        raise ValueError(
-            f"{name}[{i}]={values[i]!r} is not allowed: need whole numbers >= {minimum}"
-            + (" (round a fractional skyline up, e.g. with np.ceil)" if name == "demands" else "")
-        )
-    return tuple(int(v) for v in arr)
+# ---- validation -----------------------------------------------------------------------------
+#: what a fractional skyline's refusal suggests (R* is fitted in fractional containers; LowCost packs whole ones)
+ROUND_UP = " (round a fractional skyline up, e.g. with np.ceil)"
 
 
 def _container(container) -> tuple[float, ...] | None:
@@ -61,21 +35,13 @@ def _container(container) -> tuple[float, ...] | None:
     return tuple(float(v) for v in arr)
 
 
-def _check_alignment(alignment) -> float:
-    if isinstance(alignment, bool) or not isinstance(alignment, (Real, np.floating, np.integer)):
-        raise ValueError(f"alignment={alignment!r} is not allowed: need a number >= 0")
-    if not math.isfinite(alignment) or alignment < 0:
-        raise ValueError(f"alignment={alignment!r} is out of range: need a finite alignment >= 0")
-    return float(alignment)
-
-
 def _gangs(gang, demands: tuple[int, ...]) -> tuple[int, ...]:
     if gang is None:
         return (1,) * len(demands)
     if np.ndim(gang) == 0:
-        g = _whole("gang", gang, minimum=1)
+        g = validate.whole_number(gang, "gang", lo=1)
         return (g,) * len(demands)
-    gangs = _whole_vector("gang", gang, minimum=1)
+    gangs = validate.whole_numbers(gang, "gang", lo=1)
     if len(gangs) != len(demands):
         raise ValueError(f"gang has {len(gangs)} entries but demands has {len(demands)}: need one gang per stage")
     return gangs
@@ -124,10 +90,10 @@ class PeriodicJob:
     name: str | None = None
 
     def __post_init__(self):
-        period = _whole("period", self.period, minimum=1)
-        a = _whole("a", self.a, minimum=0)
-        d = _whole("d", self.d)
-        demands = _whole_vector("demands", self.demands, minimum=0)
+        period = validate.whole_number(self.period, "period", lo=1)
+        a = validate.whole_number(self.a, "a", lo=0)
+        d = validate.whole_number(self.d, "d")
+        demands = validate.whole_numbers(self.demands, "demands", lo=0, hint=ROUND_UP)
         if a >= period:
             raise ValueError(f"a={a} is out of range: a is relative to the period start, need 0 <= a < period={period}")
         _check_window(a, d, demands)
@@ -142,7 +108,7 @@ class PeriodicJob:
         object.__setattr__(self, "demands", demands)
         object.__setattr__(self, "gang", _gangs(self.gang, demands))
         object.__setattr__(self, "container", _container(self.container))
-        object.__setattr__(self, "alignment", _check_alignment(self.alignment))
+        object.__setattr__(self, "alignment", validate.number(self.alignment, "alignment", lo=0))
 
     @property
     def gangs(self) -> tuple[int, ...]:
@@ -180,16 +146,16 @@ class AdHocJob:
     name: str | None = None
 
     def __post_init__(self):
-        a = _whole("a", self.a, minimum=0)
-        d = _whole("d", self.d)
-        demands = _whole_vector("demands", self.demands, minimum=0)
+        a = validate.whole_number(self.a, "a", lo=0)
+        d = validate.whole_number(self.d, "d")
+        demands = validate.whole_numbers(self.demands, "demands", lo=0, hint=ROUND_UP)
         _check_window(a, d, demands)
         object.__setattr__(self, "a", a)
         object.__setattr__(self, "d", d)
         object.__setattr__(self, "demands", demands)
         object.__setattr__(self, "gang", _gangs(self.gang, demands))
         object.__setattr__(self, "container", _container(self.container))
-        object.__setattr__(self, "alignment", _check_alignment(self.alignment))
+        object.__setattr__(self, "alignment", validate.number(self.alignment, "alignment", lo=0))
 
     period = None
 

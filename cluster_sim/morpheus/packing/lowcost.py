@@ -79,7 +79,8 @@ from typing import Callable
 
 import numpy as np
 
-from .jobs import _gangs, _whole, _whole_vector
+from ... import validate
+from .jobs import ROUND_UP, _gangs
 from .stages import _as_lines, allocation_key, gang_pieces, place_stage_gangs, stage_interval
 
 __all__ = ["WindowResult", "MAX_END_POINTS", "end_points", "lowcost_reference", "lowcost_window", "greedy_window"]
@@ -137,12 +138,12 @@ def end_points(stages: int, window: int, max_end_points: int | None = MAX_END_PO
         return np.zeros(0, dtype=np.int64)
     if max_end_points is None or n <= max_end_points:
         return np.arange(stages - 1, window, dtype=np.int64)
-    stride = -(-n // _whole("max_end_points", max_end_points, minimum=1))
+    stride = -(-n // validate.whole_number(max_end_points, "max_end_points", lo=1))
     return np.arange(window - 1, stages - 2, -stride, dtype=np.int64)[::-1].copy()
 
 
 def _check_stages(demands, gangs) -> tuple[tuple[int, ...], tuple[int, ...]]:
-    demands = _whole_vector("demands", demands, minimum=0)
+    demands = validate.whole_numbers(demands, "demands", lo=0, hint=ROUND_UP)
     gangs = _gangs(gangs, demands)
     if not any(demands):
         raise ValueError(f"demands={demands!r} is not allowed: need at least one stage with demand > 0")

@@ -42,8 +42,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from ... import validate
+from .jobs import AdHocJob, Allocation, PeriodicJob, Refusal, check_allocation
 from .lowcost import MAX_END_POINTS, _max_fit, greedy_window, lowcost_window
-from .jobs import AdHocJob, Allocation, PeriodicJob, Refusal, _whole, check_allocation
 from .stages import _ratio
 
 __all__ = ["ReservationPlan", "METHODS"]
@@ -63,7 +64,7 @@ class ReservationPlan:
 
     def __init__(self, capacity, horizon: int = 1440, *, step_seconds: float = 60.0, resources=None,
                  max_end_points: int | None = MAX_END_POINTS):
-        self.horizon = _whole("horizon", horizon, minimum=1)
+        self.horizon = validate.whole_number(horizon, "horizon", lo=1)
         if not np.isfinite(step_seconds) or step_seconds <= 0:
             raise ValueError(f"step_seconds={step_seconds!r} is out of range: need step_seconds > 0")
         self.step_seconds = float(step_seconds)
@@ -120,7 +121,7 @@ class ReservationPlan:
 
     def heatmap(self, period: int = 60, layer: str = "production") -> np.ndarray:
         """``c(t)`` folded into rows of ``period`` steps (e.g. hours x minutes) for an image plot."""
-        period = _whole("period", period, minimum=1)
+        period = validate.whole_number(period, "period", lo=1)
         if self.horizon % period:
             raise ValueError(f"period={period} does not divide horizon={self.horizon}")
         return self.cost(layer).reshape(self.horizon // period, period)
@@ -226,7 +227,7 @@ class ReservationPlan:
         Raises ``ValueError`` when they do not fit (see :meth:`room`); ad hoc jobs that lose their
         room are re-planned, as for any production reservation.
         """
-        containers = _whole("containers", containers, minimum=1)
+        containers = validate.whole_number(containers, "containers", lo=1)
         steps = np.unique(np.asarray(steps, dtype=np.int64) % self.horizon)
         z = self._container(container)
         have = self.room(steps, z)

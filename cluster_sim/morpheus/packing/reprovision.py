@@ -39,17 +39,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ... import validate
+
 __all__ = ["Grant", "ReprovisionRule", "reprovision"]
-
-
-def _number(name: str, value, *, minimum: float = 0.0, strict: bool = False) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise ValueError(f"{name}={value!r} is not allowed: need a number")
-    v = float(value)
-    if not math.isfinite(v) or v < minimum or (strict and v <= minimum):
-        op = ">" if strict else ">="
-        raise ValueError(f"{name}={value!r} is out of range: need a finite {name} {op} {minimum:g}")
-    return v
 
 
 @dataclass(frozen=True)
@@ -76,9 +68,9 @@ class ReprovisionRule:
     recent_counts_grants: bool = False
 
     def __post_init__(self):
-        _number("rho", self.rho, strict=True)
-        _number("hold_seconds", self.hold_seconds, strict=True)
-        _number("recent_seconds", self.recent_seconds)
+        validate.number(self.rho, "rho", lo=0, lo_open=True)
+        validate.number(self.hold_seconds, "hold_seconds", lo=0, lo_open=True)
+        validate.number(self.recent_seconds, "recent_seconds", lo=0)
         if not isinstance(self.partial, bool):
             raise ValueError(f"partial={self.partial!r} is not allowed: need True or False")
         if not isinstance(self.recent_counts_grants, bool):
@@ -87,9 +79,9 @@ class ReprovisionRule:
     def decide(self, demand, reserved_now, recent, room) -> Grant:
         """The grant for a job whose ``demand`` meets ``reserved_now`` containers of reservation,
         given its skyline ``recent`` over the look-back and the plan's ``room`` over the hold."""
-        demand = _number("demand", demand)
-        reserved_now = _number("reserved_now", reserved_now)
-        room = _number("room", room)
+        demand = validate.number(demand, "demand", lo=0)
+        reserved_now = validate.number(reserved_now, "reserved_now", lo=0)
+        room = validate.number(room, "room", lo=0)
         rec = np.atleast_1d(np.asarray(recent, dtype=float))
         if rec.ndim != 1 or rec.size == 0 or not np.all(np.isfinite(rec)) or np.any(rec < 0):
             raise ValueError(f"recent={recent!r} is not allowed: need a non-empty list of containers >= 0")
@@ -109,14 +101,14 @@ class ReprovisionRule:
 
     def hold_steps(self, now: float, step_seconds: float) -> np.ndarray:
         """Plan steps (not wrapped) overlapping ``[now, now + T)``."""
-        now = _number("now", now)
+        now = validate.number(now, "now", lo=0)
         first = int(math.floor(now / step_seconds))
         last = int(math.ceil((now + self.hold_seconds) / step_seconds)) - 1
         return np.arange(first, max(last, first) + 1)
 
     def recent_steps(self, now: float, step_seconds: float) -> np.ndarray:
         """Plan steps (not wrapped) overlapping ``[now - recent_seconds, now]``."""
-        now = _number("now", now)
+        now = validate.number(now, "now", lo=0)
         return np.arange(int(math.floor((now - self.recent_seconds) / step_seconds)),
                          int(math.floor(now / step_seconds)) + 1)
 
@@ -148,7 +140,7 @@ def reprovision(plan, job_id: int, now: float, demand, rule: ReprovisionRule = R
         raise KeyError(f"job_id={job_id} is not in the plan")
     skyline = alloc.containers(H)
     with_grants = plan.containers(job_id)
-    cur = int(math.floor(_number("now", now) / dt)) % H
+    cur = int(math.floor(validate.number(now, "now", lo=0) / dt)) % H
     hold = rule.hold_steps(now, dt) % H
     steps = rule.recent_steps(now, dt)
     recent = skyline[steps % H] if own_recent is None else np.asarray(own_recent, dtype=float)

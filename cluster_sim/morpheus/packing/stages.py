@@ -10,12 +10,10 @@ the version the exercise rebuilds.
 
 from __future__ import annotations
 
-import math
-from numbers import Real
-
 import numpy as np
 
-from .jobs import _whole, _whole_vector
+from ... import validate
+from .jobs import ROUND_UP
 
 __all__ = ["gang_pieces", "stage_interval", "place_stage_gangs", "alignment_penalty", "alignment_weight",
            "allocation_key"]
@@ -30,8 +28,8 @@ def gang_pieces(demand: int, gang: int) -> list[int]:
     >>> gang_pieces(3, 8)        # a gang larger than its stage is the whole stage
     [3]
     """
-    demand = _whole("demand", demand, minimum=0)
-    gang = min(_whole("gang", gang, minimum=1), max(demand, 1))
+    demand = validate.whole_number(demand, "demand", lo=0)
+    gang = min(validate.whole_number(gang, "gang", lo=1), max(demand, 1))
     pieces = [gang] * (demand // gang)
     if demand % gang:
         pieces.append(demand % gang)
@@ -52,12 +50,12 @@ def stage_interval(demands, k: int, tau_r: int, a: int = 0) -> tuple[int, int]:
     >>> stage_interval((10, 12, 16, 8), k=0, tau_r=4)      # the first stage takes what is left
     (0, 4)
     """
-    demands = _whole_vector("demands", demands, minimum=0)
-    k = _whole("k", k, minimum=0)
+    demands = validate.whole_numbers(demands, "demands", lo=0, hint=ROUND_UP)
+    k = validate.whole_number(k, "k", lo=0)
     if k >= len(demands) or demands[k] == 0:
         raise ValueError(f"k={k} is not a stage with demand > 0 of demands={demands!r}")
-    tau_r = _whole("tau_r", tau_r)
-    a = _whole("a", a)
+    tau_r = validate.whole_number(tau_r, "tau_r")
+    a = validate.whole_number(a, "a")
     earlier = sum(1 for s in demands[:k] if s > 0)
     avail = tau_r - a + 1
     if avail < earlier + 1:
@@ -132,7 +130,7 @@ def place_stage_gangs(load, capacity, tau_l: int, tau_r: int, demand: int, gang:
     """
     load, cap, z = _as_lines(load, capacity, container)
     W = load.shape[1]
-    tau_l, tau_r = _whole("tau_l", tau_l), _whole("tau_r", tau_r)
+    tau_l, tau_r = validate.whole_number(tau_l, "tau_l"), validate.whole_number(tau_r, "tau_r")
     if not 0 <= tau_l <= tau_r < W:
         raise ValueError(f"tau_l={tau_l}, tau_r={tau_r} are out of range: need 0 <= tau_l <= tau_r < {W}")
     x = np.zeros(W, dtype=np.int64)
@@ -178,11 +176,10 @@ def alignment_weight(cv_start_delay: float, cv_slack: float, *, threshold: float
     >>> alignment_weight(0.8, 0.1), alignment_weight(0.1, 0.2)
     (1.0, 0.0)
     """
-    for name, v in (("cv_start_delay", cv_start_delay), ("cv_slack", cv_slack), ("threshold", threshold),
-                    ("weight", weight)):
-        if not isinstance(v, (Real, np.floating, np.integer)) or not math.isfinite(v) or v < 0:
-            raise ValueError(f"{name}={v!r} is out of range: need a finite {name} >= 0")
-    return float(weight) if max(cv_start_delay, cv_slack) > threshold else 0.0
+    cv_start_delay, cv_slack, threshold, weight = (
+        validate.number(v, name, lo=0) for name, v in (("cv_start_delay", cv_start_delay), ("cv_slack", cv_slack),
+                                                        ("threshold", threshold), ("weight", weight)))
+    return weight if max(cv_start_delay, cv_slack) > threshold else 0.0
 
 
 def allocation_key(load, capacity, container, x, alignment: float = 0.0) -> tuple[float, float, int]:

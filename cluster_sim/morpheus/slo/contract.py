@@ -27,7 +27,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .runs import align_skylines, check_columns
+from ... import validate
+from .runs import align_skylines
 from .inference import detect_periodic, infer_slo
 from .skyline import DEFAULT_BETA_FRACTION, SkylineFit, fit_skyline
 
@@ -75,7 +76,7 @@ def infer_contracts(
     fewer skylines than ``fit_skyline`` needs are skipped, as are non-actionable ones (they stay on
     manual provisioning). The default ``alpha = 0.01`` is the value the paper found best (§9.1).
     """
-    check_columns(runs, ["template"], "runs")
+    validate.columns(runs, ["template"], "runs")
     if max_history is not None and (not isinstance(max_history, (int, np.integer)) or max_history < 2):
         raise ValueError(f"max_history={max_history!r} is not allowed: need None or an integer >= 2")
     periodic = detect_periodic(submissions, **(detect_options or {}))

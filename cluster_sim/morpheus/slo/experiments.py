@@ -33,17 +33,15 @@ from ...memo import remembered
 from ...sweep import run_grid
 from .runs import align_skylines
 from .config import SLOConfig
-from .contract import Contract
 from .fleet import (
     PERIODIC_KINDS, FleetEvaluation, consumer_harm, elastic_completion, evaluate_fleet, slack_cdf, user_ratios,
 )
-from .history import DAY, History, generate_history
+from .history import History, generate_history
 from .inference import detect_periodic, infer_slo
 from .lp import build_lp
 from .lp_compact import build_compact_lp
 from .penalty import Penalty, penalty
 from .skyline import SkylineFit, fit_skyline, max_envelope, mean_skyline, percentile_skyline, user_skyline
-from .telemetry import TelemetryLog
 
 #: the alphas of the paper's Fig. 9b/9c comparison (1% is its best balance)
 FLEET_ALPHAS = (0.01, 0.1, 0.5)

@@ -36,7 +36,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .runs import align_skylines, check_alpha, check_nonnegative
+from ... import validate
+from .runs import align_skylines
 from .history import History
 from .inference import infer_slo
 from .skyline import DEFAULT_BETA_FRACTION, SkylineFit, fit_skyline
@@ -58,7 +59,7 @@ def elastic_completion(allocation, skyline, *, after: float = 0.0) -> float:
         raise ValueError("skyline is empty: a run has at least one step")
     if not (np.isfinite(alloc).all() and np.isfinite(need).all()) or (alloc < 0).any() or (need < 0).any():
         raise ValueError("allocation and skyline must be finite and >= 0")
-    rest = check_nonnegative(after, "after")
+    rest = validate.number(after, "after", lo=0)
     n = max(alloc.size, need.size)
     a = np.full(n, rest)
     a[: alloc.size] = alloc
@@ -126,7 +127,7 @@ def evaluate_fleet(
     R* for each alpha against every successful held-out run. ``max_history`` caps the training runs
     used for R* (the most recent ones).
     """
-    alphas = [check_alpha(a) for a in alphas]
+    alphas = [validate.number(a, "alpha", lo=0, hi=1) for a in alphas]
     if not 0 < train_fraction < 1:
         raise ValueError(f"train_fraction={train_fraction!r} is out of range: allowed 0 < train_fraction < 1")
     runs = history.runs[history.runs.kind.isin(PERIODIC_KINDS)]

@@ -27,7 +27,7 @@ latency-sensitive jobs (read immediately) as a deadline with no slack; we follow
 thresholds and leave them on manual provisioning. Its footnote 5 (a daily job read by a monthly
 report gets a daily deadline) needs consumer periods we do not model.
 
-All times are seconds, as numbers: datetime columns are refused (see :func:`.checks.check_seconds`),
+All times are seconds, as numbers: datetime columns are refused (see :func:`cluster_sim.validate.seconds`),
 as are infinite times and rows with no template.
 
 Example
@@ -47,7 +47,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .runs import check_columns, check_names, check_nonnegative, check_percentile, check_seconds
+from ... import validate
 
 SUBMISSION_COLUMNS = ("template", "submit_time")
 RUN_COLUMNS = ("template", "period_start", "t_in_avail", "t_start", "t_end", "t_out_read")
@@ -92,11 +92,11 @@ def detect_periodic(
     template                                               
     etl       3600.0      True              6             6
     """
-    check_columns(submissions, SUBMISSION_COLUMNS, "submissions")
-    check_names(submissions, "template", "submissions")
-    check_seconds(submissions, ["submit_time"], "submissions")
-    thr = check_nonnegative(cv_threshold, "cv_threshold")
-    quantum = check_nonnegative(round_to, "round_to")
+    validate.columns(submissions, SUBMISSION_COLUMNS, "submissions")
+    validate.names(submissions, "template", "submissions")
+    validate.seconds(submissions, ["submit_time"], "submissions")
+    thr = validate.number(cv_threshold, "cv_threshold", lo=0)
+    quantum = validate.number(round_to, "round_to", lo=0)
     if not isinstance(min_submissions, (int, np.integer)) or min_submissions < 3:
         raise ValueError(f"min_submissions={min_submissions!r} is not allowed: need an integer >= 3")
     rows = {}
@@ -152,20 +152,20 @@ def infer_slo(
     >>> round(float(slo.at["etl", "slack_ratio"]), 1)   # it could run 14 more times before 16:00
     14.8
     """
-    check_columns(runs, RUN_COLUMNS, "runs")
-    qa = check_percentile(a_percentile, "a_percentile")
-    qd = check_percentile(d_percentile, "d_percentile")
-    thr = check_nonnegative(cv_threshold, "cv_threshold")
-    min_slack = check_nonnegative(min_slack_ratio, "min_slack_ratio")
+    validate.columns(runs, RUN_COLUMNS, "runs")
+    qa = validate.number(a_percentile, "a_percentile", lo=0, hi=100)
+    qd = validate.number(d_percentile, "d_percentile", lo=0, hi=100)
+    thr = validate.number(cv_threshold, "cv_threshold", lo=0)
+    min_slack = validate.number(min_slack_ratio, "min_slack_ratio", lo=0)
     if not isinstance(min_runs, (int, np.integer)) or min_runs < 1:
         raise ValueError(f"min_runs={min_runs!r} is not allowed: need an integer >= 1")
-    check_names(runs, "template", "runs")
+    validate.names(runs, "template", "runs")
     df = runs
     if "failed" in df.columns:
         df = df[~df["failed"].astype(bool)]
         if df.empty:
             raise ValueError("runs has only failed runs: SLOs are learnt from successful runs")
-    check_seconds(df, ["period_start", "t_in_avail", "t_start", "t_end", "t_out_read"], "runs", nan_ok=["t_out_read"])
+    validate.seconds(df, ["period_start", "t_in_avail", "t_start", "t_end", "t_out_read"], "runs", nan_ok=["t_out_read"])
     backwards = df["t_end"] < df["t_start"]
     if backwards.any():
         r = backwards.idxmax()

@@ -34,7 +34,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import sparse
 
-from .runs import check_alpha, check_nonnegative, check_skylines
+from ... import validate
+from .runs import check_skylines
 
 
 @dataclass(frozen=True)
@@ -134,8 +135,8 @@ def objective(skylines, layout: LPLayout, alpha: float, beta: float = 0.0) -> tu
     The constant ``-alpha/N sum_ik s_ik`` comes from writing the over-allocation through ``u``.
     """
     runs = _runs_for(skylines, layout)
-    a = check_alpha(alpha)
-    b = check_nonnegative(beta, "beta")
+    a = validate.number(alpha, "alpha", lo=0, hi=1)
+    b = validate.number(beta, "beta", lo=0)
     n, k = runs.shape
     c = np.zeros(layout.n_variables)
     c[layout.s(np.arange(k))] = a  # 1/N * sum over the N runs of s_k

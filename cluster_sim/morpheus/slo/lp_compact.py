@@ -33,7 +33,8 @@ from __future__ import annotations
 import numpy as np
 from scipy import sparse
 
-from .runs import check_alpha, check_nonnegative, check_skylines
+from ... import validate
+from .runs import check_skylines
 from .lp import LinearProgram
 
 
@@ -63,8 +64,8 @@ def segment_costs(runs: np.ndarray, alpha: float, beta: float) -> tuple[np.ndarr
 def build_compact_lp(skylines, alpha: float, beta: float | None = None) -> LinearProgram:
     """The compact casting; ``beta=None`` (or 0) leaves out the regulariser."""
     runs = check_skylines(skylines, min_runs=1)
-    a = check_alpha(alpha)
-    b = 0.0 if beta is None else check_nonnegative(beta, "beta")
+    a = validate.number(alpha, "alpha", lo=0, hi=1)
+    b = 0.0 if beta is None else validate.number(beta, "beta", lo=0)
     n, k = runs.shape
     n_seg = (n + 1) * k
     T0, d0 = n_seg, n_seg + k

@@ -35,7 +35,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .runs import check_alpha, check_nonnegative, check_skyline, check_skylines
+from ... import validate
+from .runs import check_skyline, check_skylines
 
 
 @dataclass(frozen=True)
@@ -111,7 +112,7 @@ def penalty(skyline, skylines, alpha: float, beta: float = 0.0, *, min_runs: int
     """
     runs = check_skylines(skylines, min_runs=min_runs)
     s = check_skyline(skyline, runs.shape[1])
-    a = check_alpha(alpha)
-    b = check_nonnegative(beta, "beta")
+    a = validate.number(alpha, "alpha", lo=0, hi=1)
+    b = validate.number(beta, "beta", lo=0)
     over, under, eps = _terms(s, runs)
     return Penalty(over, under, eps, a * over + (1.0 - a) * under + b * eps)

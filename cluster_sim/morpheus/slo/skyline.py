@@ -33,7 +33,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import linprog
 
-from .runs import MIN_RUNS, check_alpha, check_nonnegative, check_percentile, check_skylines
+from ... import validate
+from .runs import MIN_RUNS, check_skylines
 from .lp import LinearProgram, build_lp
 from .lp_compact import build_compact_lp
 from .penalty import _terms
@@ -122,8 +123,8 @@ def fit_skyline(
     ValueError: skylines has 1 run(s): need at least min_runs=2 runs of history
     """
     runs = check_skylines(skylines, min_runs=min_runs)
-    a = check_alpha(alpha)
-    frac = check_nonnegative(beta_fraction, "beta_fraction")
+    a = validate.number(alpha, "alpha", lo=0, hi=1)
+    frac = validate.number(beta_fraction, "beta_fraction", lo=0)
     if formulation not in FORMULATIONS:
         raise ValueError(f"formulation={formulation!r} is not allowed: choose one of {', '.join(map(repr, FORMULATIONS))}")
     x, value, lp = _solve(runs, a, None, formulation, solver_options)
@@ -159,7 +160,7 @@ def mean_skyline(skylines, *, min_runs: int = 1) -> np.ndarray:
 
 def percentile_skyline(skylines, q: float = 95.0, *, min_runs: int = 1) -> np.ndarray:
     """The per-step ``q``-th percentile over runs (linear interpolation)."""
-    return np.percentile(check_skylines(skylines, min_runs=min_runs), check_percentile(q, "q"), axis=0)
+    return np.percentile(check_skylines(skylines, min_runs=min_runs), validate.number(q, "q", lo=0, hi=100), axis=0)
 
 
 def user_skyline(provisioned: float, n_steps: int) -> np.ndarray:
@@ -168,7 +169,7 @@ def user_skyline(provisioned: float, n_steps: int) -> np.ndarray:
     >>> user_skyline(5, 3).tolist()
     [5.0, 5.0, 5.0]
     """
-    p = check_nonnegative(provisioned, "provisioned")
+    p = validate.number(provisioned, "provisioned", lo=0)
     if not isinstance(n_steps, (int, np.integer)) or n_steps < 1:
         raise ValueError(f"n_steps={n_steps!r} is not allowed: need an integer >= 1")
     return np.full(int(n_steps), p)

@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from .runs import check_alpha, check_nonnegative
+from ... import validate
 from .contract import Contract, infer_contracts
 from .skyline import DEFAULT_BETA_FRACTION
 
@@ -63,7 +63,7 @@ class _Run:
 
 
 def _time(value, name: str) -> float:
-    return check_nonnegative(value, name)
+    return validate.number(value, name, lo=0)
 
 
 class TelemetryLog:
@@ -151,7 +151,7 @@ class TelemetryLog:
                   max_history: int | None = None, detect_options: dict | None = None,
                   slo_options: dict | None = None, templates=None) -> dict[str, Contract]:
         """:func:`.contract.infer_contracts` on what is recorded (``templates``: only these)."""
-        check_alpha(alpha)
+        validate.number(alpha, "alpha", lo=0, hi=1)
         subs, runs, skylines = self.submissions(), self.runs(), self.skylines()
         if templates is not None:
             keep = set(templates)
