@@ -33,7 +33,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from ...config import Config, Work, param, seed_param
+from ...config import Config, Work, field_of, param, seed_param
 from .history import HistoryParams
 
 #: HiGHS time per LP cell (one run at one step) and per solve on the 2-core machine, measured with
@@ -47,24 +47,24 @@ class SLOConfig(Config):
     """A history of periodic, aperiodic and ad hoc jobs; SLOs inferred from it; R* per periodic job."""
 
     # ---- the history (no trace ships: a seeded generator stands in for the paper's month) ----------
-    days: float = param(14.0, lo=1.0, hi=120.0, step=1.0, slider=(3.0, 30.0),
-                        label='History', unit='days', doc="days of history (the paper: one month)")
-    n_periodic: int = param(20, lo=2, hi=500, step=1, slider=(4, 40),
-                            label='Periodic templates', doc="periodic templates whose period divides a day (hourly, daily, ...)")
-    n_off_kilter: int = param(2, lo=0, hi=100, widget=False, doc="periodic templates with a 58 or 100 minute period")
-    n_aperiodic: int = param(3, lo=0, hi=100, widget=False, doc="recurring templates with irregular arrivals")
-    n_adhoc: int = param(20, lo=0, hi=5000, widget=False, doc="one-off jobs")
-    max_steps: int = param(90, lo=4, hi=1440, step=1, slider=(10, 180),
-                           label='Longest run K', unit='minutes', doc="longest typical run, in one-minute steps (the LP's K)")
-    run_noise: float = param(0.1, lo=0.0, hi=1.0, step=0.05, slider=(0.0, 0.5),
-                             label='Run-to-run noise σ', doc="noise: lognormal sigma of a run's stage widths and lengths")
-    usage_noise: float = param(0.15, lo=0.0, hi=1.0, step=0.05, slider=(0.0, 0.5),
-                               label='Usage noise σ', doc="lognormal sigma of the minute-by-minute usage")
-    straggler_rate: float = param(0.1, lo=0.0, hi=1.0, step=0.05, slider=(0.0, 0.5),
-                                  label='Straggler chance', unit='per stage', doc="chance that a stage of a run has a straggler tail")
-    input_delay_rate: float = param(0.05, lo=0.0, hi=1.0, step=0.05, widget=False,
-                                    doc="chance that a run's input arrives late")
-    failure_rate: float = param(0.03, lo=0.0, hi=0.5, step=0.01, widget=False, doc="chance that a run fails")
+    # the generator's own fields (HistoryParams), inherited: only the range, default and panel restated
+    days: float = field_of(HistoryParams, "days", lo=1.0, step=1.0, slider=(3.0, 30.0), widget=True,
+                           label="History", unit="days")
+    n_periodic: int = field_of(HistoryParams, "n_periodic", lo=2, step=1, slider=(4, 40), widget=True,
+                               label="Periodic templates")
+    n_off_kilter: int = field_of(HistoryParams, "n_off_kilter")
+    n_aperiodic: int = field_of(HistoryParams, "n_aperiodic")
+    n_adhoc: int = field_of(HistoryParams, "n_adhoc")
+    max_steps: int = field_of(HistoryParams, "max_steps", 90, lo=4, step=1, slider=(10, 180), widget=True,
+                              label="Longest run K", unit="minutes")
+    run_noise: float = field_of(HistoryParams, "run_noise", step=0.05, slider=(0.0, 0.5), widget=True,
+                                label="Run-to-run noise σ")
+    usage_noise: float = field_of(HistoryParams, "usage_noise", step=0.05, slider=(0.0, 0.5), widget=True,
+                                  label="Usage noise σ")
+    straggler_rate: float = field_of(HistoryParams, "straggler_rate", step=0.05, slider=(0.0, 0.5), widget=True,
+                                     label="Straggler chance", unit="per stage")
+    input_delay_rate: float = field_of(HistoryParams, "input_delay_rate", step=0.05)
+    failure_rate: float = field_of(HistoryParams, "failure_rate", step=0.01)
     # ---- SLO inference (§4) ----------------------------------------------------------------------------
     a_percentile: float = param(95.0, lo=0.0, hi=100.0, step=5.0,
                                 label='Input-availability percentile a_j', unit='%', doc="a_j: this percentile of T_inAvail (the paper: 95th)")
@@ -84,8 +84,8 @@ class SLOConfig(Config):
     train_fraction: float = param(0.7, lo=0.1, hi=0.9, step=0.05, widget=False,
                                   doc="share of each template's runs to learn from; the rest are held out (the paper: 70%)")
     # ---- the contract after drift (§2.3) ---------------------------------------------------------------
-    drift_factor: float = param(1.4, lo=0.2, hi=5.0, step=0.1, slider=(0.5, 2.5),
-                                label='Run length after drift', unit='×', doc="a drifting job's run length after the change (§2.3: 40% slower on another SKU)")
+    drift_factor: float = field_of(HistoryParams, "drift_factor", lo=0.2, hi=5.0, step=0.1, slider=(0.5, 2.5),
+                                   widget=True, label="Run length after drift", unit="×")
     drift_window: int = param(7, lo=2, hi=200, step=1, slider=(2, 30),
                               label='Refit window', unit='runs', doc="runs in the sliding window the contract is refitted on after drift")
     # ---- run ----------------------------------------------------------------------------------------------
@@ -120,16 +120,10 @@ class SLOConfig(Config):
 
     # ---- derived --------------------------------------------------------------------------------------
     def history_params(self, **changes) -> HistoryParams:
-        """The generator's parameters for this config (``changes`` override them)."""
-        fields = dict(days=self.days, n_periodic=self.n_periodic, n_off_kilter=self.n_off_kilter,
-                      n_aperiodic=self.n_aperiodic, n_adhoc=self.n_adhoc, max_steps=self.max_steps,
-                      run_noise=self.run_noise, usage_noise=self.usage_noise, straggler_rate=self.straggler_rate,
-                      input_delay_rate=self.input_delay_rate, failure_rate=self.failure_rate)
-        fields.update(changes)
-        try:
-            return HistoryParams(**fields)
-        except ValueError as e:  # name our field, not the generator's class
-            raise ValueError(str(e).replace("HistoryParams.", "SLOConfig.")) from None
+        """The generator's parameters: the fields this config shares with :class:`HistoryParams` (every one
+        of them, by name), then ``changes``. A shared value this config accepts the generator accepts too
+        (their ranges nest), so a refusal here is about ``changes`` and names HistoryParams' field."""
+        return HistoryParams.from_config(self, **changes)
 
     def slo_options(self) -> dict:
         """Keyword arguments of :func:`.inference.infer_slo` for this config."""

@@ -61,7 +61,8 @@ CONSUMER_KINDS = ("scheduled", "chained", "random", "none")
 
 
 def _p(default, doc: str, lo=None, hi=None):
-    """A field of the generator: the engine's ``param``, kept off panels (SLOConfig's fields are the knobs)."""
+    """A field of the generator: the engine's ``param``, kept off panels (SLOConfig inherits the knobs a
+    student moves with ``field_of`` and puts them on its panel)."""
     return param(default, lo=lo, hi=hi, doc=doc, widget=False)
 
 
@@ -69,9 +70,9 @@ def _p(default, doc: str, lo=None, hi=None):
 class HistoryParams(Config):
     """The generator's knobs (times in seconds unless said otherwise)."""
 
-    days: float = _p(14.0, "days of history", 0.5, 120)
-    n_periodic: int = _p(20, "templates with a natural period (divides a day)", 0, 500)
-    n_off_kilter: int = _p(2, "periodic templates whose period does not divide a day", 0, 100)
+    days: float = _p(14.0, "days of history (the paper: one month)", 0.5, 120)
+    n_periodic: int = _p(20, "periodic templates whose period divides a day (hourly, daily, ...)", 0, 500)
+    n_off_kilter: int = _p(2, "periodic templates whose period does not divide a day (58 or 100 minutes)", 0, 100)
     n_aperiodic: int = _p(3, "recurring templates with irregular arrivals", 0, 100)
     n_adhoc: int = _p(20, "one-off jobs", 0, 5000)
     periods: tuple = _p((3600.0, 7200.0, 14400.0, 21600.0, 43200.0, 86400.0), "natural periods (s)")
@@ -82,7 +83,7 @@ class HistoryParams(Config):
     timing_noise: float = _p(0.01, "sd of input and read times, as a fraction of the period", 0, 0.1)
     queue_delay: float = _p(30.0, "mean queueing delay before a run starts (s)", 0, 3600)
     min_steps: int = _p(3, "shortest typical run (minutes)", 1, 60)
-    max_steps: int = _p(120, "longest typical run (minutes)", 2, 1440)
+    max_steps: int = _p(120, "longest typical run, in one-minute steps (the LP's K)", 2, 1440)
     duration_share: tuple = _p((0.05, 0.25), "typical run length as a share of the period (range)")
     median_width: float = _p(20.0, "median containers of a stage", 1, 1000)
     width_sigma: float = _p(1.0, "lognormal sigma of stage widths across templates", 0, 3)
@@ -102,7 +103,8 @@ class HistoryParams(Config):
     consumer_fail_late: float = _p(0.15, "consumer failure chance after waiting or on stale data", 0, 1)
     drift_at: float = _p(0.0, "share of the history after which drift starts (0: no drift)", 0, 1)
     drift_share: float = _p(0.5, "share of periodic templates that drift", 0, 1)
-    drift_factor: float = _p(1.4, "run length multiplier after drift (§2.3: 40% SKU difference)", 0.1, 10)
+    drift_factor: float = _p(1.4, "a drifting job's run length after the change (§2.3: 40% slower on another SKU)",
+                              0.1, 10)
 
     def validate(self) -> None:
         """The tuples' checks (the scalars are checked from their metadata by :class:`Config`)."""
