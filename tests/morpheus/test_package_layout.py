@@ -56,7 +56,7 @@ def test_generic_argument_checks_come_from_cluster_sim_validate():
 
 
 def test_the_window_search_and_its_helpers_live_in_one_module():
-    """lowcost_window and the helpers it calls stay together in packing/lowcost.py (one place to speed up)."""
+    """lowcost_window and the helpers it calls stay together in cluster_sim/morpheus/packing/lowcost.py (one place to speed up)."""
     tree = ast.parse((ROOT / "packing" / "lowcost.py").read_text())
     defined = {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}
     assert {"lowcost_window", "_max_fit", "_best_end_point", "_no_room", "end_points", "_check_stages"} <= defined

@@ -60,7 +60,7 @@ def _claims(alphas: tuple) -> list:
               "§5, Fig. 9b", "area_ratio", treatment={"policy": tight}, baseline={"policy": best},
               direction="lower", paper_text="tighter R*", must=True,
               why="the LP's objective: alpha weighs over-allocation, so a larger alpha allocates less",
-              hint="check the LP's objective in cluster_sim/morpheus/lp.py"),
+              hint="check the LP's objective in cluster_sim/morpheus/slo/lp.py"),
         Claim("alpha_trades_misses", f"... and more misses ({tight} against {best})", "§5, Fig. 9c", "miss_rate",
               treatment={"policy": tight}, baseline={"policy": best}, direction="higher",
               paper_text="more misses", must=True,
