@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from cluster_sim.morpheus.packing.exact import exact_min_peak, theorem_6_1_bound
-from cluster_sim.morpheus.packing.jobs import PeriodicJob, check_allocation
-from cluster_sim.morpheus.packing.plan import ReservationPlan
+from cluster_sim.morpheus.packing import (
+    PeriodicJob, ReservationPlan, check_allocation, exact_min_peak, theorem_6_1_bound,
+)
 
 
 @st.composite

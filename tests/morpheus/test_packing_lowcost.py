@@ -4,10 +4,10 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from cluster_sim.morpheus.packing.jobs import AdHocJob, Allocation, PeriodicJob, check_allocation
-from cluster_sim.morpheus.packing.stages import allocation_key, gang_pieces, place_stage_gangs, stage_interval
-from cluster_sim.morpheus.packing.lowcost import end_points, greedy_window, lowcost_reference, lowcost_window
-from cluster_sim.morpheus.packing.plan import ReservationPlan
+from cluster_sim.morpheus.packing import (
+    AdHocJob, Allocation, PeriodicJob, ReservationPlan, allocation_key, check_allocation, end_points, gang_pieces,
+    greedy_window, lowcost_reference, lowcost_window, place_stage_gangs, stage_interval,
+)
 
 FIG7 = dict(demands=(10, 12, 16, 8), gang=(1, 1, 1, 8))
 

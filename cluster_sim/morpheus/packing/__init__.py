@@ -7,12 +7,11 @@ two on a cluster beside ad hoc jobs.
 
 Pure layer (no Mesa), one job per module:
 
-* :mod:`.jobs`: what LowCost packs and returns (``PeriodicJob``, ``AdHocJob``, ``Allocation``, ``Refusal``)
-  and ``check_allocation``;
+* :mod:`.jobs`: what LowCost packs and returns (``PeriodicJob``, ``AdHocJob``, ``Allocation``, ``Refusal``);
 * :mod:`.stages`: LowCost's two building blocks (``stage_interval``, ``place_stage_gangs``) and the cost an
   allocation is ranked by;
-* :mod:`.lowcost`: LowCost on one window (``lowcost_window`` and the plain ``lowcost_reference``) and the
-  greedy comparator;
+* :mod:`.lowcost`: LowCost on one window (``lowcost_window`` and the plain ``lowcost_reference``), the
+  greedy comparator and ``check_allocation``;
 * :mod:`.plan`: ``ReservationPlan``, the cyclic plan the jobs are packed in;
 * :mod:`.exact`: the min-peak MILP for tiny instances and Theorem 6.1's bound;
 * :mod:`.reprovision`: §7's dynamic reprovisioning rule;
@@ -38,8 +37,8 @@ from .claims import claims_table
 from .config import ARMS, MorpheusConfig, TinyInstanceConfig
 from .exact import ExactResult, compare_with_optimum, exact_min_peak, theorem_6_1_bound
 from .experiments import adhoc_in_residual, competitive_table, fig7_example, fig10a, footprints, lcm_example, pack_many
-from .jobs import AdHocJob, Allocation, PeriodicJob, Refusal, check_allocation
-from .lowcost import WindowResult, end_points, greedy_window, lowcost_reference, lowcost_window
+from .jobs import AdHocJob, Allocation, PeriodicJob, Refusal
+from .lowcost import WindowResult, check_allocation, end_points, greedy_window, lowcost_reference, lowcost_window
 from .plan import ReservationPlan
 from .plots import plot_comparison, plot_cycle, plot_fig7, plot_lcm, plot_packing, plot_residual
 from .reprovision import Grant, ReprovisionRule, reprovision

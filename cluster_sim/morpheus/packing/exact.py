@@ -1,7 +1,7 @@
 """The offline optimum of §6.2 for tiny instances: the smallest maximal height, as an exact MILP.
 
 The MILP has the same constraints as LowCost's allocations (see
-:func:`~cluster_sim.morpheus.packing.jobs.check_allocation`): per job one offset for every instance;
+:func:`~cluster_sim.morpheus.packing.lowcost.check_allocation`): per job one offset for every instance;
 each stage with demand occupies a run of consecutive steps inside ``[a, d)``, stage ``k+1``
 starting on the step after stage ``k`` ends (no holes, stages in order); every occupied step holds
 at least one container; the containers of a stage are whole gangs plus at most one remainder

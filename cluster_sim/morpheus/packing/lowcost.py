@@ -80,10 +80,11 @@ from typing import Callable
 import numpy as np
 
 from ... import validate
-from .jobs import ROUND_UP, _gangs
+from .jobs import ROUND_UP, Allocation, _gangs
 from .stages import _as_lines, allocation_key, gang_pieces, place_stage_gangs, stage_interval
 
-__all__ = ["WindowResult", "MAX_END_POINTS", "end_points", "lowcost_reference", "lowcost_window", "greedy_window"]
+__all__ = ["WindowResult", "MAX_END_POINTS", "end_points", "lowcost_reference", "lowcost_window", "greedy_window",
+           "check_allocation"]
 
 
 # ---- LowCost on one window ----------------------------------------------------------------------------
@@ -415,3 +416,55 @@ def greedy_window(load, capacity, container, demands, gangs=None) -> WindowResul
     lo = {k: s0 + i for i, k in enumerate(pos)}
     return WindowResult(x, _spans_from(lo, dict(lo), K, s0),
                         allocation_key(L, C, z, x))
+
+
+# ---- checking an allocation ---------------------------------------------------------------------------
+def check_allocation(alloc: Allocation, horizon: int | None = None) -> None:
+    """Raise ``AssertionError`` naming the instance and stage unless ``alloc`` is a valid reservation.
+
+    Every instance: each stage's demand delivered exactly, inside ``[a, d)`` of its period (or of the
+    ad hoc job's window), in whole gangs (plus at most one remainder piece); the allocation is one
+    contiguous block (no step without containers) with the stages in order. A periodic allocation's
+    instances share one offset and one shape.
+    """
+    job = alloc.job
+    K = len(job.demands)
+    n = len(alloc.starts)
+    if not (len(alloc.blocks) == len(alloc.bounds) == n) or n == 0:
+        raise AssertionError("starts, blocks and bounds must have one entry per instance")
+    for i in range(n):
+        start, block, bounds = int(alloc.starts[i]), np.asarray(alloc.blocks[i]), np.asarray(alloc.bounds[i])
+        where = f"instance {i}"
+        if block.ndim != 1 or block.size == 0 or np.any(block <= 0):
+            raise AssertionError(f"{where}: the allocation has a hole or is empty (a step without containers)")
+        if bounds.shape != (K + 1,) or bounds[0] != 0 or bounds[-1] != block.size or np.any(np.diff(bounds) < 0):
+            raise AssertionError(f"{where}: stage bounds {bounds.tolist()} do not cover the block in order")
+        # instance i of a periodic job (placed with one offset or not) belongs to period i
+        lo, hi = (job.a, job.d) if job.period is None else (i * job.period + job.a, i * job.period + job.d)
+        if start < lo or start + block.size > hi:
+            raise AssertionError(f"{where}: steps [{start}, {start + block.size}) leave the window [{lo}, {hi})")
+        for k in range(K):
+            part = block[bounds[k]:bounds[k + 1]]
+            s = job.demands[k]
+            if int(part.sum()) != s:
+                raise AssertionError(f"{where}, stage {k}: delivers {int(part.sum())} containers, demand is {s}")
+            if s == 0:
+                continue
+            if part.size == 0:
+                raise AssertionError(f"{where}, stage {k}: has demand but no step")
+            g = min(job.gangs[k], s)
+            r = s % g
+            rest = part % g
+            if r == 0 and np.any(rest):
+                raise AssertionError(f"{where}, stage {k}: {part.tolist()} is not whole gangs of {g}")
+            if r and not (np.count_nonzero(rest == r) == 1 and np.count_nonzero(rest) == 1):
+                raise AssertionError(f"{where}, stage {k}: {part.tolist()} is not gangs of {g} plus one piece of {r}")
+    if alloc.periodic:
+        P = job.period
+        for i in range(1, n):
+            same_shape = np.array_equal(alloc.blocks[i], alloc.blocks[0])
+            if int(alloc.starts[i]) - i * P != int(alloc.starts[0]) or not same_shape:
+                raise AssertionError(f"instance {i} does not share instance 0's offset and shape")
+    if horizon is not None and alloc.periodic and job.period is not None and n * job.period != horizon:
+        raise AssertionError(
+            f"a periodic allocation must have horizon/period = {horizon // job.period} instances, has {n}")

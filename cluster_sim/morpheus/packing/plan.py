@@ -43,8 +43,8 @@ from __future__ import annotations
 import numpy as np
 
 from ... import validate
-from .jobs import AdHocJob, Allocation, PeriodicJob, Refusal, check_allocation
-from .lowcost import MAX_END_POINTS, _max_fit, greedy_window, lowcost_window
+from .jobs import AdHocJob, Allocation, PeriodicJob, Refusal
+from .lowcost import MAX_END_POINTS, _max_fit, check_allocation, greedy_window, lowcost_window
 from .stages import _ratio
 
 __all__ = ["ReservationPlan", "METHODS"]
