@@ -62,7 +62,7 @@ def test_arguments_without_a_signature_are_shown_by_position():
 
 
 def test_lab02_deadline_check_is_one_message_and_shows_its_runs():
-    from cluster_sim.morpheus.slo_cases import check_deadline
+    from cluster_sim.morpheus.slo.deadline_cases import check_deadline
 
     mine = _recording(lambda runs, q: float(np.nanmedian(runs["t_out_read"] - runs["period_start"])) + 1.0)
     message = _fails(check_deadline, mine)  # a CheckFailed: a notebook shows the message only, no traceback
@@ -72,7 +72,7 @@ def test_lab02_deadline_check_is_one_message_and_shows_its_runs():
 
 
 def test_lab03_folded_load_check_is_one_message_and_shows_the_whole_load():
-    from cluster_sim.morpheus.packing_cases import check_folded_load
+    from cluster_sim.morpheus.packing.lowcost_cases import check_folded_load
 
     mine = _recording(lambda load, P, a, W: np.asarray(load, float).reshape(-1, P)[:, (a + np.arange(W)) % P].mean(0))
     message = _fails(check_folded_load, mine)
@@ -105,7 +105,7 @@ def test_lab01_treeify_check_shows_the_graph():
 
 
 def test_lab02_penalty_checks_show_s_and_runs():
-    from cluster_sim.morpheus.penalty_cases import check_over_allocation
+    from cluster_sim.morpheus.slo.penalty_cases import check_over_allocation
 
     mine = _recording(lambda s, runs: float((s[None, :] - runs).sum() / runs.shape[0]))  # no (.)+
     message = _fails(check_over_allocation, mine)

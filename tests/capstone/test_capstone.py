@@ -17,7 +17,7 @@ from cluster_sim.capstone import SWITCHES, CapstoneConfig, CapstoneModel, ablati
 from cluster_sim.capstone.day import ALPHA
 from cluster_sim.capstone.model import engine_config
 from cluster_sim.engine import ClusterModel
-from cluster_sim.morpheus.skyline import fit_skyline
+from cluster_sim.morpheus.slo.skyline import fit_skyline
 from cluster_sim.rminer.model import RMinerModel
 from cluster_sim.shaper.shaper import ResourceShaper
 from cluster_sim.stageopt.agents import IPAScheduler
