@@ -46,6 +46,8 @@ __all__ = ["Scan", "scan_end_points"]
 # the cost table c(t, x) is built when it holds at most this many numbers per line; else costs are
 # computed where needed (stages of thousands of containers over long windows)
 TABLE_LIMIT = 1 << 22
+# a stage is placed with one sort when its steps x gangs are at most this many, else gang by gang
+SORT_LIMIT = 96
 
 
 class Scan(NamedTuple):
@@ -108,15 +110,10 @@ def _place_stage(cost, tq: np.ndarray, xm: np.ndarray, g: int, nfull: int, remai
     h = Kc[:, :, 0]
     reach = np.logical_and.accumulate(np.isfinite(h), axis=1)  # steps the frontier can open
     # phase of (u, j): #{q : top[u, q] < K[u, j]} with top[u, q] = max(h[u+1 .. q]) (-inf for q <= u,
-    # so those count too, making it u + 1 + ...). top[u, :] and K[u, :] are both sorted: merge them
-    # with a stable sort, K first, so that a tie puts K[u, j] before the top it equals; then the
-    # position of K[u, j] in the merge, less the j elements of K before it, is its count.
+    # so those count too, making it u + 1 + #{q > u : ...})
     later = np.where(uu[:, None] < uu[None, :], h[:, None, :], -np.inf)  # [r, u, q]
     top = np.maximum.accumulate(later, axis=2)
-    merged = np.argsort(np.concatenate([Kc, top], axis=2), axis=2, kind="stable")
-    where = np.empty_like(merged)
-    np.put_along_axis(where, merged, np.arange(J + U), axis=2)
-    phase = where[:, :, :J] - jj
+    phase = np.count_nonzero(top[:, :, :, None] < Kc[:, :, None, :], axis=2)
     phase[:, :, 0] = uu                                    # a head is taken in its own phase
     phase[~(np.isfinite(Kc) & reach[:, :, None])] = U + 1  # never taken: sorts last
     # the greedy's order: (phase, cost, u, j) - lexsort is stable and the flat index is (u, j)
@@ -126,7 +123,7 @@ def _place_stage(cost, tq: np.ndarray, xm: np.ndarray, g: int, nfull: int, remai
     take = np.zeros((E, U * J), dtype=bool)
     take[rows[:, None], first] = True
     x = take.reshape(E, U, J).sum(axis=2) * g
-    far = np.where(x > 0, uu, -1).max(axis=1)
+    far = np.count_nonzero(x, axis=1) - 1                 # the occupied steps are 0 .. far
     if remainder:
         # the last piece: the cheapest step of 0 .. far + 1 inside the interval where it fits
         c = np.where((uu <= far[:, None] + 1) & (x + remainder <= xm), cost(tq, x), np.inf)
@@ -135,6 +132,55 @@ def _place_stage(cost, tq: np.ndarray, xm: np.ndarray, g: int, nfull: int, remai
         x[rows, j] += remainder
         far = np.maximum(far, j)
     return x, far, ok
+
+
+def _place_stage_gang_by_gang(cost, tq: np.ndarray, xm: np.ndarray, g: int, nfull: int, remainder: int):
+    """:func:`_place_stage` gang by gang (the reference's loop, every row in lock step): one round of
+    numpy calls per gang on arrays of one entry per row, cheaper than the sort when a stage has many
+    gangs over many steps. Same arguments and answer."""
+    E, U = xm.shape
+    tqf, xmax = tq.ravel(), xm.ravel()
+    rows = np.arange(E)
+    base = rows * U
+    maxcnt = xmax // g                           # whole gangs an entry can hold (-1 outside)
+    cnt = np.zeros(E * U, dtype=np.int64)
+    far = np.full(E, -1)                         # furthest occupied u (the stage's leftmost step)
+    alive = np.ones(E, dtype=bool)
+    oc = np.full(E * U, np.inf)                  # cost of eligible entries where a gang fits, else inf
+    oc2 = oc.reshape(E, U)
+    hi = 1                                       # entries at u >= hi are all closed
+    oc[base] = np.where(maxcnt[base] >= 1, cost(tqf[base], 0), np.inf)
+    for _ in range(nfull):
+        j = np.argmin(oc2[:, :hi], axis=1)       # first minimum: ties go to the later step
+        f = base + j
+        r = rows
+        ok = oc[f] < np.inf
+        if not ok.all():
+            alive &= ok
+            if not alive.any():
+                break
+            r, j, f = rows[alive], j[alive], f[alive]
+        cnt[f] += 1
+        c = cnt[f]
+        grew = j > far[r]                        # the frontier was taken: open the next step left
+        if grew.any():
+            rg, ug = r[grew], j[grew]
+            far[rg] = ug
+            hi = min(U, max(hi, int(ug.max()) + 2))
+            fn = f[grew][ug + 1 < U] + 1         # outside the interval xmax = -1: never fits
+            if fn.size:
+                f = np.concatenate([f, fn])
+                c = np.concatenate([c, np.zeros(fn.size, dtype=np.int64)])
+        oc[f] = np.where(c < maxcnt[f], cost(tqf[f], c * g), np.inf)
+    x = (cnt * g).reshape(E, U)
+    if remainder:
+        uu = np.arange(U)
+        c = np.where((uu <= far[:, None] + 1) & (x + remainder <= xm), cost(tq, x), np.inf)
+        j = np.argmin(c, axis=1)
+        alive &= np.isfinite(c[rows, j])
+        x[rows, j] += remainder
+        far = np.maximum(far, j)
+    return x, far, alive
 
 
 def scan_end_points(L, C, z, xmax_w, demands, gangs, pos, ends) -> Scan:
@@ -151,8 +197,8 @@ def scan_end_points(L, C, z, xmax_w, demands, gangs, pos, ends) -> Scan:
     cost = _cost_function(L, C, z, max(demands[k] for k in pos))
     ids = np.arange(ends.size)              # row -> index into ends; failed rows leave between stages
     tau_r = ends.copy()
-    placed_all = np.zeros(ends.size, dtype=np.int64)
-    fail_all = np.full(ends.size, -1)
+    failed_at = np.full(ends.size, -1)      # the stage where a row failed and how many it had placed
+    placed = np.full(ends.size, -1)
     stage_lo, stage_hi, stage_x, stage_ids, stage_peak, stage_area = {}, {}, {}, {}, {}, {}
     with np.errstate(divide="ignore", invalid="ignore"):
         for idx in range(Kp - 1, -1, -1):
@@ -160,10 +206,10 @@ def scan_end_points(L, C, z, xmax_w, demands, gangs, pos, ends) -> Scan:
             s, remaining = demands[k], int(csum[idx])
             g = min(gangs[k], s)
             nfull, remainder = s // g, s % g
-            avail = tau_r + 1
-            # the stage's interval: its share of the remaining demand times the steps left (rounded
-            # half up), at least one step and at most what leaves one step for each earlier stage
-            length = np.minimum(np.maximum((2 * s * avail + remaining) // (2 * remaining), 1), avail - idx)
+            # the stage's interval: its share of the remaining demand times the steps left (tau_r + 1,
+            # rounded half up), at least one step and at most what leaves one step for each earlier stage
+            length = np.minimum(np.maximum((2 * s * tau_r + (2 * s + remaining)) // (2 * remaining), 1),
+                                tau_r + (1 - idx))
             # a stage of n pieces occupies at most n steps and can see one more: look no further
             U = min(int(length.max()), nfull + (remainder > 0) + 1)
             if U == 1:  # every interval is the single step tau_r: the stage stacks there or fails
@@ -175,24 +221,22 @@ def scan_end_points(L, C, z, xmax_w, demands, gangs, pos, ends) -> Scan:
                 uu = np.arange(U)
                 tq = tau_r[:, None] - uu            # local step u is tau_r - u (outside: never used)
                 xm = np.where(uu < length[:, None], xmax_w[tq], -1)
-                x, far, ok = _place_stage(cost, tq, xm, g, nfull, remainder)
-            if not ok.all():
-                fail_all[ids[~ok]] = k
-                if not ok.any():
-                    break
+                place = _place_stage if U * min(nfull, U) <= SORT_LIMIT else _place_stage_gang_by_gang
+                x, far, ok = place(cost, tq, xm, g, nfull, remainder)
             post = np.where(x > 0, cost(tq, x), 0.0)
             peak, area = post.max(axis=1), (x * post).sum(axis=1)
             lo = tau_r - far
             if not ok.all():
+                failed_at[ids[~ok]], placed[ids[~ok]] = k, Kp - 1 - idx
+                if not ok.any():
+                    break
                 ids, peak, area, tau_r, lo, x = ids[ok], peak[ok], area[ok], tau_r[ok], lo[ok], x[ok]
             stage_peak[k], stage_area[k], stage_ids[k] = peak, area, ids
             stage_hi[k], stage_lo[k], stage_x[k] = tau_r, lo, x
-            placed_all[ids] += 1
             tau_r = lo - 1
         else:
             return Scan(ids, stage_ids, stage_lo, stage_hi, stage_x, stage_peak, stage_area)
-    far_row = int(np.argmax(np.where(fail_all >= 0, placed_all, -1)))
-    return Scan(refused=int(fail_all[far_row]))
+    return Scan(refused=int(failed_at[np.argmax(placed)]))  # where the row that got furthest failed
 
 
 def _scan_reference(L, C, z, xmax_w, demands, gangs, pos, ends) -> Scan:
