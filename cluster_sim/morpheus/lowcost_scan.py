@@ -123,7 +123,7 @@ def _place_stage(cost, tq: np.ndarray, xm: np.ndarray, g: int, nfull: int, remai
     take = np.zeros((E, U * J), dtype=bool)
     take[rows[:, None], first] = True
     x = take.reshape(E, U, J).sum(axis=2) * g
-    far = np.count_nonzero(x, axis=1) - 1                 # the occupied steps are 0 .. far
+    far = (x > 0).sum(axis=1) - 1                          # the occupied steps are 0 .. far
     if remainder:
         # the last piece: the cheapest step of 0 .. far + 1 inside the interval where it fits
         c = np.where((uu <= far[:, None] + 1) & (x + remainder <= xm), cost(tq, x), np.inf)
@@ -200,8 +200,10 @@ def scan_end_points(L, C, z, xmax_w, demands, gangs, pos, ends) -> Scan:
     failed_at = np.full(ends.size, -1)      # the stage where a row failed and how many it had placed
     placed = np.full(ends.size, -1)
     stage_lo, stage_hi, stage_x, stage_ids, stage_peak, stage_area = {}, {}, {}, {}, {}, {}
+    sk = np.array([demands[k] for k in pos], dtype=np.int64)
+    idx = Kp - 1
     with np.errstate(divide="ignore", invalid="ignore"):
-        for idx in range(Kp - 1, -1, -1):
+        while idx >= 0:
             k = pos[idx]
             s, remaining = demands[k], int(csum[idx])
             g = min(gangs[k], s)
@@ -212,6 +214,20 @@ def scan_end_points(L, C, z, xmax_w, demands, gangs, pos, ends) -> Scan:
                                 tau_r + (1 - idx))
             # a stage of n pieces occupies at most n steps and can see one more: look no further
             U = min(int(length.max()), nfull + (remainder > 0) + 1)
+            run = _single_step_run(xmax_w, sk, csum, tau_r, idx) if U == 1 and idx > 0 else 0
+            if run > 1:  # the next `run` stages each stack on one step at every row: all of them at once
+                steps = tau_r[None, :] - np.arange(run)[:, None]   # stage idx - m sits on tau_r - m
+                s_run = sk[idx - run + 1: idx + 1][::-1, None]
+                post = cost(steps, s_run)
+                area = s_run * post
+                for m in range(run):
+                    k = pos[idx - m]
+                    stage_peak[k], stage_area[k], stage_ids[k] = post[m], area[m], ids
+                    stage_hi[k] = stage_lo[k] = steps[m]
+                    stage_x[k] = np.full((ids.size, 1), sk[idx - m])
+                tau_r = steps[-1] - 1
+                idx -= run
+                continue
             if U == 1:  # every interval is the single step tau_r: the stage stacks there or fails
                 tq = tau_r[:, None]
                 ok = xmax_w[tau_r] >= s
@@ -234,9 +250,22 @@ def scan_end_points(L, C, z, xmax_w, demands, gangs, pos, ends) -> Scan:
             stage_peak[k], stage_area[k], stage_ids[k] = peak, area, ids
             stage_hi[k], stage_lo[k], stage_x[k] = tau_r, lo, x
             tau_r = lo - 1
+            idx -= 1
         else:
             return Scan(ids, stage_ids, stage_lo, stage_hi, stage_x, stage_peak, stage_area)
     return Scan(refused=int(failed_at[np.argmax(placed)]))  # where the row that got furthest failed
+
+
+def _single_step_run(xmax_w, sk, csum, tau_r, idx, most: int = 32) -> int:
+    """How many stages from ``idx`` down (at most ``most``) have a one-step interval at every row and
+    fit there: such a stage stacks on ``tau_r``, the next on ``tau_r - 1``, and so on."""
+    M = min(idx + 1, most)
+    m = np.arange(M)[:, None]
+    s, rem = sk[idx - M + 1: idx + 1][::-1, None], csum[idx - M + 1: idx + 1][::-1, None]
+    tau = tau_r[None, :] - m
+    length = np.minimum(np.maximum((2 * s * tau + (2 * s + rem)) // (2 * rem), 1), tau + (1 - (idx - m)))
+    single = (length.max(axis=1) == 1) & (xmax_w[tau] >= s).all(axis=1)
+    return int(M if single.all() else np.argmin(single))
 
 
 def _scan_reference(L, C, z, xmax_w, demands, gangs, pos, ends) -> Scan:
