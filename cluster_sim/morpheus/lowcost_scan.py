@@ -46,8 +46,9 @@ __all__ = ["Scan", "scan_end_points"]
 # the cost table c(t, x) is built when it holds at most this many numbers per line; else costs are
 # computed where needed (stages of thousands of containers over long windows)
 TABLE_LIMIT = 1 << 22
-# a stage is placed with one sort when its steps x gangs are at most this many, else gang by gang
-SORT_LIMIT = 96
+# a stage is placed with one sort when its steps x full gangs are at most this many (the sort's arrays
+# grow as steps^2 x gangs), else gang by gang
+SORT_LIMIT = 128
 
 
 class Scan(NamedTuple):
@@ -237,7 +238,7 @@ def scan_end_points(L, C, z, xmax_w, demands, gangs, pos, ends) -> Scan:
                 uu = np.arange(U)
                 tq = tau_r[:, None] - uu            # local step u is tau_r - u (outside: never used)
                 xm = np.where(uu < length[:, None], xmax_w[tq], -1)
-                place = _place_stage if U * min(nfull, U) <= SORT_LIMIT else _place_stage_gang_by_gang
+                place = _place_stage if U * nfull <= SORT_LIMIT else _place_stage_gang_by_gang
                 x, far, ok = place(cost, tq, xm, g, nfull, remainder)
             post = np.where(x > 0, cost(tq, x), 0.0)
             peak, area = post.max(axis=1), (x * post).sum(axis=1)
