@@ -14,11 +14,12 @@ one by one into an empty one-day, minute-level plan (1,440 steps, two resources)
 greedy earliest-first placer (the rigid skyline at the earliest start that fits).
 
 Measured on the project's 2-core machine, seed 0, 1,000 jobs (386,532 gangs, 387 per job), while
-nine sessions shared the two cores (load average 19.5; wall times are 5-10x the CPU times):
+nine sessions shared the two cores (wall times are 5-10x the CPU times):
 
-    LowCost (lowcost_scan, one sort per stage):  77.5 s wall, CPU 8.3 s
-    the gang-by-gang search it replaced:        147.2 s wall, CPU 13.7 s  -> x1.90 wall, x1.66 CPU
-    allocations identical: True (all 1,000); accepted 1000 / 1000; peak c(t) 0.471 (greedy 0.686)
+    load 15.8: LowCost (lowcost_scan)  66.5 s wall, CPU 8.4 s
+               the gang-by-gang search  112.4 s wall, CPU 13.8 s  -> x1.69 wall, x1.64 CPU
+    load 19.5: an earlier cut of lowcost_scan 77.5 s / CPU 8.3 s, baseline 147.2 s / CPU 13.7 s (x1.90, x1.66)
+    allocations identical on all 1,000 jobs; accepted 1000 / 1000; peak c(t) 0.471 (greedy 0.686)
 
 Before this change the gang-by-gang search measured 29.1 s wall (CPU 23.3 s) at a lower load. A quiet
 machine gives the process a whole core, so its wall time is about its CPU time: about 8 s for the
