@@ -330,3 +330,18 @@ def test_the_papers_workload_level_is_not_the_engines_load():
     # the engine's ClusterConfig keeps its load (offered CPU load); RMiner's offered load is derived
     assert ClusterConfig.ci().replace(load=0.5).load == 0.5
     assert 0.4 < RMinerConfig.paper().offered_cpu_load() < 0.5
+
+
+@pytest.mark.parametrize("call, msg", [
+    (lambda: theory_shadow_ratio(10**400, 5.0), r"update_delay=~1e400 is out of range"),  # was an OverflowError
+    (lambda: theory_shadow_ratio("0.5", 5.0), r"update_delay='0.5' is not allowed: need a number"),  # was 0.05
+    (lambda: expected_shadow(0.5, True, 5.0), r"allocated=True is not allowed: need a number"),  # was read as 1
+    (lambda: theory_shadow_ratio(0.5, 0.0), r"mean_task_duration=0.0 is out of range: allowed mean_task_duration > 0"),
+    (lambda: expected_survival_time(float("nan")), r"update_delay=nan"),
+])
+def test_the_theory_checks_its_arguments_with_the_one_validation_module(call, msg):
+    """Issue 31, item 5: the model's own argument check (``theory._check``) let a string or a bool through
+    as a number and raised an OverflowError for an int past float range; ``cluster_sim.validate`` refuses each
+    with a ValueError naming the argument."""
+    with pytest.raises(ValueError, match=msg):
+        call()
