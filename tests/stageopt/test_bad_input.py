@@ -110,7 +110,7 @@ def test_optimality_study_refuses_bad_sizes(kw, msg):
 
 def test_labs_06_07_check_their_arguments_with_the_one_validation_module():
     """Issue 31, item 5: one validation kit for pure functions' arguments (``cluster_sim.validate``); the
-    lab's own copy (``stageopt/_check.py``) is gone, so a rule reads the same in every lab."""
+    lab's own copy (``_check`` in stageopt) is gone, so a rule reads the same in every lab."""
     import importlib.util
 
     from cluster_sim import validate
