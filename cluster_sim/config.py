@@ -334,22 +334,24 @@ class Config:
         work = self.work()
         if work is None:
             return
-        # (cap field, estimate, what the run would do, the cap as shown, what to change, an aside): work, then memory
-        caps = []
         if self.WORK_CAP is not None:
             cap = getattr(self, self.WORK_CAP)
-            caps.append((self.WORK_CAP, work.amount > cap, f"create {work.describe()}",
-                         f"{count(cap)} (about {count(work.seconds)} s of run time, and memory to match)",
-                         work.advice(), ""))
+            self._refuse_over(self.WORK_CAP, work.amount > cap, needs=f"create {work.describe()}",
+                              limit=f"{count(cap)} (about {count(work.seconds)} s of run time, and memory to match)",
+                              advice=work.advice())
         if self.MEMORY_CAP is not None and work.memory:
             cap = getattr(self, self.MEMORY_CAP)
-            caps.append((self.MEMORY_CAP, work.gib > cap, f"need about {work.gib:,.1f} GiB of memory "
-                         f"({work.memory_formula})", f"{cap:g} GiB", work.advice(work.memory_up, work.memory_down),
-                         " (on a machine with the memory)"))
-        for field, over, needs, limit, advice, aside in caps:
-            if over:
-                raise ValueError(f"{type(self).__name__} would {needs}, more than {field}={limit}: {advice}; "
-                                 f"or raise {field} on purpose{aside}")
+            self._refuse_over(self.MEMORY_CAP, work.gib > cap,
+                              needs=f"need about {work.gib:,.1f} GiB of memory ({work.memory_formula})",
+                              limit=f"{cap:g} GiB", advice=work.advice(work.memory_up, work.memory_down),
+                              aside=" (on a machine with the memory)")
+
+    def _refuse_over(self, field: str, over: bool, *, needs: str, limit: str, advice: str, aside: str = "") -> None:
+        """The refusal of a config whose estimate is over its cap ``field`` (work or memory): what the run
+        would need, the cap, what to change."""
+        if over:
+            raise ValueError(f"{type(self).__name__} would {needs}, more than {field}={limit}: {advice}; "
+                             f"or raise {field} on purpose{aside}")
 
     # ---- presets -------------------------------------------------------------------------
     @classmethod
