@@ -42,6 +42,8 @@ WRONG: dict[str, tuple[str, str]] = {
     # 05: the aggregate value without the compute (means instead of medians would pass the replay: a defensible
     # variant that attains more value, tests/wing/test_lab05.py)
     "wing_agg_priority": ('frame["agg_value"].median() / frame["agg_compute"].median()', 'frame["agg_value"].median()'),
+    # 05: C does not come, but B's download stays at 3 h: Wing-Agg is misled and the delay costs nothing
+    "agg_loses": ('loses_case["B_download_at"] = 75 ', 'loses_case["B_download_at"] = 180 '),
     # 06: ties to the lower instance index; 07: the front in ascending order
     "stageopt_06_my_ipa": ("i = int(cand[np.argmax(rowsum[cand])])", "i = int(cand[0])"),
     "stageopt_07_my_raa_path": ("return np.array(front)", "return np.array(front)[::-1]"),
@@ -109,6 +111,7 @@ DELEGATING: dict[str, str | None] = {  # None: no library answer exists (a deleg
     "rm_choose": ("def rm_choose(shadow, free, demand, mode):\n"
                   "    return rm_choice(np.asarray(shadow), np.asarray(free), np.asarray(demand), mode)\n"),
     "my_release_rule": None,
+    "agg_loses": None,  # a case built by hand: nothing in the library to delegate to
     "efficiencies": None,  # computed by hand from the example: nothing in the library to delegate to  # open-ended: the library holds no answer to delegate to
     "gain_split": ("from cluster_sim.rminer.baseline import gain_split as library_split\n\n"
                    "def gain_split(util_none, util_plus1, util_rm):\n"
