@@ -128,6 +128,16 @@ class Prediction:
     def __repr__(self) -> str:
         return f"Prediction({self.key!r}, {self.question!r}, choices={self.choices!r}; the answer is sealed)"
 
+    # read-only, so a copy is the object itself; a pickle carries the sealed form
+    def __copy__(self):
+        return self
+
+    def __deepcopy__(self, memo):
+        return self
+
+    def __reduce__(self):
+        return _restore, (tuple(getattr(self, slot) for slot in self.__slots__),)
+
     # -- what opens after a graded attempt ----------------------------------------------------------------------------
     def _open(self, part: str):
         if not (_revealed_all or self.key in _attempted):
@@ -174,6 +184,13 @@ class Prediction:
         elif not _is_number(prediction):
             raise ValueError(f"prediction for {self.key} is {prediction!r}; allowed: a finite number"
                              + (f" in {self.unit}" if self.unit else ""))
+
+
+def _restore(values: tuple) -> Prediction:
+    p = object.__new__(Prediction)
+    for slot, value in zip(Prediction.__slots__, values):
+        object.__setattr__(p, slot, value)
+    return p
 
 
 def _digest(salt: bytes, key: str, choice: str) -> bytes:

@@ -25,11 +25,15 @@ os.environ["CLUSTER_SIM_SWEEP_CACHE"] = tempfile.mkdtemp(prefix="cluster_sim-swe
 # the Dask routes pass client= explicitly.
 os.environ.setdefault("CLUSTER_SIM_SWEEP_CLIENT", "inprocess")
 
-# Tests compare the predictions' answers with what the runs show: open them (a student's notebook sees them sealed
-# until a graded attempt; tests/test_predict.py checks the seal with this switch off)
-from cluster_sim.predict import reveal_answers  # noqa: E402
 
-reveal_answers()
+@pytest.fixture(autouse=True)
+def _answers_open(monkeypatch):
+    """Tests compare the predictions' answers with what the runs show: every test sees them open (a student's notebook
+    sees them sealed until a graded attempt; tests/test_predict.py checks the seal with its ``sealed`` fixture, and the
+    library's doctests run sealed)."""
+    import cluster_sim.predict as predict
+
+    monkeypatch.setattr(predict, "_revealed_all", True)
 
 
 @pytest.fixture

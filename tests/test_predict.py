@@ -108,6 +108,12 @@ def test_a_graded_attempt_opens_the_answer(sealed, capsys):
         NUMBER.answer
 
 
-def test_a_prediction_is_read_only():
+def test_a_prediction_is_read_only_and_survives_a_copy_and_a_pickle(capsys):
+    import copy
+    import pickle
+
     with pytest.raises(AttributeError, match="read-only"):
         CHOICE.choices = ("yes",)
+    assert copy.deepcopy(CHOICE) is CHOICE
+    again = pickle.loads(pickle.dumps(CHOICE))
+    assert grade(again, "yes") == "t.1: correct" and again.choices == CHOICE.choices
