@@ -18,6 +18,7 @@ Two ways a notebook uses one:
 
 Example
 -------
+>>> was_open = reveal_answers(False)      # as in a student's notebook (tests open every answer)
 >>> p = Prediction("xx.1", "Two jobs share one slot; does the second wait?", ("yes", "no"), "yes",
 ...                explanation="One slot holds one task at a time.",
 ...                why_wrong={"no": "a slot is not shared by two tasks at once"})
@@ -38,6 +39,7 @@ One slot holds one task at a time.
 Traceback (most recent call last):
 ...
 ValueError: prediction for xx.1 is 'maybe'; allowed: one of 'yes', 'no'
+>>> _ = reveal_answers(was_open)
 """
 
 from __future__ import annotations
@@ -49,6 +51,7 @@ import json
 import math
 import numbers
 import os
+import weakref
 import zlib
 from typing import Mapping
 
@@ -68,8 +71,8 @@ class AnswerSealed(AttributeError):
 
 #: set by :func:`reveal_answers` (tests and instructors): every prediction opens without a graded attempt
 _revealed_all = False
-#: the keys of the predictions graded (or explained) in this process: their answers are open
-_attempted: set[str] = set()
+#: the predictions graded (or explained) in this process: their answers are open
+_attempted: weakref.WeakSet = weakref.WeakSet()
 
 
 class Prediction:
@@ -88,7 +91,8 @@ class Prediction:
     as ``solutions/`` does (``docs/instructors.md`` says how to release without them).
     """
 
-    __slots__ = ("key", "question", "choices", "tolerance", "unit", "_salt", "_digest", "_sealed")
+    _FIELDS = ("key", "question", "choices", "tolerance", "unit", "_salt", "_digest", "_sealed")
+    __slots__ = _FIELDS + ("__weakref__",)
 
     def __init__(self, key: str, question: str, choices: tuple[str, ...] | None, answer: str | float,
                  explanation: str, tolerance: float = 0.0, unit: str = "", why_wrong: Mapping[str, str] | None = None):
@@ -136,11 +140,11 @@ class Prediction:
         return self
 
     def __reduce__(self):
-        return _restore, (tuple(getattr(self, slot) for slot in self.__slots__),)
+        return _restore, (tuple(getattr(self, name) for name in self._FIELDS),)
 
     # -- what opens after a graded attempt ----------------------------------------------------------------------------
     def _open(self, part: str):
-        if not (_revealed_all or self.key in _attempted):
+        if not (_revealed_all or self in _attempted):
             raise AnswerSealed(f"prediction {self.key}: its {part} is shown after your graded attempt: record your "
                                "prediction in the cell above, then run the graded cell")
         return _unseal(self._salt, self._sealed)[part]
@@ -173,7 +177,7 @@ class Prediction:
     def is_correct(self, prediction) -> bool:
         """Whether ``prediction`` is the answer: a graded attempt (the answer opens after it)."""
         correct = self._is_correct(prediction)
-        _attempted.add(self.key)
+        _attempted.add(self)
         return correct
 
     def _validate(self, prediction) -> None:
@@ -188,7 +192,7 @@ class Prediction:
 
 def _restore(values: tuple) -> Prediction:
     p = object.__new__(Prediction)
-    for slot, value in zip(Prediction.__slots__, values):
+    for slot, value in zip(Prediction._FIELDS, values):
         object.__setattr__(p, slot, value)
     return p
 
@@ -212,10 +216,12 @@ def _unseal(salt: bytes, sealed: bytes) -> dict:
     return json.loads(zlib.decompress(bytes(a ^ b for a, b in zip(sealed, _keystream(salt, len(sealed))))))
 
 
-def reveal_answers(on: bool = True) -> None:
-    """Open every prediction's answer without a graded attempt (for tests and instructors, never in an exercise)."""
+def reveal_answers(on: bool = True) -> bool:
+    """Open every prediction's answer without a graded attempt (for tests and instructors, never in an exercise);
+    ``on=False`` seals them again. Returns whether they were open."""
     global _revealed_all
-    _revealed_all = bool(on)
+    was, _revealed_all = _revealed_all, bool(on)
+    return was
 
 
 def _is_number(x) -> bool:
@@ -251,7 +257,7 @@ def grade(p: Prediction, prediction) -> str:
                                   else "a number" + (f" in {p.unit}" if p.unit else ""))
                                + " before you run, then run this cell.")
     lines = _verdict_lines(p, prediction)
-    _attempted.add(p.key)
+    _attempted.add(p)
     print("\n".join(lines) + "\n\n" + p.explanation)
     if not p._is_correct(prediction):
         raise PredictionMissed(f"{p.key}: your prediction {prediction!r} is not the answer; the explanation is above")
@@ -296,7 +302,7 @@ def explain(p: Prediction, prediction=None):
     from IPython.display import Markdown, display
 
     prediction = _chosen.get(p.key) if prediction is None else prediction
-    _attempted.add(p.key)  # the walkthrough shows the answer under the run: it is open from here on
+    _attempted.add(p)  # the walkthrough shows the answer under the run: it is open from here on
     lines = []
     if prediction is not None:
         lines = _verdict_lines(p, prediction)

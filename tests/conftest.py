@@ -25,15 +25,13 @@ os.environ["CLUSTER_SIM_SWEEP_CACHE"] = tempfile.mkdtemp(prefix="cluster_sim-swe
 # the Dask routes pass client= explicitly.
 os.environ.setdefault("CLUSTER_SIM_SWEEP_CLIENT", "inprocess")
 
+# Tests compare the predictions' answers with what the runs show, some in session fixtures (the nbgrader round trip
+# types a wrong prediction): the answers are open for the whole session. A student's notebook sees them sealed until
+# a graded attempt; tests/test_predict.py checks the seal (its ``sealed`` fixture), and the library's doctest seals them
+# for its own example.
+from cluster_sim.predict import reveal_answers  # noqa: E402
 
-@pytest.fixture(autouse=True)
-def _answers_open(monkeypatch):
-    """Tests compare the predictions' answers with what the runs show: every test sees them open (a student's notebook
-    sees them sealed until a graded attempt; tests/test_predict.py checks the seal with its ``sealed`` fixture, and the
-    library's doctests run sealed)."""
-    import cluster_sim.predict as predict
-
-    monkeypatch.setattr(predict, "_revealed_all", True)
+reveal_answers()
 
 
 @pytest.fixture

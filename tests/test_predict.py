@@ -12,7 +12,7 @@ CHOICE = Prediction("t.1", "Does B wait?", ("yes", "no"), "yes", explanation="On
 NUMBER = Prediction("t.2", "Mean wait?", None, 3.5, explanation="Little's law.", tolerance=0.5, unit="s")
 
 
-def test_doctests(sealed):
+def test_doctests():
     assert doctest.testmod(predict).failed == 0
 
 
@@ -73,7 +73,7 @@ def test_every_lab_prediction_has_a_wrong_answer_that_fails(capsys):
 def sealed(monkeypatch):
     """As in a student's notebook: no answer opened by tests/conftest.py's switch, no graded attempt yet."""
     monkeypatch.setattr(predict, "_revealed_all", False)
-    monkeypatch.setattr(predict, "_attempted", set())
+    monkeypatch.setattr(predict, "_attempted", predict.weakref.WeakSet())
 
 
 def test_the_answer_is_not_readable_from_the_object_an_exercise_imports(sealed):
@@ -87,7 +87,7 @@ def test_the_answer_is_not_readable_from_the_object_an_exercise_imports(sealed):
         predict._revealed_all = True
         secrets, answer = [p.explanation, *p.why_wrong.values()], p.answer
         predict._revealed_all = False
-        values = [getattr(p, slot) for slot in Prediction.__slots__ if slot not in ("_sealed", "question")]
+        values = [getattr(p, slot) for slot in Prediction._FIELDS if slot not in ("_sealed", "question")]
         assert p.choices or answer not in [v for v in values if isinstance(v, (int, float))], key
         held = [repr(p)] + [repr(v) for v in values]
         held.append(p._sealed.decode("latin-1"))
