@@ -60,6 +60,17 @@ Two families share all of this:
   :class:`CapacityScheduler` over a tree of :class:`QueueSpec` queues: guarantees, elastic
   limits, capacities that change over time, gangs, orderings, optional preemption.
 
+**Composing the two** (``queue_layer.py``): :class:`QueueLayer`, an admit-only layer of guaranteed
+tokens (a reservation queue and organisation queues, as the capacity family admits) above the shared-state
+family's placement schedulers. Put :class:`QueuedModel` first in a model's bases
+(``class MyModel(QueuedModel, ClusterModel)``, or above a lab's Omega model); its seam
+``model.make_queue_layer()`` builds the layer at the start (tokens, organisations, the queues' order
+``key(job)``, and ``release_rule(job, tokens, now)`` for what a reserved job gives back);
+``layer.reserve(job_id, tokens)`` sets tokens aside for a reservation. Its job manager,
+:class:`TokenJobManager`, holds the job's tokens and hands at most that many tasks to its scheduler; its
+seams are ``request()`` (tokens and queue) and ``tokens_to_release(task)`` (give some back early). The
+layer's books are part of ``check_invariants()``.
+
 The pure layer (no Mesa): :class:`ResourceLedger` (``ledger.py``), placement policies
 (``placement.py``), :class:`StepIntegral` (``metrics.py``), ``Job``/``Stage``/``Task`` and their
 generator (``workload.py``); configs are :class:`cluster_sim.config.Config` dataclasses
@@ -74,13 +85,16 @@ from .ledger import Hold, ResourceLedger
 from .metrics import StepIntegral, work_accounting
 from .model import ClusterMetrics, ClusterModel, ClusterResult, collect, run
 from .capacity import CapacityClusterModel, CapacityScheduler, Queue, QueueSpec
+from .queue_layer import (DEFAULT_QUEUE, RELEASE_CHOICES, RESERVED, QueuedClusterModel, QueuedModel, QueueLayer,
+                          TokenJobManager, arrival_order, keep_reservation)
 from .placement import POLICIES, best_fit, first_fit, random_fit, worst_fit
 from .workload import Job, Stage, Task, WorkloadSpec, generate_jobs
 
 __all__ = [
     "BLOCKED", "EVENTS", "PLACED", "RETRY",
     "CapacityClusterModel", "CapacityScheduler", "CentralStateView", "ClusterConfig", "ClusterMetrics",
-    "ClusterModel", "ClusterResult", "Config", "Hold", "Job", "JobManager", "LocalStateView", "Machine", "POLICIES",
+    "ClusterModel", "ClusterResult", "Config", "DEFAULT_QUEUE", "QueuedClusterModel", "QueuedModel", "QueueLayer",
+    "RELEASE_CHOICES", "RESERVED", "TokenJobManager", "arrival_order", "keep_reservation", "Hold", "Job", "JobManager", "LocalStateView", "Machine", "POLICIES",
     "Queue", "QueueSpec", "ResourceLedger", "Scheduler", "SchedulerProtocol", "Stage", "StepIntegral", "Task",
     "TaskQueue", "Work",
     "WorkloadSpec", "best_fit", "collect", "first_fit", "generate_jobs", "param", "random_fit", "run",

@@ -94,7 +94,7 @@ def test_rminer_alone_decides_as_labs_08_09s_smartrm_on_the_same_jobs():
 
 def test_shaper_alone_releases_what_lab_01s_shaper_says_at_every_completion():
     model = run_model(SMALL.replace(shaper=True), check_every_event=True)
-    log = model.layer.shaper_log
+    log = model.shaper_log
     assert sum(r[-1] for r in log) > 0
     graphs = {j.id: j.graph() for j in model.day.jobs}
     for job, completed, running, held, released in log:
