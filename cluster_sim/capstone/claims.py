@@ -76,7 +76,7 @@ def _interactions() -> list[_claims.Claim]:
             source="Labs 03 and 05 (reservations are taken from the capacity Wing orders)",
             metric="value_share", treatment={"arm": "all"}, baseline={"arm": "all-morpheus"}, direction="lower",
             why="reported: once the shaper has freed the queues, a reservation is room set aside that the valuable "
-                "jobs no longer get, most of it after its run has ended (the reservation lasts to the deadline); "
+                "jobs no longer get, most of it after its run has ended (the reservation lasts to its block's end); "
                 "how much value that costs depends on how many valuable jobs wait while reservations are held, "
                 "which varies from day to day: over 6-seed pools at default it is clear in some pools and within "
                 "noise in others (the exercise's release rule removes most of it)",

@@ -101,11 +101,12 @@ def run_cluster(config: ClusterConfig, planner: str = "ipa") -> ClusterResult:
 
 def stage_latencies(result: ClusterResult) -> pd.Series:
     """Completed stages' latency: release of the stage to its last task's finish."""
-    t = pd.DataFrame({k: result.tasks[k] for k in ("job", "stage", "released", "finish", "state")})
+    t = pd.DataFrame({k: result.tasks[k] for k in ("job", "stage", "released", "finish")})
+    t["done"] = result.tasks["state"] == "completed"
     g = t.groupby(["job", "stage"])
-    done = g.state.apply(lambda s: bool((s == "completed").all()))
+    # whole-column aggregations: a Python function per stage cost the capstone's ablation 6 % of its time
     lat = g.finish.max() - g.released.min()
-    return lat[done]
+    return lat[g.done.all()]
 
 
 #: Lab 06's engine cluster (section 6): the engine's ``ci`` scale at every preset, with machines of

@@ -14,10 +14,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from cluster_sim.capstone import SWITCHES, CapstoneConfig, CapstoneModel, ablation, arms, make_day, run, run_model
-from cluster_sim.capstone.day import ALPHA
+from cluster_sim.capstone.day import ALPHA, SKYLINE_STEPS, rstar_containers
 from cluster_sim.capstone.model import engine_config
 from cluster_sim.engine import ClusterModel
-from cluster_sim.morpheus.skyline import fit_skyline
+from cluster_sim.morpheus import ReservationPlan, fit_skyline
 from cluster_sim.rminer.model import RMinerModel
 from cluster_sim.shaper.shaper import ResourceShaper
 from cluster_sim.stageopt.agents import IPAScheduler
@@ -127,13 +127,40 @@ def test_wing_alone_orders_every_organisation_queue_by_wing_aggs_predicted_effic
     assert meta.empty
 
 
-def test_morpheus_alone_reserves_r_star_fitted_by_lab_03_and_periodic_runs_never_wait_for_it():
-    config = SMALL.replace(morpheus=True)
+@pytest.mark.parametrize("preset", ["ci", "default"])
+def test_morpheus_packs_the_reservations_with_lab_03s_lowcost_plan_on_the_same_requests(preset):
+    config = CapstoneConfig.from_preset(preset).replace(morpheus=True)
     day = make_day(config)
+    lab = ReservationPlan(config.tokens, SKYLINE_STEPS)  # Lab 03's plan, fed the same requests in the same order
+    placed = 0
+    for name, request in day.requests.items():
+        fit = fit_skyline(day.skylines[name], alpha=ALPHA).skyline  # R*, fitted by Lab 02-03's LP
+        if request is not None:
+            assert list(request.demands) == rstar_containers(fit).tolist()
+        ours, theirs = day.allocations[name], (lab.place(request) if request is not None else None)
+        assert (ours is None) == (theirs is None), name
+        if ours is not None:
+            placed += 1
+            assert ours.starts == theirs.starts and all(np.array_equal(a, b) for a, b in zip(ours.blocks, theirs.blocks))
+    assert placed >= 1 and np.array_equal(day.plan.load, lab.load)
+    # every periodic run of a placed template is reserved its instance's block: its peak, from its first step to its last
     for j in day.jobs:
         if j.kind == "periodic":
-            fit = fit_skyline(day.skylines[j.template], alpha=ALPHA).skyline
-            assert j.reservation[0] == min(j.tokens, max(1, math.ceil(fit.max() - 1e-6)))
+            alloc = day.allocations[j.template]
+            if alloc is None:  # refused by the plan: R* from the submission to the deadline, unpacked
+                fit = fit_skyline(day.skylines[j.template], alpha=ALPHA).skyline
+                assert j.reservation == (min(j.tokens, max(1, math.ceil(fit.max() - 1e-6))), j.arrival, j.deadline)
+            else:
+                block = np.asarray(alloc.blocks[0])
+                first = (alloc.starts[0] + round((j.arrival - min(x.arrival for x in day.jobs if x.template == j.template))
+                                                 / (alloc.job.period * day.step)) * alloc.job.period)
+                assert j.reservation == (min(j.tokens, int(block.max())), first * day.step,
+                                         (first + block.size) * day.step)
+                assert j.arrival <= j.reservation[1] and j.reservation[2] <= j.deadline + 1e-9
+
+
+def test_morpheus_alone_keeps_periodic_runs_from_waiting_with_everything_else():
+    config = SMALL.replace(morpheus=True)
     on, off = run_model(config, check_every_event=True), run_model(SMALL, check_every_event=True)
 
     def waits(model):
