@@ -277,7 +277,7 @@ def _make_day(config: CapstoneConfig) -> Day:
     shaper = ResourceShaper()
     rstar = {name: fit_skyline(s, alpha=ALPHA).skyline for name, s in skylines.items()}
     # Lab 03's LowCost packs every template's R* into one cyclic plan over the day, in template order
-    plan = ReservationPlan(config.tokens, SKYLINE_STEPS)
+    plan = ReservationPlan(config.tokens, SKYLINE_STEPS, step_seconds=step)
     requests, allocations = {}, {}
     for t in periodic:
         requests[t.name] = reservation_request(t, rstar_containers(rstar[t.name]), config.slo_slack * typical[t.name],

@@ -30,8 +30,11 @@ booked at its exact finish time.
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..engine import QueuedModel, QueueLayer, TokenJobManager
 from ..engine.queue_layer import RELEASE_CHOICES, RESERVED, arrival_order, keep_reservation
+from ..morpheus import ReprovisionRule, reprovision
 from ..rminer.config import RMinerConfig
 from ..rminer.model import RMAwareScheduler, RMinerModel
 from ..shaper.shaper import ResourceShaper
@@ -73,6 +76,11 @@ class CapstoneJobManager(TokenJobManager):
         if self.shaper is not None:
             self.graph = job.tag.graph()
             self.names = [f"s{i}" for i in range(len(job.stages))]
+
+    @property
+    def demand(self) -> int:
+        """Tokens the job could use now: its vertices at the schedulers or running, and those waiting for a token."""
+        return self.in_use + sum(len(tasks) for _, tasks in self.ready)
 
     def request(self) -> tuple[int, str]:
         """A periodic run asks its Morpheus reservation (when Morpheus is on); every other job asks its
@@ -116,6 +124,8 @@ class CapstoneModel(QueuedModel, RMinerModel):
         self.config_capstone = config
         self.day = day
         self.shaping = config.shaper
+        self.dra_rule = ReprovisionRule(hold_seconds=day.step, recent_seconds=2 * day.step)  # Lab 03's, in plan steps
+        self.dra_log: list[dict] = []  # every reprovisioning decision: what the rule saw and granted
         self.shaper_log: list[tuple] = []  # (job, completed, running, held before, released) per completion
         self.queue_tokens = config.tokens if tokens is None else tokens  # the queue layer's
         self.release_rule = release_rule
@@ -139,12 +149,53 @@ class CapstoneModel(QueuedModel, RMinerModel):
         super().start()
         config = self.config_capstone
         if config.morpheus:
+            # Lab 03's dynamic reprovisioning on this run's copy of the day's plan, every plan step
+            self.plan = self.day.plan.copy()
+            self.live_grants: dict[int, tuple] = {}  # job id -> (plan grant id, tokens granted)
+            self.schedule_every(self.reprovision_tick, self.day.step, start=self.day.step)
             for spec in self.day.jobs:
                 if spec.reservation is not None:
                     n, start, end = spec.reservation
                     self.schedule(lambda j=spec.id, n=n: self.layer.reserve(j, n), at=start)
                     if end < config.horizon:
                         self.schedule(lambda j=spec.id: self.layer.reserve(j, 0), at=end)
+
+    # ---- Morpheus's dynamic reprovisioning (Lab 03, §7) ---------------------------------------------
+    def reprovision_tick(self) -> None:
+        """Every plan step: each reserved run of a packed template whose demand exceeds its tokens, and that
+        holds no live grant, asks Lab 03's :func:`~cluster_sim.morpheus.reprovision` on the plan."""
+        for m in list(self.job_managers.values()):
+            if m.queue == RESERVED and m.held > 0 and m.job.id not in self.live_grants and m.demand > m.held:
+                alloc = self.day.allocations.get(m.job.tag.template)
+                if alloc is not None:
+                    self.reprovision_run(m, alloc)
+
+    def reprovision_run(self, manager, alloc) -> None:
+        rule = self.dra_rule
+        spec, now = manager.job.tag, self.time
+        first = int(round(spec.reservation[1] / self.day.step))  # the run's block: its own reservation
+        block = np.asarray(alloc.blocks[0])
+        steps = rule.recent_steps(now, self.day.step)
+        recent = np.array([int(block[s - first]) if 0 <= s - first < block.size else 0 for s in steps])
+        demand, reserved = manager.demand, manager.held
+        grant, gid = reprovision(self.plan, alloc.job_id, now, demand, rule, reserved_now=reserved, own_recent=recent)
+        given = self.layer.top_up(manager, grant.containers) if grant.containers else 0
+        if gid is not None and given < grant.containers:  # the plan had room, the cluster's tokens did not
+            self.plan.remove_grant(gid)
+            gid = self.plan.add_grant(alloc.job_id, rule.hold_steps(now, self.day.step), given) if given else None
+        self.dra_log.append(dict(time=now, job=spec.id, demand=demand, reserved=reserved,
+                                 recent=recent.tolist(), room=grant.room, granted=grant.containers, given=given,
+                                 reason=grant.reason))
+        if given:
+            self.live_grants[spec.id] = (gid, given)
+            self.schedule(lambda: self.grant_expires(manager, gid, given), after=rule.hold_seconds)
+
+    def grant_expires(self, manager, gid, tokens: int) -> None:
+        """T seconds are over: the plan and the run give the grant back (the run as its vertices end)."""
+        self.plan.remove_grant(gid)
+        del self.live_grants[manager.job.id]
+        if manager.held > 0:  # still running
+            self.layer.take_back(manager, tokens)
 
     def make_jobs(self, rng):
         """The day's jobs (the same at every switch setting)."""

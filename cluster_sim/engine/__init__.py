@@ -66,7 +66,9 @@ family's placement schedulers. Put :class:`QueuedModel` first in a model's bases
 (``class MyModel(QueuedModel, ClusterModel)``, or above a lab's Omega model); its seam
 ``model.make_queue_layer()`` builds the layer at the start (tokens, organisations, the queues' order
 ``key(job)``, and ``release_rule(job, tokens, now)`` for what a reserved job gives back);
-``layer.reserve(job_id, tokens)`` sets tokens aside for a reservation. Its job manager,
+``layer.reserve(job_id, tokens)`` sets tokens aside for a reservation; ``layer.top_up(manager, tokens)``
+gives a running job more for a while (a reprovisioning grant) and ``layer.take_back(manager, tokens)``
+ends it. Its job manager,
 :class:`TokenJobManager`, holds the job's tokens and hands at most that many tasks to its scheduler; its
 seams are ``request()`` (tokens and queue) and ``tokens_to_release(task)`` (give some back early). The
 layer's books are part of ``check_invariants()``.

@@ -175,6 +175,30 @@ class QueueLayer(mesa.Agent):
         self.held.add(max(t, self.held.t), -tokens)
         self.serve()
 
+    def top_up(self, manager: "TokenJobManager", tokens: int) -> int:
+        """Give an admitted job up to ``tokens`` more, of what no job holds (a reprovisioning grant);
+        returns how many it got. Hand them back with :meth:`take_back`."""
+        if isinstance(tokens, bool) or not isinstance(tokens, int) or tokens < 0:
+            raise ValueError(f"tokens={tokens!r} is not allowed for job {manager.job.id}'s top-up: need a whole number >= 0")
+        if manager.queue is None or manager.held == 0:
+            raise ValueError(f"job {manager.job.id} holds no tokens: only an admitted, running job is topped up")
+        n = min(tokens, self.total - self.reserved_held - sum(self.held_by.values()))
+        if n <= 0:
+            return 0
+        if manager.queue == RESERVED:
+            self.reserved_held += n
+        else:
+            self.held_by[manager.queue] += n
+        self.held.add(self.model.time, n)
+        manager.held += n
+        manager.dispatch()
+        return n
+
+    def take_back(self, manager: "TokenJobManager", tokens: int) -> None:
+        """``manager``'s job owes ``tokens``: it returns at once what it holds unused, the rest as its tasks end."""
+        manager.owed += tokens
+        manager.pay_back(self.model.time)
+
     def serve(self) -> None:
         """Admit what fits: reserved jobs first (their capacity is set aside), then the
         organisations, the least served (held / guarantee) first, each in its queue's order."""
@@ -260,6 +284,7 @@ class TokenJobManager(JobManager):
         n = len(job.stages)
         self.held = 0
         self.asked = 0
+        self.owed = 0  # tokens to hand back as soon as they are unused (QueueLayer.take_back)
         self.queue: str | None = None
         self.ready: list[list] = []  # [stage, tasks not yet handed] in release order
         self.in_flight = [0] * n  # handed to a scheduler, not finished
@@ -324,9 +349,19 @@ class TokenJobManager(JobManager):
                 raise ValueError(f"tokens_to_release={release!r} for job {self.job.id} is not allowed: need a whole "
                                  f"number from 0 to the {self.held - self.in_use} tokens it holds unused")
             self.held -= release
+            self.owed = max(0, self.owed - release)
             self.model.layer.released_early += release
             self.model.layer.give_back(self, release, task.finish)
+        self.pay_back(task.finish)
         self.dispatch()
+
+    def pay_back(self, t: float) -> None:
+        """Hand back what is owed (:meth:`QueueLayer.take_back`) that the job holds unused, booked at ``t``."""
+        n = min(self.owed, self.held - self.in_use)
+        if n > 0:
+            self.owed -= n
+            self.held -= n
+            self.model.layer.give_back(self, n, t)
 
 
 class QueuedModel:
@@ -349,7 +384,7 @@ class QueuedModel:
 
     def job_finished(self, manager) -> None:
         self.layer.give_back(manager, manager.held, manager.job.finish)
-        manager.held = 0
+        manager.held = manager.owed = 0
         super().job_finished(manager)
 
     def check_invariants(self) -> None:

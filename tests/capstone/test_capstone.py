@@ -17,7 +17,7 @@ from cluster_sim.capstone import SWITCHES, CapstoneConfig, CapstoneModel, ablati
 from cluster_sim.capstone.day import ALPHA, SKYLINE_STEPS, rstar_containers
 from cluster_sim.capstone.model import engine_config
 from cluster_sim.engine import ClusterModel
-from cluster_sim.morpheus import ReservationPlan, fit_skyline
+from cluster_sim.morpheus import ReprovisionRule, ReservationPlan, fit_skyline
 from cluster_sim.rminer.model import RMinerModel
 from cluster_sim.shaper.shaper import ResourceShaper
 from cluster_sim.stageopt.agents import IPAScheduler
@@ -157,6 +157,20 @@ def test_morpheus_packs_the_reservations_with_lab_03s_lowcost_plan_on_the_same_r
                 assert j.reservation == (min(j.tokens, int(block.max())), first * day.step,
                                          (first + block.size) * day.step)
                 assert j.arrival <= j.reservation[1] and j.reservation[2] <= j.deadline + 1e-9
+
+
+def test_morpheus_reprovisions_as_lab_03s_rule_decides_on_the_same_inputs():
+    decisions = []
+    for seed in range(3):
+        model = run_model(SMALL.replace(morpheus=True, horizon=900.0, load=1.2, seed=seed), check_every_event=True)
+        decisions += model.dra_log
+        assert not model.live_grants or all(g[1] > 0 for g in model.live_grants.values())
+    assert decisions and any(d["given"] > 0 for d in decisions)
+    rule = ReprovisionRule(hold_seconds=make_day(SMALL).step, recent_seconds=2 * make_day(SMALL).step)
+    for d in decisions:
+        grant = rule.decide(d["demand"], d["reserved"], d["recent"], d["room"])  # Lab 03's rule, on what ours saw
+        assert (grant.containers, grant.reason) == (d["granted"], d["reason"]), d
+        assert d["demand"] > d["reserved"] and 0 <= d["given"] <= d["granted"]
 
 
 def test_morpheus_alone_keeps_periodic_runs_from_waiting_with_everything_else():
