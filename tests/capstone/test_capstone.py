@@ -194,6 +194,15 @@ def test_the_same_config_and_seed_give_identical_results_and_another_seed_anothe
     assert run(config.replace(seed=1)).metrics != a.metrics
 
 
+def test_an_ablation_builds_each_day_once_however_many_arms_cycle_through_the_seeds():
+    from cluster_sim.capstone.day import _make_day
+
+    config = SMALL.replace(horizon=60.0, seed=1000)  # seeds no other test builds
+    before = _make_day.cache_info().misses
+    ablation(config, 8, points=arms()[:2], client="inprocess", cache=False)
+    assert _make_day.cache_info().misses - before == 8  # one per seed, not one per run (16)
+
+
 @pytest.fixture(scope="module")
 def dask_client():
     from distributed import Client, LocalCluster
