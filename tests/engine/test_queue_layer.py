@@ -39,11 +39,22 @@ class Reserving(QueuedClusterModel):
 
     def start(self):
         super().start()
+        self.granted = 0
+        self.schedule_every(self.grant, 7.0)
         for j in self.jobs:
             if j.id % 3 == 0:
                 tokens = max(len(s.tasks) for s in j.stages)
                 self.schedule(lambda j=j.id, n=min(tokens, self.layer.total): self.layer.reserve(j, n), at=j.arrival)
                 self.schedule(lambda j=j.id: self.layer.reserve(j, 0), at=j.arrival + self.hold)
+
+    def grant(self):
+        """A grant of 2 tokens for 5 s to every running job (reserved or not), handed back as its tasks end."""
+        for m in list(self.job_managers.values()):
+            if m.held > 0:
+                n = self.layer.top_up(m, 2)
+                self.granted += n
+                if n:
+                    self.schedule(lambda m=m, n=n: self.layer.take_back(m, n) if m.held else None, after=5.0)
 
 
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -59,6 +70,8 @@ def test_the_engines_invariants_and_the_layers_books_hold_after_every_event(mach
     model.check_invariants()
     assert model.layer.held.value <= model.layer.total
     assert model.layer.admitted  # jobs were admitted
+    if reserving:
+        assert model.granted > 0 or model.layer.n_waiting() > 0  # grants were given, unless nothing was free
 
 
 def test_with_tokens_that_never_bind_the_layer_is_the_plain_engine():
