@@ -45,7 +45,7 @@ def skyline(rng: np.random.Generator, K: int) -> list[int]:
 
 
 def workload(rng: np.random.Generator, n: int):
-    from cluster_sim.morpheus.lowcost import PeriodicJob
+    from cluster_sim.morpheus.packing.jobs import PeriodicJob
 
     jobs = []
     for i in range(n):
@@ -72,8 +72,8 @@ def main() -> None:
     args = ap.parse_args()
     n = 200 if args.quick else 1000
 
-    from cluster_sim.morpheus.lowcost import gang_pieces
-    from cluster_sim.morpheus.plan import ReservationPlan
+    from cluster_sim.morpheus.packing.stages import gang_pieces
+    from cluster_sim.morpheus.packing.plan import ReservationPlan
 
     rng = np.random.default_rng(args.seed)
     jobs = workload(rng, n)
