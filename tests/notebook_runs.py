@@ -80,13 +80,16 @@ def execute(run: NotebookRun, folder: Path) -> Execution:
 
     No progress bar and no run-time estimate (``CLUSTER_SIM_PROGRESS=off``, tested in
     tests/test_progress.py): whatever lands on stderr is then a warning a student would see, never a
-    text bar that a slow machine happened to open.
+    text bar that a slow machine happened to open. Every figure a cell draws is checked in the kernel
+    (``CLUSTER_SIM_LAYOUT_CHECK=on``, :mod:`cluster_sim.figure_watch`): its layout record is in the
+    cell's output, for tests/notebooks/test_figures.py to read without running the notebook again.
     """
     import papermill as pm
 
     out = folder / run.path.name
-    before = os.environ.get("CLUSTER_SIM_PROGRESS")
-    os.environ["CLUSTER_SIM_PROGRESS"] = "off"  # the kernel inherits it
+    settings = {"CLUSTER_SIM_PROGRESS": "off", "CLUSTER_SIM_LAYOUT_CHECK": "on"}  # the kernel inherits them
+    before = {name: os.environ.get(name) for name in settings}
+    os.environ.update(settings)
     t0 = time.perf_counter()
     error = None
     try:
@@ -95,10 +98,11 @@ def execute(run: NotebookRun, folder: Path) -> Execution:
     except Exception as err:  # noqa: BLE001 - kept for every check of this run to report
         error = err
     finally:
-        if before is None:
-            os.environ.pop("CLUSTER_SIM_PROGRESS", None)
-        else:
-            os.environ["CLUSTER_SIM_PROGRESS"] = before
+        for name, value in before.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
     seconds = time.perf_counter() - t0
     print(f"{run.id} executed in {seconds:.1f} s")
     return Execution(run, out, seconds, error)
