@@ -21,6 +21,10 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 KERNEL = "cluster_sim"  # the project's kernel, registered by `make setup` in .venv (never another Python)
 CELL_TIMEOUT = 300  # seconds a cell may take: a hung kernel fails the test instead of hanging CI
+#: how a kernel ends once its notebook has run (nbclient's ``shutdown_kernel``): every output is in by then, and
+#: a graceful shutdown (atexit hooks, the interpreter's teardown) cost 1-3 s of each execution; the kernel's
+#: process group is killed, so nothing it started outlives it. The nbgrader round trip sets the same.
+SHUTDOWN = "immediate"
 
 
 @dataclass(frozen=True)
@@ -94,7 +98,8 @@ def execute(run: NotebookRun, folder: Path) -> Execution:
     error = None
     try:
         pm.execute_notebook(str(run.path), str(out), parameters=run.parameters, kernel_name=KERNEL,
-                            execution_timeout=CELL_TIMEOUT, cwd=str(run.path.parent), progress_bar=False)
+                            execution_timeout=CELL_TIMEOUT, cwd=str(run.path.parent), progress_bar=False,
+                            shutdown_kernel=SHUTDOWN)
     except Exception as err:  # noqa: BLE001 - kept for every check of this run to report
         error = err
     finally:

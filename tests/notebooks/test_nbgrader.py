@@ -40,6 +40,7 @@ import pytest
 
 from cluster_sim.checking import DELEGATED, NOT_IMPLEMENTED
 from cluster_sim.course import graded_cells
+from notebook_runs import SHUTDOWN
 from seeded_answers import DELEGATING, WRONG
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -201,7 +202,8 @@ def grade_course(root: Path, labs: list[Path], rotation: bool = True) -> Course:
         "c = get_config()\n"
         "c.CourseDirectory.course_id = 'cluster_sim'\n"
         f"c.CourseDirectory.root = {str(root)!r}\n"
-        "c.ExecutePreprocessor.timeout = 600\n")
+        "c.ExecutePreprocessor.timeout = 600\n"
+        f"c.Execute.shutdown_kernel = {SHUTDOWN!r}\n")  # as the execution layer's runs (tests/notebook_runs.py)
     log = "nbgrader step: generate_assignment\n" + nbgrader(root, "generate_assignment", ASSIGNMENT, "--force")
     for solution in labs:
         release = nbformat.read(root / "release" / ASSIGNMENT / solution.name, as_version=4)
