@@ -56,7 +56,10 @@ class FigureWatch:
 
         from .ui.layout import layout_problems
 
-        display({MIME: [{"figure": k, "problems": layout_problems(fig)} for k, fig in enumerate(figures)]}, raw=True)
+        record = [{"figure": k, "problems": layout_problems(fig)} for k, fig in enumerate(figures)]
+        # a line of text too, so a renderer without this mime type (nbconvert's HTML) shows it instead of warning
+        line = f"{VARIABLE}: {len(record)} figure(s), {sum(len(r['problems']) for r in record)} layout problem(s)"
+        display({MIME: record, "text/plain": line}, raw=True)
 
 
 def watch_when_asked() -> FigureWatch | None:
