@@ -4,8 +4,8 @@ runs the notebook, when the environment asks for it (``CLUSTER_SIM_LAYOUT_CHECK=
 The test suite executes each notebook once per preset (tests/notebook_runs.py sets the variable for its papermill
 runs); the figure checks (tests/notebooks/test_figures.py) read the records this leaves in that execution instead of
 running the notebook a second time. ``import cluster_sim`` installs the watch, so it is on before any cell draws.
-This module imports neither matplotlib nor :mod:`cluster_sim.ui` until a cell has made a figure: a kernel where
-the variable is set runs the notebook's cells exactly as one where it is not.
+Without the variable it imports nothing; with it, matplotlib's ``Figure`` at once and :mod:`cluster_sim.ui` (whose
+import sets the suite's figure style) only after a cell has made a figure, so the cells run as they would without it.
 """
 
 from __future__ import annotations
