@@ -42,7 +42,7 @@ from typing import Mapping
 from .checking import CheckFailed
 
 #: The lab packages that hold predictions (``<package>.predictions``), in lab order.
-LAB_PACKAGES = ("engine", "shaper", "morpheus", "wing", "stageopt", "rminer", "capstone")
+LAB_PACKAGES = ("engine", "shaper", "morpheus.slo", "morpheus.packing", "wing", "stageopt", "rminer", "capstone")
 
 
 class PredictionMissed(CheckFailed):

@@ -157,10 +157,11 @@ def test_lab01_treeify_and_remaining_peak():
 
 
 def test_lab02_penalty_debt_and_lp_rows():
-    from cluster_sim.morpheus.lp import debt_constraints
-    from cluster_sim.morpheus.penalty import debt, penalty
-    from cluster_sim.morpheus.penalty_cases import (check_debt_rows, check_debt_table, check_over_allocation,
-                                                    check_penalty)
+    from cluster_sim.morpheus.slo.lp import debt_constraints
+    from cluster_sim.morpheus.slo.penalty import debt, penalty
+    from cluster_sim.morpheus.slo.penalty_cases import (
+        check_debt_rows, check_debt_table, check_over_allocation, check_penalty,
+    )
 
     _delegating(lambda: check_over_allocation(lambda s, runs: penalty(s, runs, 1.0).over), "over_allocation calls")
     _delegating(lambda: check_debt_table(lambda s, runs: debt(s, runs)), "debt_table calls the library's .*debt")
@@ -169,8 +170,8 @@ def test_lab02_penalty_debt_and_lp_rows():
 
 
 def test_lab03_stage_interval_and_place_stage_gangs():
-    from cluster_sim.morpheus.lowcost import place_stage_gangs, stage_interval
-    from cluster_sim.morpheus.packing_cases import check_packing
+    from cluster_sim.morpheus.packing.stages import place_stage_gangs, stage_interval
+    from cluster_sim.morpheus.packing.lowcost_cases import check_packing
 
     _delegating(lambda: check_packing(lambda *a: stage_interval(*a), place_stage_gangs, seeds=(0,)),
                 "calls the library's .*stage_interval")
@@ -266,7 +267,7 @@ def test_lab09_traverse_order_and_rm_choice():
 
 def test_lab02_J_is_graded_alone():
     """A wrong debt_table costs its own check only: the J check hands the student's J the library's."""
-    from cluster_sim.morpheus.penalty_cases import check_penalty
+    from cluster_sim.morpheus.slo.penalty_cases import check_penalty
 
     namespace = {"np": np}
     exec("def over_allocation(s, runs):\n    return float(np.maximum(s[None, :] - runs, 0.0).sum() / runs.shape[0])\n\n"

@@ -37,7 +37,7 @@ import pandas as pd
 from ..engine import Job, Stage, Task
 from ..engine.workload import random_stage_dag
 from ..memo import remembered
-from ..morpheus.skyline import fit_skyline
+from ..morpheus.slo.skyline import fit_skyline
 from ..shaper.graph import StageGraph
 from ..shaper.shaper import ResourceShaper
 from ..wing.scheduling.workload import value_efficiency

@@ -73,14 +73,14 @@ DELEGATING: dict[str, str | None] = {  # None: no library answer exists (a deleg
     "remaining_peak_solution": ("from cluster_sim.shaper import remaining_peak as library_peak\n\n"
                                 "def remaining_peak(trees, completed):\n    return library_peak(trees, completed)\n"),
     "over_allocation": "def over_allocation(s, runs):\n    return penalty(s, runs, 1.0).over\n",
-    "debt_table": ("from cluster_sim.morpheus.penalty import debt\n\n"
+    "debt_table": ("from cluster_sim.morpheus.slo.penalty import debt\n\n"
                    "def debt_table(s, runs):\n    return debt(s, runs)\n"),
     "J": "def J(s, runs, alpha):\n    return penalty(s, runs, alpha).objective\n",
-    "debt_rows": ("from cluster_sim.morpheus.lp import debt_constraints\n\n"
+    "debt_rows": ("from cluster_sim.morpheus.slo.lp import debt_constraints\n\n"
                   "def debt_rows(runs, layout):\n    return debt_constraints(runs, layout)\n"),
-    "deadline": ("from cluster_sim.morpheus.slo_cases import deadline\n\n"
+    "deadline": ("from cluster_sim.morpheus.slo.deadline_cases import deadline\n\n"
                  "def my_deadline(runs, d_percentile=50.0):\n    return deadline(runs, d_percentile)\n"),
-    "folded_load": ("from cluster_sim.morpheus.packing_cases import folded_load\n\n"
+    "folded_load": ("from cluster_sim.morpheus.packing.lowcost_cases import folded_load\n\n"
                     "def my_folded_load(load, period, a, window):\n    return folded_load(load, period, a, window)\n"),
     "stage_interval": "def my_stage_interval(demands, k, tau_r, a=0):\n    return stage_interval(demands, k, tau_r, a)\n",
     "place_stage_gangs": ("def my_place_stage_gangs(load, capacity, tau_l, tau_r, demand, gang=1, container=1.0):\n"
