@@ -4,9 +4,10 @@ The cluster is the engine's shared-state family (``schedulers`` placement schedu
 ``update_delay`` seconds stale) under a queue layer of guaranteed tokens (one token = one CPU unit):
 a reservation queue for periodic jobs and organisation queues for the rest. The five switches:
 
-* ``morpheus``: periodic jobs run in a reservation sized by Morpheus's R* (fitted to their history)
-  from their submission to their deadline; off, they queue with everything else on their user's
-  (over-allocated) token count;
+* ``morpheus``: periodic jobs run in a reservation: Morpheus's R* (fitted to their history) packed by
+  Lab 03's LowCost into one plan of the day, each run reserved the peak of its instance's block from the
+  block's first step to its last (a template the plan cannot fit keeps R* from its submission to its
+  deadline); off, they queue with everything else on their user's (over-allocated) token count;
 * ``wing``: the organisation queues admit by Wing-Agg's predicted value efficiency; off, first come
   first served;
 * ``shaper``: each job gives back, at every vertex completion, the tokens its remaining stages cannot

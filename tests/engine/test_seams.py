@@ -172,3 +172,11 @@ def test_every_seam_the_contract_names_exists():
     for name in EVENTS:
         assert f"{name}(" in doc, name
     assert CapacityClusterModel.__name__ in doc and "SchedulerProtocol" in doc
+    # the composition of the two families: the queue layer's seams
+    from cluster_sim.engine import QueuedModel, QueueLayer, TokenJobManager
+
+    assert "make_queue_layer(" in doc and callable(QueuedModel.make_queue_layer)
+    for name in ("request", "tokens_to_release"):
+        assert f"{name}(" in doc and callable(getattr(TokenJobManager, name)), name
+    for name in ("reserve", "top_up", "take_back"):
+        assert f"layer.{name}(" in doc and callable(getattr(QueueLayer, name)), name
