@@ -186,6 +186,15 @@ def _run(page, indices: list[int]) -> None:
         }""", arg=[_cell(page, last).element_handle(), before], timeout=CHECK_TIMEOUT * 1000, polling=500)
 
 
+def _output(page, index: int) -> str:
+    """The cell's output once it has one: the execution count can show before the output arrives (they come on
+    different channels of the kernel), and every check this test runs prints or fails."""
+    cell = _cell(page, index)
+    page.wait_for_function("cell => (cell.querySelector('.jp-OutputArea')?.innerText || '').trim().length > 0",
+                           arg=cell.element_handle(), timeout=30_000, polling=250)
+    return cell.locator(".jp-OutputArea").inner_text().strip()
+
+
 def _errors(page, indices: list[int]) -> list[str]:
     out = []
     for index in indices:
@@ -217,7 +226,7 @@ def test_a_wrong_answer_reads_one_message_a_right_one_success_and_the_workspace_
         _type_into_cell(page, answer, _wrong(lab, spec.answer))
         _run(page, [*setup, answer, check])
         assert not _errors(page, [*setup, answer]), f"lab {lab}: " + "\n".join(_errors(page, [*setup, answer]))
-        shown = _cell(page, check).locator(".jp-OutputArea").inner_text().strip()
+        shown = _output(page, check)
         assert shown.startswith("CheckFailed: "), f"lab {lab}: the wrong answer's check shows\n{shown}"
         assert re.search(spec.wrong, shown, flags=re.S), \
             f"lab {lab}: the wrong answer's message does not say {spec.wrong!r}:\n{shown}"
@@ -231,7 +240,7 @@ def test_a_wrong_answer_reads_one_message_a_right_one_success_and_the_workspace_
         right = _solution(lab, spec.answer)
         _type_into_cell(page, answer, right)
         _run(page, [answer, check])
-        shown = _cell(page, check).locator(".jp-OutputArea").inner_text().strip()
+        shown = _output(page, check)
         assert not _errors(page, [answer, check]), f"lab {lab}: the right answer fails:\n{shown}"
         assert re.search(spec.right, shown, flags=re.M), f"lab {lab}: the right answer's check shows\n{shown}"
         report(f"workspace/{name}", "right answer, re-run", spec.check, time.perf_counter() - t0, "success")
