@@ -62,14 +62,15 @@ Two families share all of this:
 
 The pure layer (no Mesa): :class:`ResourceLedger` (``ledger.py``), placement policies
 (``placement.py``), :class:`StepIntegral` (``metrics.py``), ``Job``/``Stage``/``Task`` and their
-generator (``workload.py``); configs are :class:`cluster_sim.config.Config` dataclasses
-(:class:`ClusterConfig` in ``cluster_config.py``).
+generator (``workload.py``); configs are :class:`cluster_sim.config.Config` dataclasses (imported from
+``cluster_sim.config``, their one home): :class:`ClusterConfig` in ``cluster_config.py``, on
+:class:`BaseClusterConfig`, whose subclasses state the job arrival rate each in its own words
+(``ClusterConfig.load``: offered CPU load; Labs 08-09's ``workload_level``: the paper's multiple of its rate).
 """
 
-from ..config import Config, Work, param
 from .agents import (BLOCKED, EVENTS, PLACED, RETRY, CentralStateView, JobManager, LocalStateView, Machine, Scheduler,
                      SchedulerProtocol, TaskQueue)
-from .cluster_config import ClusterConfig
+from .cluster_config import BaseClusterConfig, ClusterConfig
 from .ledger import Hold, ResourceLedger
 from .metrics import StepIntegral, work_accounting
 from .model import ClusterMetrics, ClusterModel, ClusterResult, collect, run
@@ -79,10 +80,10 @@ from .workload import Job, Stage, Task, WorkloadSpec, generate_jobs
 
 __all__ = [
     "BLOCKED", "EVENTS", "PLACED", "RETRY",
-    "CapacityClusterModel", "CapacityScheduler", "CentralStateView", "ClusterConfig", "ClusterMetrics",
-    "ClusterModel", "ClusterResult", "Config", "Hold", "Job", "JobManager", "LocalStateView", "Machine", "POLICIES",
+    "BaseClusterConfig", "CapacityClusterModel", "CapacityScheduler", "CentralStateView", "ClusterConfig", "ClusterMetrics",
+    "ClusterModel", "ClusterResult", "Hold", "Job", "JobManager", "LocalStateView", "Machine", "POLICIES",
     "Queue", "QueueSpec", "ResourceLedger", "Scheduler", "SchedulerProtocol", "Stage", "StepIntegral", "Task",
-    "TaskQueue", "Work",
-    "WorkloadSpec", "best_fit", "collect", "first_fit", "generate_jobs", "param", "random_fit", "run",
+    "TaskQueue",
+    "WorkloadSpec", "best_fit", "collect", "first_fit", "generate_jobs", "random_fit", "run",
     "work_accounting", "worst_fit",
 ]

@@ -184,3 +184,26 @@ def test_bad_configs_are_refused_naming_the_field(field, value):
 def test_a_model_refuses_what_is_not_a_capstone_config():
     with pytest.raises(ValueError, match="CapstoneConfig"):
         CapstoneModel(engine_config(SMALL, make_day(SMALL)))
+
+
+def test_the_capstone_inherits_the_fields_it_shares_with_the_labs_it_composes():
+    """Issue 31: the capstone's cluster fields were copies of the engine's (and ``over_allocation`` and ``orgs``
+    of Labs 01 and 05's), each with a doc of its own; they are the same fields, inherited by name with
+    ``field_of`` (only the day's defaults and ranges restated), so a name means one thing across labs:
+    ``load`` is the engine's offered CPU load, and ``RMinerConfig`` (the paper's ``workload_level``) does not
+    take it."""
+    from cluster_sim.engine import ClusterConfig
+    from cluster_sim.rminer import RMinerConfig
+    from cluster_sim.shaper import ShaperConfig
+    from cluster_sim.wing.scheduling import WingConfig
+
+    fields = {f.name: f for f in dataclasses.fields(CapstoneConfig)}
+    for source, names in ((ClusterConfig, ("machines", "cpu_per_machine", "hardware_types", "speed_spread",
+                                           "schedulers", "update_delay", "think_time", "placement", "load",
+                                           "mean_task_duration", "duration_sigma")),
+                          (ShaperConfig, ("over_allocation",)), (WingConfig, ("orgs",))):
+        for name in names:
+            inherited = source.__dataclass_fields__[name].metadata
+            assert fields[name].metadata["label"] == inherited["label"], (name, source.__name__)
+            assert fields[name].metadata["unit"] == inherited["unit"], (name, source.__name__)
+    assert "load" not in {f.name for f in dataclasses.fields(RMinerConfig)}

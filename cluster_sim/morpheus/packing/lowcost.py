@@ -82,6 +82,7 @@ import numpy as np
 from ... import validate
 from .jobs import ROUND_UP, Allocation, _gangs
 from .stages import _as_lines, allocation_key, gang_pieces, place_stage_gangs, stage_interval
+from .lowcost_scan import scan_end_points
 
 __all__ = ["WindowResult", "MAX_END_POINTS", "end_points", "lowcost_reference", "lowcost_window", "greedy_window",
            "check_allocation"]
@@ -237,12 +238,10 @@ def lowcost_window(load, capacity, container, demands, gangs=None, alignment: fl
                    max_end_points: int | None = MAX_END_POINTS) -> WindowResult:
     """LowCost on one window, all end points at once (numpy); the same decisions as the reference.
 
-    Arguments as :func:`lowcost_reference`. Each end point is a row; rows walk through the stages and
-    the gangs in lock step (every end point places the same number of gangs), so the Python loop
-    runs once per gang, not once per gang and end point. Within a stage each row keeps the cost of
-    its eligible steps (infinity elsewhere), indexed by distance from ``tau_r`` so that numpy's
-    first-minimum rule is the paper's "later step wins ties"; a gang changes one entry per row and
-    may open the next step to the left, so each gang costs O(rows) plus one argmin.
+    Arguments as :func:`lowcost_reference`. Each end point is a row; rows walk through the stages
+    together, and :func:`~cluster_sim.morpheus.packing.lowcost_scan.scan_end_points` places all of a stage's
+    gangs at every row in a fixed number of numpy calls (the greedy's order is one sort, see that
+    module), so the Python loop runs once per stage, not once per gang and end point.
     """
     L, C, z = _as_lines(load, capacity, container)
     demands, gangs = _check_stages(demands, gangs)
@@ -252,117 +251,12 @@ def lowcost_window(load, capacity, container, demands, gangs=None, alignment: fl
     ends = end_points(Kp, W, max_end_points)
     if ends.size <= 0:
         return _no_room(None, W)
-    zq = z[:, None]
-    csum = np.cumsum([demands[k] for k in pos])
-    ids = np.arange(ends.size)              # row -> index into ends; failed rows leave between stages
-    tau_r = ends.copy()
-    placed_all = np.zeros(ends.size, dtype=np.int64)
-    fail_all = np.full(ends.size, -1)
-    stage_lo, stage_hi, stage_x, stage_ids, stage_peak, stage_area = {}, {}, {}, {}, {}, {}
     xmax_w = _max_fit(L, C, z)  # containers that fit at each window step (the same for every row)
-    safe = bool(np.all(C > 0))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        for idx in range(Kp - 1, -1, -1):
-            k = pos[idx]
-            s, remaining = demands[k], int(csum[idx])
-            E = ids.size
-            rows = np.arange(E)
-            avail = tau_r + 1
-            length = np.clip((2 * s * avail + remaining) // (2 * remaining), 1, avail - idx)
-            pieces = gang_pieces(s, gangs[k])
-            # a stage of n pieces occupies at most n steps and can see one more: gather no further
-            U = min(int(length.max()), len(pieces) + 1)
-            u = np.arange(U)
-            inside = u[None, :] < length[:, None]
-            tq = np.clip(tau_r[:, None] - u[None, :], 0, W - 1)   # local step u is tau_r - u
-            Lf = L[:, tq].reshape(L.shape[0], E * U)             # the stage's intervals, flat
-            Cf = C[:, tq].reshape(L.shape[0], E * U)
-            xmax = np.where(inside, xmax_w[tq], -1).ravel()
-
-            def cost(f, xv):  # c(t) at flat entries f holding xv containers of this stage
-                num = Lf.take(f, axis=1)
-                num += xv * zq
-                num /= Cf.take(f, axis=1)
-                if not safe:
-                    num[np.isnan(num)] = 0.0  # an unused empty line costs nothing
-                return num.max(axis=0) if num.shape[0] > 1 else num[0]
-
-            # full gangs first, then the remainder piece (if any)
-            g = pieces[0]
-            nfull = len(pieces) if pieces[-1] == g else len(pieces) - 1
-            remainder = pieces[-1] if nfull < len(pieces) else 0
-            maxcnt = np.where(xmax >= 0, xmax // g, -1)  # whole gangs an entry can hold
-            cnt = np.zeros(E * U, dtype=np.int64)
-            far = np.full(E, -1)                   # furthest occupied u (the stage's leftmost step)
-            alive = np.ones(E, dtype=bool)
-            base = rows * U
-            if U == 1:  # every interval is the single step tau_r: the stage stacks there or fails
-                fits = xmax[base] >= s
-                fail_all[ids[~fits]] = k
-                alive &= fits
-                far[alive] = 0
-                xl = np.zeros(E * U, dtype=np.int64)
-                xl[base[alive]] = s
-            else:
-                oc = np.full(E * U, np.inf)        # cost of eligible entries where a gang fits, else inf
-                oc2 = oc.reshape(E, U)
-                hi = 1                             # entries at u >= hi are all closed
-                oc[base] = np.where(maxcnt[base] >= 1, cost(base, np.zeros(E, dtype=np.int64)), np.inf)
-                for i in range(nfull + (1 if remainder else 0)):
-                    if i == nfull:  # the remainder piece: re-check every open entry with its size
-                        fo = np.flatnonzero(((u[None, :] <= (far + 1)[:, None]) & inside & alive[:, None]).ravel())
-                        xo = cnt[fo] * g
-                        oc[fo] = np.where(xo + remainder <= xmax[fo], cost(fo, xo), np.inf)
-                    j = np.argmin(oc2[:, :hi], axis=1)
-                    f = base + j
-                    r = rows
-                    v = oc[f]
-                    if v.max() == np.inf:
-                        ok = v < np.inf
-                        died = alive & ~ok
-                        if died.any():
-                            fail_all[ids[died]] = k
-                            alive &= ok
-                        r, j, f = rows[ok], j[ok], f[ok]
-                        if not r.size:
-                            break
-                    if i == nfull:
-                        break  # the remainder goes to f; nothing is placed after it
-                    cnt[f] += 1
-                    c = cnt[f]
-                    grew = j > far[r]                  # the frontier was taken: open the next step left
-                    if grew.any():
-                        rg, ug = r[grew], j[grew]
-                        far[rg] = ug
-                        hi = min(U, max(hi, int(ug.max()) + 2))
-                        fn = f[grew][ug + 1 < length[rg]] + 1
-                        if fn.size:
-                            f = np.concatenate([f, fn])
-                            c = np.concatenate([c, np.zeros(fn.size, dtype=np.int64)])
-                    oc[f] = np.where(c < maxcnt[f], cost(f, c * g), np.inf)
-                xl = cnt * g
-                if remainder and alive.any():
-                    xl[f] += remainder
-                    far[r] = np.maximum(far[r], j)
-            if not alive.any():
-                break
-            xl2 = xl.reshape(E, U)
-            occ = xl > 0
-            post = np.where(occ, cost(np.arange(E * U), xl), 0.0).reshape(E, U)
-            stage_peak[k] = post.max(axis=1)[alive]
-            stage_area[k] = (xl2 * post).sum(axis=1)[alive]
-            stage_ids[k] = ids[alive]
-            stage_hi[k] = tau_r[alive]
-            stage_lo[k] = tau_r[alive] - far[alive]
-            stage_x[k] = xl2[alive]
-            placed_all[ids[alive]] += 1
-            tau_r = stage_lo[k] - 1
-            ids = ids[alive]
-        else:
-            return _best_end_point(ends, ids, pos, K, W, stage_ids, stage_lo, stage_hi, stage_x,
-                                   stage_peak, stage_area, alignment)
-    far_row = int(np.argmax(np.where(fail_all >= 0, placed_all, -1)))
-    return _no_room(int(fail_all[far_row]) if fail_all[far_row] >= 0 else None, W)
+    found = scan_end_points(L, C, z, xmax_w, demands, gangs, pos, ends)  # lowcost_scan: stages 3-1
+    if found.ids is None:
+        return _no_room(found.refused, W)
+    return _best_end_point(ends, found.ids, pos, K, W, found.stage_ids, found.stage_lo, found.stage_hi,
+                           found.stage_x, found.stage_peak, found.stage_area, alignment)
 
 
 def _best_end_point(ends, ids, pos, K, W, stage_ids, stage_lo, stage_hi, stage_x, stage_peak, stage_area,
