@@ -426,7 +426,10 @@ class Scheduler(mesa.Agent):
     def _next(self) -> None:
         if self.queue:
             self.status = DECIDING
-            self.model.schedule(self._decide_call, after=self.think_time)
+            if self.model.decision_events == "batched":
+                self.model.schedule_batched(self._decide_call, after=self.think_time)
+            else:
+                self.model.schedule(self._decide_call, after=self.think_time)
         else:
             self.status = IDLE
 

@@ -359,6 +359,8 @@ class RMinerModel(ClusterModel):
     """
 
     scheduler_class = RMAwareScheduler
+    #: a paper-scale run is a few million scheduling decisions: batch them (identical results, tested)
+    decision_events = "batched"
 
     def __init__(self, config: RMinerConfig, *, check_every_event: bool = False, record_series: bool = True,
                  **kwargs):
