@@ -361,6 +361,8 @@ class RMinerModel(ClusterModel):
     scheduler_class = RMAwareScheduler
     #: a paper-scale run is a few million scheduling decisions: batch them (identical results, tested)
     decision_events = "batched"
+    #: millions of live tasks and no cyclic garbage: no collector passes over them while running
+    pause_gc = True
 
     def __init__(self, config: RMinerConfig, *, check_every_event: bool = False, record_series: bool = True,
                  **kwargs):
