@@ -43,13 +43,26 @@ from cluster_sim.rminer.simulation import collect
 
 
 class CountingModel(RMinerModel):
-    """RMinerModel that counts the Mesa events it schedules (decisions, arrivals, wake-ups)."""
+    """RMinerModel that counts the Mesa events it schedules (decisions or their batches' stand-ins,
+    arrivals, wake-ups, refreshes)."""
 
-    events = 0
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.events = 0
+        add = self._event_list.add_event
 
-    def schedule_event(self, function, **kwargs):
-        self.events += 1
-        return super().schedule_event(function, **kwargs)
+        def counted(event):
+            self.events += 1
+            add(event)
+
+        self._event_list.add_event = counted
+
+
+class ReferenceModel(CountingModel):
+    """Today's path before issue 33: one Mesa event per scheduling decision, the garbage collector on."""
+
+    decision_events = "each"
+    pause_gc = False
 
 
 def plain_loop(n_tasks: int, seed: int = 0) -> float:
@@ -77,10 +90,10 @@ def peak_mb() -> float:
     return rss / 1024 if sys.platform != "darwin" else rss / 2**20
 
 
-def bench(label: str, cfg: RMinerConfig) -> dict:
+def bench(label: str, cfg: RMinerConfig, model_class: type = CountingModel) -> dict:
     gc.collect()
     t0 = time.perf_counter()
-    model = CountingModel(cfg, record_series=False)
+    model = model_class(cfg, record_series=False)
     t_build = time.perf_counter() - t0
     model.run_until(cfg.horizon)
     t_run = time.perf_counter() - t0 - t_build
@@ -88,8 +101,7 @@ def bench(label: str, cfg: RMinerConfig) -> dict:
     res = collect(model)
     wall = time.perf_counter() - t0
     n = res.tasks_submitted
-    syncs = int(cfg.horizon / cfg.update_delay) if cfg.update_delay > 0 else 0
-    events = model.events + syncs
+    events = model.events
     # best of three, right after the run: the machine is shared, so take the least disturbed
     base = min(plain_loop(min(n, 300_000), seed=k) for k in range(3))
     row = dict(label=label, mode=cfg.mode, machines=cfg.machines, horizon=cfg.horizon, tasks=n, wall=wall,
@@ -99,8 +111,20 @@ def bench(label: str, cfg: RMinerConfig) -> dict:
     print(f"{label:<24} mode={cfg.mode:<5} tasks={n:>9,} wall={wall:7.1f}s (build {t_build:.1f}s) "
           f"events/s={events / t_run:>9,.0f} tasks/s={n / wall:>8,.0f} us/task={wall / n * 1e6:6.1f} "
           f"RATIO vs plain loop={row['ratio']:5.1f}x peak RSS={row['peak_mb']:,.0f} MB "
-          f"[util {res.cpu_utilization:.3f}, shadow ratio {res.shadow_ratio:.4f}]", flush=True)
+          f"[util {res.cpu_utilization:.3f}, shadow ratio {res.shadow_ratio:.4f}] load {os.getloadavg()[0]:.1f}",
+          flush=True)
+    row["summary"], row["counts"] = res.summary(), res.counts
     return row
+
+
+def bench_against_reference(label: str, cfg: RMinerConfig) -> None:
+    """The same run by today's code path (one Mesa event per decision, the collector on) and by the
+    batched one, in this process: the RATIO of their wall times, and whether the results are equal."""
+    ref = bench(f"{label} (reference)", cfg, ReferenceModel)
+    new = bench(f"{label} (batched)", cfg)
+    same = ref["summary"] == new["summary"] and ref["counts"] == new["counts"]
+    print(f"  RATIO reference / batched = {ref['wall'] / new['wall']:4.2f}x wall, "
+          f"{ref['events'] / new['events']:4.1f}x Mesa events; same metrics: {same}", flush=True)
 
 
 #: a Fig. 4 grid of 15 runs (notebook 08's, one seed, before its claims moved to a pool of seeds over a smaller grid)
@@ -134,17 +158,21 @@ def bench_sweep(quick: bool) -> None:
         print(pd.concat({"in-process": here, "LocalCluster": there}, axis=1).to_string())
 
 
-def bench_runs(quick: bool, modes: str) -> None:
+def bench_runs(quick: bool, modes: str, reference: bool = False) -> None:
     print(f"plain-loop baseline: {plain_loop(200_000) * 1e6:.2f} us per task (2 heap events)")
     for mode in ("none", "safe", "smart"):
         bench("ci preset", RMinerConfig.ci().replace(mode=mode))
     for mode in ("none", "safe", "smart"):
         bench("default preset", RMinerConfig.default().replace(mode=mode))
-    bench("paper scale, 20 s slice", RMinerConfig.paper().replace(mode="smart", horizon=20.0))
+    bench_against_reference("paper scale, 20 s slice", RMinerConfig.paper().replace(mode="smart", horizon=20.0))
     if quick:
         return
     for mode in modes.split(","):
-        bench("paper scale, 300 s", RMinerConfig.paper().replace(mode=mode))
+        cfg = RMinerConfig.paper().replace(mode=mode)
+        if reference:
+            bench_against_reference("paper scale, 300 s", cfg)
+        else:
+            bench("paper scale, 300 s", cfg)
 
 
 def main(argv=None) -> None:
@@ -152,11 +180,13 @@ def main(argv=None) -> None:
     ap.add_argument("--quick", action="store_true",
                     help="CI + default presets and a 20 s paper-scale slice; the sweep's runs 60 s long")
     ap.add_argument("--modes", default="none,smart", help="modes for the full paper-scale runs")
+    ap.add_argument("--reference", action="store_true",
+                    help="run the full paper-scale runs by today's reference path too (doubles the time)")
     ap.add_argument("--part", choices=("runs", "sweep", "all"), default="all",
                     help="single runs, the paper-scale Fig. 4 sweep in-process vs LocalCluster, or both")
     args = ap.parse_args(argv)
     if args.part in ("runs", "all"):
-        bench_runs(args.quick, args.modes)
+        bench_runs(args.quick, args.modes, args.reference)
     if args.part in ("sweep", "all"):
         bench_sweep(args.quick)
 

@@ -1,12 +1,17 @@
 """RMiner at paper scale within a minute (issue 33): batched scheduling decisions make far fewer Mesa events, with results
 identical to one Mesa event per decision (``decision_events="each"``, today's path kept as the reference)."""
 
+import json
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 from cluster_sim.rminer import RMinerConfig
 from cluster_sim.rminer.model import RMinerModel
 from cluster_sim.rminer.simulation import collect
+
+import digest33
 
 
 def records(model):
@@ -84,6 +89,14 @@ def test_paper_scale_decisions_need_few_mesa_events():
     decisions += model.rm.placed + model.rm.blocked_decisions
     assert decisions > 4000
     assert len(added) < 0.25 * decisions, (len(added), decisions)
+
+
+@pytest.mark.parametrize("mode", digest33.MODES)
+@pytest.mark.parametrize("preset", digest33.PRESETS)
+def test_seeded_runs_give_what_they_gave_before_the_speed_ups(preset, mode):
+    """Digests computed by the code before issue 33's changes (see digest33.py): task records, metrics, series."""
+    want = json.loads((Path(__file__).parent / "digests33.json").read_text())
+    assert digest33.compute(preset, mode) == want[f"{preset}/{mode}"]
 
 
 def test_decision_events_is_checked():
