@@ -441,11 +441,17 @@ class ClusterModel(mesa.Model):
     def unplaceable(self, job: Job):
         """``(task, reason)`` for the first task of ``job`` that no machine could ever hold, or None."""
         rows = self._capacity_rows  # distinct machine capacities: few, so compare all at once
-        demands = np.array([t.demand for s in job.stages for t in s.tasks], dtype=np.int64)
-        fits_some = (demands[:, None, :] <= rows[None, :, :]).all(axis=2).any(axis=1)
-        if fits_some.all():
-            return None
-        task = job.tasks[int(np.argmin(fits_some))]
+        if len(rows) == 1:  # one kind of machine: a plain loop, as this runs at every arrival
+            cap = rows[0].tolist()
+            task = next((t for s in job.stages for t in s.tasks if any(d > c for d, c in zip(t.demand, cap))), None)
+            if task is None:
+                return None
+        else:
+            demands = np.array([t.demand for s in job.stages for t in s.tasks], dtype=np.int64)
+            fits_some = (demands[:, None, :] <= rows[None, :, :]).all(axis=2).any(axis=1)
+            if fits_some.all():
+                return None
+            task = job.tasks[int(np.argmin(fits_some))]
         largest = rows.max(axis=0).tolist()
         return task, f"demand {list(task.demand)} exceeds the largest machine {largest} ({'/'.join(RESOURCES)})"
 
