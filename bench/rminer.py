@@ -11,6 +11,17 @@ SmartRM 283 s wall (under contention, load average 2-4), peak RSS 1.2 GB; a quie
 decision event (Mesa schedule_event + weakref, ~20%), Scheduler._decide / CSV.commit / ledger
 (~27%), RMiner's listeners (~13%), the probing placement (~6%), RM decisions (~9%, 4% of tasks).
 
+Issue 33 (2026-11-26): scheduling decisions are batched (``decision_events="batched"``: one Mesa event
+stands for an uninterrupted run of decisions, same order, same results) and Python's garbage collector
+is paused while a run makes its jobs and runs. The paper-scale slice runs twice in the same process,
+by today's reference path (one Mesa event per decision, the collector on) and by the batched one,
+and prints the RATIO of their CPU times (wall time on the shared machine says little: 9 sessions on
+2 cores, load average 17-24 during these runs) and whether the metrics agree. Measured, SmartRM:
+10 s slice (83k tasks) 1.26-1.32x CPU, 60 s slice (498k tasks) 1.20x CPU (37.6 s against 31.4 s,
+load average 18-19), Mesa events 6.6-6.7x fewer, same metrics every time. The full 300 s run could
+not be timed quietly this round; at 1.2-1.3x it would take about 80 s of the 101 s measured quietly
+before, not yet the issue's 60 s.
+
 The sweep section runs notebook 08's Fig. 4 sweep at the paper preset (15 NoRM runs of 200 machines,
 300 s) through ``run_grid`` in this process and then on a Dask LocalCluster of every usable core (what
 ``client="auto"`` chooses for it), and prints the RATIO of the wall times (ideal: the number of workers;
