@@ -42,11 +42,17 @@ from .metrics import work_accounting
 from .model import ClusterResult, run
 
 __all__ = ["CLAIMS", "DECISION_LOAD", "DECISION_POINTS", "POOL_SIZE", "STALE", "STALE_DELAYS", "claims_table",
-           "decision_throughput", "default_pool_size", "offered_task_rate", "pool_runs", "stale_config",
+           "STALE_MAX_MACHINES", "decision_throughput", "default_pool_size", "offered_task_rate", "pool_runs", "stale_config",
            "tour_metrics", "accounting", "littles_law"]
 
 #: the tour's stale cluster (§4): more schedulers and a busier cluster than the tour's own run
 STALE = {"schedulers": 4, "load": 0.9}
+#: the stale cluster's largest size. §4's sweep and the claims' pool run it about a dozen times; at RMiner's 1,500
+#: machines (``paper``) one run at load 0.9 is 5.2 M tasks, past the engine's ``max_events`` and about 7 minutes each
+#: here, so at ``paper`` the stale cluster keeps the paper's machine shape on the teaching preset's 50 machines (the
+#: tour's own run stays at the paper's size). Conflicts and waits are per commit and per job: they need a busy
+#: cluster, not a big one.
+STALE_MAX_MACHINES = 50
 #: the view refresh periods the claims compare: always fresh, and §4's smallest and largest staleness
 STALE_DELAYS = (0.0, 0.5, 4.0)
 #: seeds per pool, per preset (see the module docstring); a config that is no preset gets the largest
@@ -95,8 +101,13 @@ CLAIMS = [
 
 
 def stale_config(config: ClusterConfig) -> ClusterConfig:
-    """The tour's stale cluster (§4): ``config`` with :data:`STALE`'s schedulers and load."""
-    return config.replace(**STALE)
+    """The tour's stale cluster (§4): ``config`` with :data:`STALE`'s schedulers and load, on at most
+    :data:`STALE_MAX_MACHINES` machines (the machines keep their shape; ci and default are below the cap).
+
+    >>> stale_config(ClusterConfig.paper()).machines, stale_config(ClusterConfig.ci()).machines
+    (50, 10)
+    """
+    return config.replace(machines=min(config.machines, STALE_MAX_MACHINES), **STALE)
 
 
 #: §5's decision-throughput example: each decision takes DECISION_LOAD / λ seconds (λ the tasks offered per second),
@@ -117,7 +128,8 @@ def decision_throughput(config: ClusterConfig, *, seeds=None, client=None, cache
     :func:`tour_metrics` and the think time. The engine's schedulers already spend ``think_time`` per task; only
     its value changes here, so no other result moves."""
     think = DECISION_LOAD / offered_task_rate(config)
-    base = config.replace(think_time=round(think, 3))
+    # three decimals as the panel's slider steps; at paper (λ = 7,680 tasks/s) that is 0, so three digits there
+    base = config.replace(think_time=round(think, 3) or float(f"{think:.3g}"))
     rows = run_grid(run, base, [dict(p) for p in DECISION_POINTS], seeds=seeds, metrics=tour_metrics,
                     client=client, cache=cache)
     return rows

@@ -76,3 +76,28 @@ def test_the_tours_closing_cell_records_and_checks_the_claims_table():
     assert "claims.record(table)" in closing and "claims.check(table)" in closing
     source = "".join("".join(c["source"]) for c in cells)
     assert '"holds"' not in source and "claims_table(config)" in source
+
+
+@pytest.mark.parametrize("preset", ["ci", "default", "paper"])
+def test_the_stale_cluster_is_buildable_at_every_preset_and_only_paper_is_capped(preset):
+    """At paper the stale cluster (load 0.9, 4 schedulers on 1,500 machines) was 5.2 M tasks, past max_events:
+    notebook 00 stopped at §4 under `make reproduce SCALE=paper`."""
+    from cluster_sim.engine.claims import STALE, STALE_MAX_MACHINES, stale_config
+
+    config = getattr(ClusterConfig, preset)()
+    stale = stale_config(config)  # raised ValueError (max_events) at paper before
+    assert stale.machines == min(config.machines, STALE_MAX_MACHINES)
+    assert (stale.schedulers, stale.load) == (STALE["schedulers"], STALE["load"])
+    if preset != "paper":
+        assert stale == config.replace(**STALE)
+
+
+def test_the_decision_throughput_think_time_is_not_rounded_away_at_paper(monkeypatch):
+    """At paper λ is 7,680 tasks/s, so DECISION_LOAD / λ = 0.00026 s rounded to three decimals was 0: one scheduler
+    on the true state kept up for free and §5 showed nothing."""
+    config = ClusterConfig.paper()
+    bases = []
+    monkeypatch.setattr(tour, "run_grid", lambda fn, base, grid, **kw: bases.append(base))
+    tour.decision_throughput(config)
+    busy = tour.offered_task_rate(config) * bases[0].think_time  # one scheduler's share of time deciding
+    assert busy == pytest.approx(tour.DECISION_LOAD, rel=1e-2)
