@@ -442,7 +442,10 @@ class RMinerModel(ClusterModel):
         super().task_started(task)
         self.started_by[task.id] = STARTED_BY[task.tag]
         job = task.job
-        left = self._unstarted.get(job.id, job.n_tasks) - 1
+        left = self._unstarted.get(job.id)
+        if left is None:  # the job's first start (n_tasks sums over its stages: not at every start)
+            left = job.n_tasks
+        left -= 1
         self._unstarted[job.id] = left
         if left == 0:
             self.job_scheduled_at[job.id] = self.time
