@@ -8,8 +8,11 @@ day, not per task; the script prints both task counts.
 Targets (issue 32): ``default`` with everything on in at most 60 s on this machine; ``paper`` (a day
 of about 5,000 jobs on 500 machines) in at most 5 minutes.
 
-    python bench/capstone.py            # default and paper
-    python bench/capstone.py --quick    # ci and default
+    python bench/capstone.py              # default and paper
+    python bench/capstone.py --quick      # ci and default
+    python bench/capstone.py --ablation   # also the notebook's ablation at default (12 arms x its seed pool)
+
+The machine is shared: each line gives the load average beside the time, and the process's CPU time.
 """
 
 from __future__ import annotations
@@ -18,8 +21,21 @@ import argparse
 import time
 
 from cluster_sim.capstone import SWITCHES, CapstoneConfig, make_day, run_model
+from cluster_sim.capstone.claims import claims_frame, pool_size_for
+from cluster_sim.claims import pool
 from cluster_sim.capstone.model import engine_config
 from cluster_sim.engine import ClusterModel
+
+
+def load() -> str:
+    return "load " + " ".join(open("/proc/loadavg").read().split()[:3])
+
+
+def plain_engine(config: CapstoneConfig, day) -> ClusterModel:
+    plain = ClusterModel(engine_config(config, day), jobs=day.engine_jobs(), record_series=False)
+    plain.run_until(config.horizon)
+    plain.check_invariants()
+    return plain
 
 
 def bench(preset: str) -> None:
@@ -27,29 +43,48 @@ def bench(preset: str) -> None:
     t0 = time.perf_counter()
     day = make_day(config)
     t_day = time.perf_counter() - t0
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     model = run_model(config, day=day)
-    t_all = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    plain = ClusterModel(engine_config(config, day), jobs=day.engine_jobs(), record_series=False)
-    plain.run_until(config.horizon)
-    plain.check_invariants()
-    t_plain = time.perf_counter() - t0
+    t_all, c_all = time.perf_counter() - t0, time.process_time() - c0
+    t0, c0 = time.perf_counter(), time.process_time()
+    plain = plain_engine(config, day)
+    t_plain, c_plain = time.perf_counter() - t0, time.process_time() - c0
     started = sum(t.start == t.start for j in model.arrived for t in j.tasks)
     started_plain = sum(t.start == t.start for j in plain.arrived for t in j.tasks)
     print(f"{preset}: {len(day.jobs):,} jobs, {sum(j.n_tasks for j in day.jobs):,} tasks on {config.machines} machines; "
           f"the day built in {t_day:.1f} s")
-    print(f"  all five on: {t_all:.1f} s ({started:,} tasks started)")
+    print(f"  all five on: {t_all:.1f} s, CPU {c_all:.1f} s ({started:,} tasks started; {load()})")
     print(f"  plain engine, same jobs: {t_plain:.1f} s ({started_plain:,} tasks started); "
-          f"ratio {t_all / t_plain:.1f}x")
+          f"CPU {c_plain:.1f} s; ratio {c_all / c_plain:.1f}x in CPU time ({t_all / t_plain:.1f}x wall)")
+
+
+def bench_ablation(preset: str = "default") -> None:
+    """The notebook's ablation (every arm over its seed pool, in this process), against the plain engine on
+    the same days (one run per seed: the jobs do not depend on the arm)."""
+    config = CapstoneConfig.from_preset(preset)
+    seeds = pool(config.seed, pool_size_for(config))
+    t0, c0 = time.perf_counter(), time.process_time()
+    frame = claims_frame(config, client="inprocess", cache=False)
+    t_abl, c_abl = time.perf_counter() - t0, time.process_time() - c0
+    c0 = time.process_time()
+    for seed in seeds:
+        c = config.replace(seed=seed)
+        plain_engine(c, make_day(c))
+    c_plain = time.process_time() - c0
+    print(f"{preset} ablation: {len(frame)} runs in {t_abl:.1f} s, CPU {c_abl:.1f} s ({load()}); the plain engine on "
+          f"its {len(seeds)} days: CPU {c_plain:.1f} s; ratio per run {c_abl / len(frame) / (c_plain / len(seeds)):.1f}x "
+          "in CPU time")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="ci and default instead of default and paper")
+    parser.add_argument("--ablation", action="store_true", help="also the notebook's ablation at default")
     args = parser.parse_args()
     for preset in (("ci", "default") if args.quick else ("default", "paper")):
         bench(preset)
+    if args.ablation:
+        bench_ablation()
 
 
 if __name__ == "__main__":

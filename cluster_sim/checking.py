@@ -25,6 +25,12 @@ answers are computed outside the student's call. The trap is :mod:`sys.monitorin
 forbidden functions' code objects only, so nothing else runs slower and the library's own use of
 its references outside the student's call is untouched.
 
+A copy is not the student's code either: a function whose code is the reference's, pasted into the notebook
+(renamed, its local names changed, its docstring and comments dropped), fails with :data:`COPIED`'s message
+before it runs (:func:`copied_from`: the bytecode compared instruction by instruction, local names and jump
+targets normalised), and so does a student function that calls such a copy. A reference too short to tell a
+copy from an answer written independently (under :data:`MIN_COPY_INSTRUCTIONS`) is not compared.
+
 A check grades one function: where the student's function calls the student's answers to *other*
 exercises (``J`` calls ``debt_table``), ``using=`` hands it the library's versions of those for the
 duration of the call (:func:`using_references`), so one mistake costs one check.
@@ -43,6 +49,7 @@ cluster_sim.checking.Delegated: double calls the library's ...twice, the referen
 
 from __future__ import annotations
 
+import dis
 import functools
 import inspect
 import sys
@@ -53,8 +60,8 @@ from typing import Any, Callable, Iterable, Mapping
 
 import numpy as np
 
-__all__ = ["CheckFailed", "DELEGATED", "Delegated", "NOT_IMPLEMENTED", "call_student", "case", "check_cases", "forbidden",
-           "install", "name_case", "show_case", "using_references"]
+__all__ = ["COPIED", "CheckFailed", "Copied", "DELEGATED", "Delegated", "NOT_IMPLEMENTED", "call_student", "case",
+           "check_cases", "copied_from", "forbidden", "install", "name_case", "show_case", "using_references"]
 
 NOT_IMPLEMENTED = "is not implemented yet: replace nbgrader's stub (the line raising NotImplementedError) with your code"
 #: the tail of the message of a check whose student code called a forbidden reference
@@ -66,8 +73,20 @@ class CheckFailed(AssertionError):
     """An exercise check that failed; its message is all a student needs (see :func:`install`)."""
 
 
+#: the tail of the message of a check whose student code is a copy of a forbidden reference
+COPIED = ("the same code up to names, comments and docstrings. This check grades code you wrote: write it "
+          "yourself (reading the library to understand it is fine; pasting it is not an answer)")
+#: references shorter than this (instructions, once normalised) are not compared: a one-line answer written
+#: independently can be the library's line
+MIN_COPY_INSTRUCTIONS = 40
+
+
 class Delegated(CheckFailed):
     """The student's code called a reference it is meant to replace (nbgrader scores the check 0)."""
+
+
+class Copied(Delegated):
+    """The student's function is the reference's code pasted into the notebook (nbgrader scores the check 0)."""
 
 
 def _codes(fn: Callable) -> list[CodeType]:
@@ -157,6 +176,101 @@ class _Trap:
 _TRAP = _Trap()
 
 
+# -- a pasted reference ---------------------------------------------------------------------------------------------
+
+_SKIPPED_OPS = {"RESUME", "NOP", "CACHE", "EXTENDED_ARG"}
+_fingerprints: dict[CodeType, tuple] = {}
+
+
+def _fingerprint(code: CodeType) -> tuple:
+    """``code``'s instructions with what a paste changes normalised away: local and free variable names become their
+    order of first use, jump targets the index of the instruction they land on, nested code objects (generator
+    expressions, inner functions) their own fingerprint; the docstring, the comments, the line numbers and the
+    function's name are not instructions. What stays: the operations, the constants, the global and attribute names."""
+    if code in _fingerprints:
+        return _fingerprints[code]
+    instructions = [i for i in dis.get_instructions(code) if i.opname not in _SKIPPED_OPS]
+    index = {i.offset: n for n, i in enumerate(instructions)}
+    offsets = sorted(index)
+    local: dict[str, int] = {}
+    out = []
+    for i in instructions:
+        if i.opcode in dis.haslocal or i.opcode in dis.hasfree:
+            names = i.argval if isinstance(i.argval, tuple) else (i.argval,)   # LOAD_FAST_LOAD_FAST holds two
+            arg = tuple(local.setdefault(n, len(local)) for n in names)
+        elif i.opcode in dis.hasjrel or i.opcode in dis.hasjabs:
+            landing = next((o for o in offsets if o >= i.argval), None)
+            arg = index.get(landing, -1)
+        elif isinstance(i.argval, CodeType):
+            arg = _fingerprint(i.argval)
+        else:
+            arg = repr(i.argval)
+        out.append((i.opname, arg))
+    _fingerprints[code] = tuple(out)
+    return _fingerprints[code]
+
+
+def _student_functions(fn: Callable) -> list[Callable]:
+    """``fn`` and the functions of its own module (a notebook's) that it calls by name, and they in turn."""
+    fn = fn.func if isinstance(fn, functools.partial) else fn
+    module, ns = getattr(fn, "__module__", None), getattr(fn, "__globals__", None) or {}
+    found, todo = [], [fn]
+    while todo:
+        f = todo.pop()
+        code = getattr(f, "__code__", None)
+        if code is None or any(f is g for g in found):
+            continue
+        found.append(f)
+        names, codes = set(), [code]
+        while codes:
+            c = codes.pop()
+            names |= set(c.co_names)
+            codes += [k for k in c.co_consts if isinstance(k, CodeType)]
+        todo += [ns[n] for n in sorted(names) if inspect.isfunction(ns.get(n)) and ns[n].__module__ == module]
+    return found
+
+
+def copied_from(student: Callable, references: Iterable[Callable]) -> tuple[str, str] | None:
+    """``(student function, reference)`` names if ``student``, or a function of its module it calls, is a copy of one
+    of ``references`` (the same :func:`_fingerprint`, not the same code object: the reference itself is a delegation,
+    which :func:`forbidden` reports); else None.
+
+    >>> def ref(xs):
+    ...     \"\"\"The library's.\"\"\"
+    ...     total = 0
+    ...     for x in xs:
+    ...         if x > 0:
+    ...             total += x * x
+    ...         else:
+    ...             total -= abs(x) // 2 + len(xs) - min(xs) * max(xs) + sum(xs) % 7 + sorted(xs)[0]
+    ...     return total if total > 0 else -total
+    >>> def mine(values):            # pasted and renamed
+    ...     acc = 0
+    ...     for v in values:
+    ...         if v > 0:
+    ...             acc += v * v
+    ...         else:
+    ...             acc -= abs(v) // 2 + len(values) - min(values) * max(values) + sum(values) % 7 + sorted(values)[0]
+    ...     return acc if acc > 0 else -acc
+    >>> copied_from(mine, [ref])
+    ('mine', '...ref')
+    >>> copied_from(ref, [ref]) is None          # the reference itself: a call, not a copy
+    True
+    """
+    refs = [(code, _label(ref)) for ref in references for code in _codes(ref)]
+    prints = {_fingerprint(code): name for code, name in refs if len(_fingerprint(code)) >= MIN_COPY_INSTRUCTIONS}
+    if not prints:
+        return None
+    ref_codes = {code for code, _ in refs}
+    for f in _student_functions(student):
+        if f.__code__ in ref_codes:
+            continue
+        name = prints.get(_fingerprint(f.__code__))
+        if name is not None:
+            return getattr(f, "__name__", "your function"), name
+    return None
+
+
 def _label(fn: Callable) -> str:
     fn = fn.func if isinstance(fn, functools.partial) else fn
     module = getattr(fn, "__module__", None) or ""
@@ -165,8 +279,11 @@ def _label(fn: Callable) -> str:
 
 
 @contextmanager
-def forbidden(*references: Callable, student: str = "your function"):
+def forbidden(*references: Callable, student: str = "your function", code: Callable | None = None):
     """While the block runs, calling any of ``references`` (by any path) fails with :class:`Delegated`.
+
+    ``code``: the student's function; if it (or a function of its notebook it calls) is a copy of one of
+    ``references`` (:func:`copied_from`), the block does not run and :class:`Copied` says so.
 
     >>> def reference(x):
     ...     return 2 * x
@@ -178,7 +295,12 @@ def forbidden(*references: Callable, student: str = "your function"):
     >>> reference(1)   # allowed again outside the block
     2
     """
-    refs = [(code, _label(fn)) for fn in references for code in _codes(fn)]
+    if code is not None and (copy := copied_from(code, references)) is not None:
+        fn_name, ref_name = copy
+        where = "" if fn_name == student else f" (through {fn_name}, which it calls)"
+        raise Copied(f"{student}{where} is a copy of the library's {ref_name}, the reference this check compares it "
+                     f"with: {COPIED}")
+    refs = [(c, _label(fn)) for fn in references for c in _codes(fn)]
     with _TRAP.forbidding(refs, student):
         yield
 
@@ -313,7 +435,7 @@ def call_student(fn: Callable, *args: Any, name: str | None = None, forbid: Call
     label = name or getattr(fn, "__name__", "your function")
     refs = [forbid] if callable(forbid) else list(forbid)
     try:
-        with using_references(fn, using), forbidden(*refs, student=label):
+        with using_references(fn, using), forbidden(*refs, student=label, code=fn):
             return fn(*args, **kwargs)
     except NotImplementedError:
         raise CheckFailed(f"{label} {NOT_IMPLEMENTED}") from None

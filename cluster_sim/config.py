@@ -252,10 +252,32 @@ class Config:
     """
 
     PRESETS: ClassVar[tuple[str, ...]] = ("ci", "default", "paper")
+    #: old field name -> the field it is called now: passing the old name is refused, naming the new one
+    RENAMED: ClassVar[dict[str, str]] = {}
     #: the field that caps :meth:`work` (None: no cap)
     WORK_CAP: ClassVar[str | None] = None
     #: the field that caps :meth:`work`'s memory, in GiB (None: no cap)
     MEMORY_CAP: ClassVar[str | None] = None
+
+    def __new__(cls, *args: Any, **fields: Any):
+        # the dataclass __init__ would raise a TypeError for an unknown keyword; the config's own error
+        # names the fields (and, for a renamed one, what it is called now)
+        cls._refuse_unknown(fields)
+        return super().__new__(cls)
+
+    @classmethod
+    def _refuse_unknown(cls, names) -> None:
+        """A ``ValueError`` for the names that are not fields of ``cls``, saying what a renamed one is
+        called now, then listing the fields."""
+        own = [f.name for f in dataclasses.fields(cls)]
+        unknown = sorted(set(names) - set(own))
+        if not unknown:
+            return
+        renamed = [f"{cls.__name__}.{old} is now {cls.RENAMED[old]} "
+                   f"({cls.__dataclass_fields__[cls.RENAMED[old]].metadata.get('doc', '')})"
+                   for old in unknown if old in cls.RENAMED]
+        raise ValueError(f"unknown {cls.__name__} field(s) {unknown}; " + "; ".join(renamed)
+                         + ("; " if renamed else "") + f"the fields are: {', '.join(own)}")
 
     def __post_init__(self) -> None:
         for f in dataclasses.fields(self):
@@ -314,20 +336,22 @@ class Config:
             return
         if self.WORK_CAP is not None:
             cap = getattr(self, self.WORK_CAP)
-            if work.amount > cap:
-                raise ValueError(
-                    f"{type(self).__name__} would create {work.describe()}, more than "
-                    f"{self.WORK_CAP}={count(cap)} (about {count(work.seconds)} s of run time, and memory to match): "
-                    f"{work.advice()}; or raise {self.WORK_CAP} on purpose"
-                )
+            self._refuse_over(self.WORK_CAP, work.amount > cap, needs=f"create {work.describe()}",
+                              limit=f"{count(cap)} (about {count(work.seconds)} s of run time, and memory to match)",
+                              advice=work.advice())
         if self.MEMORY_CAP is not None and work.memory:
             cap = getattr(self, self.MEMORY_CAP)
-            if work.gib > cap:
-                raise ValueError(
-                    f"{type(self).__name__} would need about {work.gib:,.1f} GiB of memory ({work.memory_formula}), "
-                    f"more than {self.MEMORY_CAP}={cap:g} GiB: {work.advice(work.memory_up, work.memory_down)}; "
-                    f"or raise {self.MEMORY_CAP} on purpose (on a machine with the memory)"
-                )
+            self._refuse_over(self.MEMORY_CAP, work.gib > cap,
+                              needs=f"need about {work.gib:,.1f} GiB of memory ({work.memory_formula})",
+                              limit=f"{cap:g} GiB", advice=work.advice(work.memory_up, work.memory_down),
+                              aside=" (on a machine with the memory)")
+
+    def _refuse_over(self, field: str, over: bool, *, needs: str, limit: str, advice: str, aside: str = "") -> None:
+        """The refusal of a config whose estimate is over its cap ``field`` (work or memory): what the run
+        would need, the cap, what to change."""
+        if over:
+            raise ValueError(f"{type(self).__name__} would {needs}, more than {field}={limit}: {advice}; "
+                             f"or raise {field} on purpose{aside}")
 
     # ---- presets -------------------------------------------------------------------------
     @classmethod
@@ -371,10 +395,7 @@ class Config:
                 f"preset={preset!r} is not allowed: choose one of {', '.join(cls.PRESETS)}"
             )
         base = getattr(cls, preset)()
-        unknown = sorted(set(overrides) - {f.name for f in dataclasses.fields(cls)})
-        if unknown:
-            names = ", ".join(f.name for f in dataclasses.fields(cls))
-            raise ValueError(f"unknown {cls.__name__} field(s) {unknown}; the fields are: {names}")
+        cls._refuse_unknown(overrides)
         return dataclasses.replace(base, **overrides)
 
     @classmethod
@@ -383,18 +404,13 @@ class Config:
         with it), then ``overrides``: for configs that feed one another (a lab's config and the
         engine's or another lab's it is run with). The other fields keep this class's defaults."""
         own = {f.name for f in dataclasses.fields(cls)}
-        unknown = sorted(set(overrides) - own)
-        if unknown:
-            raise ValueError(f"unknown {cls.__name__} field(s) {unknown}; the fields are: {', '.join(sorted(own))}")
+        cls._refuse_unknown(overrides)
         shared = {f.name: getattr(other, f.name) for f in dataclasses.fields(other) if f.name in own}
         return cls(**{**shared, **overrides})
 
     def replace(self, **changes: Any):
         """A copy with some fields changed (validated again): the building block of sweeps."""
-        unknown = sorted(set(changes) - {f.name for f in dataclasses.fields(self)})
-        if unknown:
-            names = ", ".join(f.name for f in dataclasses.fields(self))
-            raise ValueError(f"unknown {type(self).__name__} field(s) {unknown}; the fields are: {names}")
+        self._refuse_unknown(changes)
         return dataclasses.replace(self, **changes)
 
     def describe(self) -> dict[str, str]:

@@ -20,6 +20,10 @@ ValueError: rho=0.0 is out of range: allowed rho > 0
 Traceback (most recent call last):
 ...
 ValueError: gang=2.5 is not allowed: need a whole number >= 1
+>>> whole_number(0, "horizon", lo=1)
+Traceback (most recent call last):
+...
+ValueError: horizon=0 is out of range: allowed horizon >= 1
 >>> finite_array([[1.0, float("nan")]], "L")
 Traceback (most recent call last):
 ...
@@ -94,9 +98,11 @@ def number(value, name: str, *, lo=None, hi=None, lo_open: bool = False, hi_open
 def whole_number(value, name: str, *, lo: int | None = None) -> int:
     """A whole number: an int, or a float with no fraction (numpy forms accepted); bools refused."""
     v = _as_float(value)
-    if not math.isfinite(v) or v != math.floor(v) or (lo is not None and v < lo):
+    if not math.isfinite(v) or v != math.floor(v):
         need = f"a whole number >= {lo}" if lo is not None else "a whole number"
         raise ValueError(f"{name}={shown(value)} is not allowed: need {need}")
+    if lo is not None and v < lo:  # a whole number, below the range: said as ``number`` says it
+        raise ValueError(f"{name}={shown(value)} is out of range: allowed {allowed_range(name, lo)}")
     return int(value)
 
 
@@ -112,7 +118,8 @@ def whole_numbers(values, name: str, *, lo: int = 0, hint: str = "") -> tuple[in
     bad = ~np.isfinite(f) | (f != np.floor(np.where(np.isfinite(f), f, 0))) | (f < lo)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise ValueError(f"{name}[{i}]={arr[i]!r} is not allowed: need whole numbers >= {lo}{hint}")
+        # the entry as the caller wrote it (a numpy scalar's repr would be np.float64(1.5))
+        raise ValueError(f"{name}[{i}]={shown(arr[i].item())} is not allowed: need whole numbers >= {lo}{hint}")
     return tuple(int(v) for v in f)
 
 

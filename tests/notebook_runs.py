@@ -21,6 +21,10 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 KERNEL = "cluster_sim"  # the project's kernel, registered by `make setup` in .venv (never another Python)
 CELL_TIMEOUT = 300  # seconds a cell may take: a hung kernel fails the test instead of hanging CI
+#: how a kernel ends once its notebook has run (nbclient's ``shutdown_kernel``): every output is in by then, and
+#: a graceful shutdown (atexit hooks, the interpreter's teardown) cost 1-3 s of each execution; the kernel's
+#: process group is killed, so nothing it started outlives it. The nbgrader round trip sets the same.
+SHUTDOWN = "immediate"
 
 
 @dataclass(frozen=True)
@@ -80,25 +84,30 @@ def execute(run: NotebookRun, folder: Path) -> Execution:
 
     No progress bar and no run-time estimate (``CLUSTER_SIM_PROGRESS=off``, tested in
     tests/test_progress.py): whatever lands on stderr is then a warning a student would see, never a
-    text bar that a slow machine happened to open.
+    text bar that a slow machine happened to open. Every figure a cell draws is checked in the kernel
+    (``CLUSTER_SIM_LAYOUT_CHECK=on``, :mod:`cluster_sim.figure_watch`): its layout record is in the
+    cell's output, for tests/notebooks/test_figures.py to read without running the notebook again.
     """
     import papermill as pm
 
     out = folder / run.path.name
-    before = os.environ.get("CLUSTER_SIM_PROGRESS")
-    os.environ["CLUSTER_SIM_PROGRESS"] = "off"  # the kernel inherits it
+    settings = {"CLUSTER_SIM_PROGRESS": "off", "CLUSTER_SIM_LAYOUT_CHECK": "on"}  # the kernel inherits them
+    before = {name: os.environ.get(name) for name in settings}
+    os.environ.update(settings)
     t0 = time.perf_counter()
     error = None
     try:
         pm.execute_notebook(str(run.path), str(out), parameters=run.parameters, kernel_name=KERNEL,
-                            execution_timeout=CELL_TIMEOUT, cwd=str(run.path.parent), progress_bar=False)
+                            execution_timeout=CELL_TIMEOUT, cwd=str(run.path.parent), progress_bar=False,
+                            shutdown_kernel=SHUTDOWN)
     except Exception as err:  # noqa: BLE001 - kept for every check of this run to report
         error = err
     finally:
-        if before is None:
-            os.environ.pop("CLUSTER_SIM_PROGRESS", None)
-        else:
-            os.environ["CLUSTER_SIM_PROGRESS"] = before
+        for name, value in before.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
     seconds = time.perf_counter() - t0
     print(f"{run.id} executed in {seconds:.1f} s")
     return Execution(run, out, seconds, error)

@@ -25,8 +25,8 @@ import pytest
 from IPython.core.interactiveshell import InteractiveShell
 
 from cluster_sim import checking
-from cluster_sim.checking import (DELEGATED, CheckFailed, Delegated, call_student, check_cases, forbidden, show_case,
-                                  using_references)
+from cluster_sim.checking import (COPIED, DELEGATED, CheckFailed, Copied, Delegated, call_student, check_cases, forbidden,
+                                  show_case, using_references)
 from cluster_sim.claims import ClaimFailed
 from cluster_sim.predict import PredictionMissed
 from cluster_sim.wing.exercise import check_owl_weights
@@ -135,6 +135,78 @@ def _delegating(check, message):
         check()
 
 
+def pasted(reference, name: str, ns: dict | None = None):
+    """``reference``'s source pasted into a notebook as ``name``: its docstring dropped, a comment added, every local
+    name changed, compiled as a cell (the namespace holds what the module's globals held, as a student's imports
+    would)."""
+    import ast
+    import inspect
+    import textwrap
+
+    codes, names = [reference.__code__], set()
+    while codes:
+        c = codes.pop()
+        names |= set(c.co_varnames) | set(c.co_cellvars) | set(c.co_freevars)
+        codes += [k for k in c.co_consts if hasattr(k, "co_code")]
+    tree = ast.parse(textwrap.dedent(inspect.getsource(reference)))
+    fn = tree.body[0]
+    fn.name, fn.decorator_list = name, []
+    if isinstance(fn.body[0], ast.Expr) and isinstance(fn.body[0].value, ast.Constant):
+        fn.body = fn.body[1:]
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and node.id in names:
+            node.id = f"my_{node.id}"
+        elif isinstance(node, ast.arg) and node.arg in names:
+            node.arg = f"my_{node.arg}"
+        elif isinstance(node, ast.FunctionDef) and node is not fn and node.name in names:
+            node.name = f"my_{node.name}"
+    source = "# my answer\n" + ast.unparse(tree)
+    ns = ns if ns is not None else {**vars(inspect.getmodule(reference)), "__name__": "__main__"}
+    exec(compile(source, "<ipython-input-7>", "exec"), ns)
+    return ns[name]
+
+
+def test_a_pasted_reference_fails_as_a_copy():
+    """Issue 29: the reference's source pasted into the notebook (renamed, locals renamed, no docstring) scored full
+    marks; it fails, before it runs, with a message saying why."""
+    from cluster_sim.wing.exercise import check_extend_reach
+    from cluster_sim.wing.multihop import extend_reach
+    from cluster_sim.wing.scheduling.exercise import check_priority_table
+    from cluster_sim.wing.scheduling.workload import value_efficiency
+
+    mine = pasted(value_efficiency, "wing_agg_priority")
+    with pytest.raises(Copied, match="wing_agg_priority is a copy of the library's "
+                                     "cluster_sim.wing.scheduling.workload.value_efficiency") as err:
+        check_priority_table(mine)
+    assert COPIED in str(err.value) and isinstance(err.value, Delegated)
+    with pytest.raises(Copied, match="extend_reach is a copy of the library's cluster_sim.wing.multihop.extend_reach"):
+        check_extend_reach(pasted(extend_reach, "extend_reach"))
+
+
+def test_a_student_function_calling_a_pasted_reference_fails_as_a_copy():
+    from cluster_sim.wing.scheduling.exercise import check_priority_table
+    from cluster_sim.wing.scheduling.workload import value_efficiency
+
+    ns = {**vars(__import__("cluster_sim.wing.scheduling.workload", fromlist=["x"])), "__name__": "__main__"}
+    pasted(value_efficiency, "efficiency_from_the_library", ns)
+    exec(compile("def wing_agg_priority(history, jobs):\n    return efficiency_from_the_library(history, jobs)\n",
+                 "<ipython-input-8>", "exec"), ns)
+    with pytest.raises(Copied, match="wing_agg_priority \\(through efficiency_from_the_library, which it calls\\) is a "
+                                     "copy of the library's"):
+        check_priority_table(ns["wing_agg_priority"])
+
+
+def test_an_answer_written_independently_is_not_a_copy():
+    """The model answers of solutions/ are not copies (the nbgrader round trip grades them full); nor is a short
+    reference's natural one-liner compared (too short to tell a copy from an answer)."""
+    from cluster_sim.checking import MIN_COPY_INSTRUCTIONS, _fingerprint, copied_from
+    from cluster_sim.wing.multihop import owl_weights
+
+    assert len(_fingerprint(owl_weights.__code__)) < MIN_COPY_INSTRUCTIONS
+    assert copied_from(pasted(owl_weights, "owl_weights"), [owl_weights]) is None
+    assert call_student(lambda x: x + x, 3, forbid=_reference) == 6
+
+
 def test_lab00_best_fit_and_utilisation():
     from cluster_sim.engine import placement
     from cluster_sim.engine.metrics import work_accounting
@@ -157,10 +229,11 @@ def test_lab01_treeify_and_remaining_peak():
 
 
 def test_lab02_penalty_debt_and_lp_rows():
-    from cluster_sim.morpheus.lp import debt_constraints
-    from cluster_sim.morpheus.penalty import debt, penalty
-    from cluster_sim.morpheus.penalty_cases import (check_debt_rows, check_debt_table, check_over_allocation,
-                                                    check_penalty)
+    from cluster_sim.morpheus.slo.lp import debt_constraints
+    from cluster_sim.morpheus.slo.penalty import debt, penalty
+    from cluster_sim.morpheus.slo.penalty_cases import (
+        check_debt_rows, check_debt_table, check_over_allocation, check_penalty,
+    )
 
     _delegating(lambda: check_over_allocation(lambda s, runs: penalty(s, runs, 1.0).over), "over_allocation calls")
     _delegating(lambda: check_debt_table(lambda s, runs: debt(s, runs)), "debt_table calls the library's .*debt")
@@ -169,8 +242,8 @@ def test_lab02_penalty_debt_and_lp_rows():
 
 
 def test_lab03_stage_interval_and_place_stage_gangs():
-    from cluster_sim.morpheus.lowcost import place_stage_gangs, stage_interval
-    from cluster_sim.morpheus.packing_cases import check_packing
+    from cluster_sim.morpheus.packing.stages import place_stage_gangs, stage_interval
+    from cluster_sim.morpheus.packing.lowcost_cases import check_packing
 
     _delegating(lambda: check_packing(lambda *a: stage_interval(*a), place_stage_gangs, seeds=(0,)),
                 "calls the library's .*stage_interval")
@@ -266,7 +339,7 @@ def test_lab09_traverse_order_and_rm_choice():
 
 def test_lab02_J_is_graded_alone():
     """A wrong debt_table costs its own check only: the J check hands the student's J the library's."""
-    from cluster_sim.morpheus.penalty_cases import check_penalty
+    from cluster_sim.morpheus.slo.penalty_cases import check_penalty
 
     namespace = {"np": np}
     exec("def over_allocation(s, runs):\n    return float(np.maximum(s[None, :] - runs, 0.0).sum() / runs.shape[0])\n\n"

@@ -98,3 +98,17 @@ def test_every_seed_is_the_one_seed_field():
     differ = {name: meta["doc"] for name, meta in seeds.items()
               if (meta["doc"], meta["lo"], meta["hi"]) != (one["doc"], one["lo"], one["hi"])}
     assert not differ, f"seed fields declared apart from seed_param(): {differ}"
+
+
+def test_config_has_one_home():
+    """Issue 31, item 6: ``Config`` (and ``param``, ``Work``) came from ``cluster_sim.config`` and again from
+    ``cluster_sim.engine`` and ``cluster_sim.engine.config`` (an alias module): one class, three import
+    paths. It is imported from ``cluster_sim.config`` only; the engine exports its own configs."""
+    import importlib.util
+
+    import cluster_sim.engine as engine
+
+    assert importlib.util.find_spec("cluster_sim.engine.config") is None
+    for name in ("Config", "Work", "param", "field_of", "seed_param"):
+        assert name not in engine.__all__ and not hasattr(engine, name), name
+    assert {"ClusterConfig", "BaseClusterConfig"} <= set(engine.__all__)

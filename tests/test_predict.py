@@ -67,3 +67,53 @@ def test_every_lab_prediction_has_a_wrong_answer_that_fails(capsys):
             assert p.explanation in out and out.index("Not this time") < out.index(p.explanation), key
             if p.choices and wrong in p.why_wrong:
                 assert p.why_wrong[wrong] in out, key
+
+
+@pytest.fixture
+def sealed(monkeypatch):
+    """As in a student's notebook: no answer opened by tests/conftest.py's switch, no graded attempt yet."""
+    monkeypatch.setattr(predict, "_revealed_all", False)
+    monkeypatch.setattr(predict, "_attempted", predict.weakref.WeakSet())
+
+
+def test_the_answer_is_not_readable_from_the_object_an_exercise_imports(sealed):
+    """Issue 29: ``PRED.answer`` in a student's namespace gave the answer away. Before a graded attempt the answer, the
+    explanation and the misconceptions (whose keys name the wrong choices) are sealed: not an attribute, not in the
+    repr, not in any value the object holds."""
+    for key, p in registry().items():
+        for part in ("answer", "explanation", "why_wrong"):
+            with pytest.raises(predict.AnswerSealed, match=f"{key}: its {part} is shown after your graded attempt"):
+                getattr(p, part)
+        predict._revealed_all = True
+        secrets, answer = [p.explanation, *p.why_wrong.values()], p.answer
+        predict._revealed_all = False
+        values = [getattr(p, slot) for slot in Prediction._FIELDS if slot not in ("_sealed", "question")]
+        assert p.choices or answer not in [v for v in values if isinstance(v, (int, float))], key
+        held = [repr(p)] + [repr(v) for v in values]
+        held.append(p._sealed.decode("latin-1"))
+        assert not hasattr(p, "__dict__"), key
+        for secret in secrets:
+            assert not any(secret[:30] in h for h in held), (key, secret[:30])
+
+
+def test_a_graded_attempt_opens_the_answer(sealed, capsys):
+    with pytest.raises(predict.AnswerSealed):
+        CHOICE.answer
+    with pytest.raises(PredictionMissed):
+        grade(CHOICE, "no")
+    assert CHOICE.answer == "yes" and CHOICE.explanation == "One slot, one task." and "no" in CHOICE.why_wrong
+    with pytest.raises(PredictionMissed):       # a missing prediction is no attempt
+        grade(NUMBER, None)
+    with pytest.raises(predict.AnswerSealed):
+        NUMBER.answer
+
+
+def test_a_prediction_is_read_only_and_survives_a_copy_and_a_pickle(capsys):
+    import copy
+    import pickle
+
+    with pytest.raises(AttributeError, match="read-only"):
+        CHOICE.choices = ("yes",)
+    assert copy.deepcopy(CHOICE) is CHOICE
+    again = pickle.loads(pickle.dumps(CHOICE))
+    assert grade(again, "yes") == "t.1: correct" and again.choices == CHOICE.choices

@@ -38,7 +38,7 @@ def test_a_run_sliced_for_its_progress_bar_is_the_run_in_one_piece(config, monke
 
 
 def test_rminer_metrics_are_unchanged_by_slicing(monkeypatch):
-    config = RMinerConfig.ci().replace(mode="smart", load=2.0)
+    config = RMinerConfig.ci().replace(mode="smart", workload_level=2.0)
     monkeypatch.setenv("CLUSTER_SIM_PROGRESS", "off")
     whole = rminer_run(config, record_series=False).summary()
     monkeypatch.setenv("CLUSTER_SIM_PROGRESS", "text")

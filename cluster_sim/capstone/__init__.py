@@ -8,7 +8,8 @@ composition on the engine), ``run(config)`` (the metrics) and ``ablation(config,
 from .config import LAYERS, SWITCHES, CapstoneConfig
 from .day import Day, JobSpec, make_day
 from .experiments import METRICS, ablation, arm_name, arms, run, run_model
-from .model import CapstoneModel, QueueLayer
+from ..engine import QueueLayer
+from .model import CapstoneModel
 
 __all__ = ["LAYERS", "METRICS", "SWITCHES", "CapstoneConfig", "CapstoneModel", "Day", "JobSpec", "QueueLayer",
            "ablation", "arm_name", "arms", "make_day", "run", "run_model"]

@@ -15,9 +15,11 @@ the same days (same seeds), measured by :func:`cluster_sim.claims.measure` over 
 
 Pool sizes (:data:`POOL_SIZES`): every must-reproduce claim was reproduced in every shifted pool we
 measured, at ci over the 7 pools of 8 seeds in seeds 0-13 and at default over the 5 pools of 6 seeds
-in seeds 0-9 (Wing alone is the narrowest: its value depends on a few valuable jobs per day, and at
-ci it needs the 900-second day and 8 seeds). A run takes about 0.4 s at ci and 1 s at default on the
-2-core reference machine, so the 12 arms cost about 40 s at ci and 70 s at default with a cold cache.
+in seeds 0-9, measured again with Morpheus's reservations packed by LowCost and reprovisioned (Wing alone
+is the narrowest: its value depends on a few valuable jobs per day, and at ci it needs the 900-second day
+and 8 seeds). A run costs about 0.2-0.3 CPU-seconds at ci and default; the default ablation (72 runs, each
+day built once) took 15 CPU-seconds (bench/capstone.py --ablation; 167 s of wall time on the shared 2-core
+machine at a load average of 20, which is what the notebook's timing line shows on a busy machine).
 """
 
 from __future__ import annotations
@@ -76,7 +78,7 @@ def _interactions() -> list[_claims.Claim]:
             source="Labs 03 and 05 (reservations are taken from the capacity Wing orders)",
             metric="value_share", treatment={"arm": "all"}, baseline={"arm": "all-morpheus"}, direction="lower",
             why="reported: once the shaper has freed the queues, a reservation is room set aside that the valuable "
-                "jobs no longer get, most of it after its run has ended (the reservation lasts to the deadline); "
+                "jobs no longer get, most of it after its run has ended (the reservation lasts to its block's end); "
                 "how much value that costs depends on how many valuable jobs wait while reservations are held, "
                 "which varies from day to day: over 6-seed pools at default it is clear in some pools and within "
                 "noise in others (the exercise's release rule removes most of it)",

@@ -4,9 +4,10 @@ The cluster is the engine's shared-state family (``schedulers`` placement schedu
 ``update_delay`` seconds stale) under a queue layer of guaranteed tokens (one token = one CPU unit):
 a reservation queue for periodic jobs and organisation queues for the rest. The five switches:
 
-* ``morpheus``: periodic jobs run in a reservation sized by Morpheus's R* (fitted to their history)
-  from their submission to their deadline; off, they queue with everything else on their user's
-  (over-allocated) token count;
+* ``morpheus``: periodic jobs run in a reservation: Morpheus's R* (fitted to their history) packed by
+  Lab 03's LowCost into one plan of the day, each run reserved the peak of its instance's block from the
+  block's first step to its last (a template the plan cannot fit keeps R* from its submission to its
+  deadline); off, they queue with everything else on their user's (over-allocated) token count;
 * ``wing``: the organisation queues admit by Wing-Agg's predicted value efficiency; off, first come
   first served;
 * ``shaper``: each job gives back, at every vertex completion, the tokens its remaining stages cannot
@@ -32,7 +33,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..config import Config, Work, count, param, seed_param
+from ..config import Config, Work, count, field_of, param, seed_param
+from ..engine import ClusterConfig
+from ..shaper.config import ShaperConfig
+from ..wing.scheduling.config import WingConfig
 
 #: the five mechanisms, in the order of the course (Labs 03, 05, 01, 06, 08-09)
 SWITCHES = ("morpheus", "wing", "shaper", "stageopt", "rminer")
@@ -55,36 +59,40 @@ class CapstoneConfig(Config):
     shaper: bool = param(False, doc="the shaper: jobs release tokens their remaining stages cannot use (Lab 01)")
     stageopt: bool = param(False, doc="the stage optimiser: IPA places each stage (Lab 06)")
     rminer: bool = param(False, doc="Resource Miner: SmartRM harvests shadow resources (Labs 08-09)")
-    # the cluster
-    machines: int = param(16, lo=2, hi=2000, step=2, slider=(4, 64), doc="machines in the cluster")
-    cpu_per_machine: int = param(8, lo=4, hi=128, widget=False, doc="CPU units (tokens) per machine")
-    hardware_types: int = param(3, lo=1, hi=8, widget=False, doc="machine generations (speeds differ: IPA's input)")
-    speed_spread: float = param(1.0, lo=0.0, hi=3.0, step=0.1, widget=False,
-                                doc="the fastest generation runs (1 + spread) times faster than the slowest")
-    schedulers: int = param(4, lo=1, hi=32, slider=(1, 8), doc="parallel placement schedulers (Omega)")
-    update_delay: float = param(5.0, lo=0.0, hi=30.0, step=0.5, slider=(0.0, 10.0),
-                                doc="view staleness: seconds between refreshes of the schedulers' views")
-    think_time: float = param(0.02, lo=0.0, hi=1.0, step=0.005, widget=False,
-                              doc="seconds a placement scheduler spends per task")
-    placement: str = param("worst_fit", choices=("first_fit", "best_fit", "worst_fit"), widget=False,
-                           doc="task-by-task placement when the stage optimiser is off")
+    # the cluster: the engine's fields (Labs 06 and 08-09 run on it), with the day's defaults and ranges
+    machines: int = field_of(ClusterConfig, "machines", 16, lo=2, hi=2000, step=2, slider=(4, 64))
+    cpu_per_machine: int = field_of(ClusterConfig, "cpu_per_machine", 8, lo=4, hi=128, widget=False,
+                                    doc="CPU units (tokens) per machine")
+    hardware_types: int = field_of(ClusterConfig, "hardware_types", 3, widget=False,
+                                   doc="machine generations (speeds differ: IPA's input)")
+    speed_spread: float = field_of(ClusterConfig, "speed_spread", 1.0, widget=False)
+    schedulers: int = field_of(ClusterConfig, "schedulers", 4, hi=32, slider=(1, 8),
+                               doc="parallel placement schedulers (Omega)")
+    update_delay: float = field_of(ClusterConfig, "update_delay", 5.0, hi=30.0, step=0.5,
+                                   doc="view staleness: seconds between refreshes of the schedulers' views")
+    think_time: float = field_of(ClusterConfig, "think_time", 0.02, hi=1.0, step=0.005, slider=None, widget=False,
+                                 doc="seconds a placement scheduler spends per task")
+    placement: str = field_of(ClusterConfig, "placement", "worst_fit", choices=("first_fit", "best_fit", "worst_fit"),
+                              widget=False, doc="task-by-task placement when the stage optimiser is off")
     # the day
-    horizon: float = param(900.0, lo=60.0, hi=86_400.0, step=60.0, slider=(300.0, 3600.0),
-                           doc="length of the day (simulated seconds; the day is compressed)")
-    load: float = param(0.8, lo=0.05, hi=2.0, step=0.05, slider=(0.2, 1.4),
-                        doc="offered task work / the cluster's CPU over the day")
-    mean_task_duration: float = param(45.0, lo=0.5, hi=600.0, step=0.5, widget=False,
-                                      doc="mean task duration at speed 1 (s)")
-    duration_sigma: float = param(1.5, lo=0.0, hi=3.0, step=0.1, widget=False,
-                                  doc="lognormal shape of task durations (short tasks are what Resource Miner mines)")
+    horizon: float = field_of(ClusterConfig, "horizon", 900.0, lo=60.0, hi=86_400.0, step=60.0, slider=(300.0, 3600.0),
+                              label="Length of the day",
+                              doc="length of the day (simulated seconds; the day is compressed)")
+    load: float = field_of(ClusterConfig, "load", 0.8, lo=0.05, hi=2.0, closed="both", slider=(0.2, 1.4),
+                           doc="offered task work / the cluster's CPU over the day")
+    mean_task_duration: float = field_of(ClusterConfig, "mean_task_duration", 45.0, lo=0.5, hi=600.0, slider=None,
+                                         widget=False, doc="mean task duration at speed 1 (s)")
+    duration_sigma: float = field_of(ClusterConfig, "duration_sigma", 1.5, widget=False,
+                                     doc="lognormal shape of task durations (short tasks are what Resource Miner mines)")
     periodic_share: float = param(0.25, lo=0.0, hi=0.9, step=0.05, doc="share of the day's jobs that are periodic")
     adhoc_share: float = param(0.4, lo=0.0, hi=1.0, step=0.05, widget=False,
                                doc="share of the non-periodic jobs that are ad hoc (the rest are recurring)")
-    over_allocation: float = param(1.8, lo=1.0, hi=5.0, step=0.1, widget=False,
-                                   doc="users ask for this many times their job's peak in tokens")
+    # the users' over-allocation (Lab 01's) and the organisations (Lab 05's)
+    over_allocation: float = field_of(ShaperConfig, "over_allocation", 1.8, lo=1.0, hi=5.0, slider=None, widget=False,
+                                      doc="users ask for this many times their job's peak in tokens")
     slo_slack: float = param(2.5, lo=1.0, hi=10.0, step=0.25, widget=False,
                              doc="a periodic job's deadline: submission + slack x its typical uncontended run time")
-    orgs: int = param(3, lo=1, hi=16, widget=False, doc="organisation queues (equal guaranteed shares)")
+    orgs: int = field_of(WingConfig, "orgs", 3, hi=16, doc="organisation queues (equal guaranteed shares)")
     history_runs: int = param(6, lo=2, hi=40, widget=False, doc="past runs of every template (Morpheus's and Wing's history)")
     seed: int = seed_param()
     max_tasks: int = param(2_000_000, lo=1, hi=10**9, widget=False,

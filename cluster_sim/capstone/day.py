@@ -37,7 +37,7 @@ import pandas as pd
 from ..engine import Job, Stage, Task
 from ..engine.workload import random_stage_dag
 from ..memo import remembered
-from ..morpheus.skyline import fit_skyline
+from ..morpheus import PeriodicJob, ReservationPlan, fit_skyline
 from ..shaper.graph import StageGraph
 from ..shaper.shaper import ResourceShaper
 from ..wing.scheduling.workload import value_efficiency
@@ -84,7 +84,7 @@ class JobSpec:
     peak: int  # the graph's peak (the shaper's remaining peak at the start)
     runtime: float  # uncontended run time (every vertex of a stage at once, speed 1)
     deadline: float = math.nan  # periodic jobs: the SLO's deadline (absolute time)
-    reservation: tuple[int, float, float] | None = None  # periodic jobs: (tokens, start, end) from R*
+    reservation: tuple[int, float, float] | None = None  # periodic jobs: (tokens, start, end) of its LowCost block
 
     @property
     def n_tasks(self) -> int:
@@ -107,6 +107,9 @@ class Day:
     rstar: dict  # periodic template -> R* (tokens per step)
     step: float  # seconds per skyline step
     efficiency: pd.Series  # Wing-Agg's predicted value efficiency, by job id
+    plan: ReservationPlan  # Lab 03's plan: the periodic templates' R* packed by LowCost over the day's cycle
+    requests: dict  # periodic template -> the PeriodicJob it asked the plan for (None: no window for R*)
+    allocations: dict  # periodic template -> its Allocation in the plan (None: refused)
 
     def engine_jobs(self) -> list[Job]:
         """Fresh engine jobs (a run changes its jobs' states): one task (1 CPU, 1 memory) per vertex."""
@@ -168,12 +171,44 @@ def _template(rng, name, kind, user, org, config: CapstoneConfig) -> Template:
     return Template(name, kind, user, org, widths, parents, means, value_rate=float(rng.lognormal(1.0, 1.0)))
 
 
+def rstar_containers(rstar: np.ndarray) -> np.ndarray:
+    """R* in whole tokens per step, without leading or trailing empty steps (Lab 03's reading)."""
+    sky = np.ceil(np.asarray(rstar) - 1e-6).astype(np.int64)
+    nz = np.flatnonzero(sky > 0)
+    return sky[nz[0]:nz[-1] + 1] if nz.size else sky[:0]
+
+
+def reservation_request(t: Template, demands: np.ndarray, deadline_after: float, step: float) -> PeriodicJob | None:
+    """The template's periodic reservation request in the plan's steps: R* (``demands``) inside
+    [a_j, d_j) of every period, a_j its submission and d_j its deadline (whole steps inside them, as
+    Lab 03's ``plan_job``); None when R* cannot fit the window."""
+    P = int(round(t.period / step))
+    a = int(math.ceil(t.offset / step - 1e-9))
+    d = min(int(math.floor((t.offset + deadline_after) / step + 1e-9)), a + P)
+    if a >= P or demands.size == 0 or d - a < int((demands > 0).sum()):
+        return None
+    return PeriodicJob(P, a, d, demands.tolist(), name=t.name)
+
+
+def run_reservation(alloc, instance: int, step: float) -> tuple[int, float, float]:
+    """Run ``instance``'s reservation from a periodic allocation: the peak of its block (the queue
+    layer grants a flat count of tokens) from the block's first step to the end of its last (seconds)."""
+    block = np.asarray(alloc.blocks[0])
+    first = int(alloc.starts[0]) + instance * alloc.job.period
+    return int(block.max()), first * step, (first + block.size) * step
+
+
 def make_day(config: CapstoneConfig) -> Day:
     """The config's day (remembered: every arm of an ablation builds the same day once)."""
     return _make_day(config.replace(**{s: False for s in config.switches()}))
 
 
-@remembered(maxsize=4)
+#: days remembered: a sweep varies the seed fastest, so every arm of an ablation cycles through the whole
+#: pool; fewer than the pool's seeds (8 at ci) and every run rebuilt its day (a third of the ablation's time)
+DAYS_REMEMBERED = 32
+
+
+@remembered(maxsize=DAYS_REMEMBERED)
 def _make_day(config: CapstoneConfig) -> Day:
     seed, H = config.seed, config.horizon
     trng = np.random.default_rng([seed, TEMPLATES])
@@ -246,6 +281,13 @@ def _make_day(config: CapstoneConfig) -> Day:
     history = pd.DataFrame(hist_rows)
     shaper = ResourceShaper()
     rstar = {name: fit_skyline(s, alpha=ALPHA).skyline for name, s in skylines.items()}
+    # Lab 03's LowCost packs every template's R* into one cyclic plan over the day, in template order
+    plan = ReservationPlan(config.tokens, SKYLINE_STEPS, step_seconds=step)
+    requests, allocations = {}, {}
+    for t in periodic:
+        requests[t.name] = reservation_request(t, rstar_containers(rstar[t.name]), config.slo_slack * typical[t.name],
+                                               step)
+        allocations[t.name] = plan.place(requests[t.name]) if requests[t.name] is not None else None
     cap = max(1, config.tokens // 4)
     jobs, downloads = [], []
     for i, (a, t) in enumerate(arrivals):
@@ -258,9 +300,15 @@ def _make_day(config: CapstoneConfig) -> Day:
         peak = shaper.peak(job.graph(), {})
         spec.update(peak=peak, tokens=int(min(cap, max(1, math.ceil(config.over_allocation * peak)))))
         if t.kind == "periodic":
-            deadline = a + config.slo_slack * typical[t.name]
-            reserved = int(min(spec["tokens"], max(1, math.ceil(float(rstar[t.name].max()) - 1e-6))))
-            spec.update(deadline=deadline, reservation=(reserved, a, deadline))
+            spec.update(deadline=a + config.slo_slack * typical[t.name])
+            alloc = allocations[t.name]
+            if alloc is not None:
+                n, start, end = run_reservation(alloc, int(round((a - t.offset) / t.period)), step)
+            else:
+                # the plan has no window for R* (a deadline past the next run's submission, or too short for
+                # R*'s steps): R* from the submission, unpacked (Lab 03's "model_only" provisioning)
+                n, start, end = int(math.ceil(float(rstar[t.name].max()) - 1e-6)), a, spec["deadline"]
+            spec.update(reservation=(int(min(spec["tokens"], max(1, n))), start, end))
         jobs.append(JobSpec(**spec))
         # the value: downloads of the output after the job would end uncontended, spread over the day
         n = int(drng.poisson(t.value_rate * 4))
@@ -269,4 +317,4 @@ def _make_day(config: CapstoneConfig) -> Day:
                               kind="adhoc" if j.kind == "adhoc" else "recurring", user=j.user) for j in jobs])
     efficiency = value_efficiency(history, meta) if len(jobs) else pd.Series(dtype=float)
     return Day(config, tuple(jobs), history, pd.DataFrame(downloads, columns=["job", "time"]), skylines, rstar, step,
-               efficiency)
+               efficiency, plan, requests, allocations)

@@ -65,29 +65,47 @@ Two families share all of this:
   :class:`CapacityScheduler` over a tree of :class:`QueueSpec` queues: guarantees, elastic
   limits, capacities that change over time, gangs, orderings, optional preemption.
 
+**Composing the two** (``queue_layer.py``): :class:`QueueLayer`, an admit-only layer of guaranteed
+tokens (a reservation queue and organisation queues, as the capacity family admits) above the shared-state
+family's placement schedulers. Put :class:`QueuedModel` first in a model's bases
+(``class MyModel(QueuedModel, ClusterModel)``, or above a lab's Omega model); its seam
+``model.make_queue_layer()`` builds the layer at the start (tokens, organisations, the queues' order
+``key(job)``, and ``release_rule(job, tokens, now)`` for what a reserved job gives back);
+``layer.reserve(job_id, tokens)`` sets tokens aside for a reservation; ``layer.top_up(manager, tokens)``
+gives a running job more for a while (a reprovisioning grant) and ``layer.take_back(manager, tokens)``
+ends it. Its job manager,
+:class:`TokenJobManager`, holds the job's tokens and hands at most that many tasks to its scheduler; its
+seams are ``request()`` (tokens and queue) and ``tokens_to_release(task)`` (give some back early). The
+layer's books are part of ``check_invariants()``.
+
 The pure layer (no Mesa): :class:`ResourceLedger` (``ledger.py``), placement policies
 (``placement.py``), :class:`StepIntegral` (``metrics.py``), ``Job``/``Stage``/``Task`` and their
-generator (``workload.py``); configs are :class:`cluster_sim.config.Config` dataclasses
-(:class:`ClusterConfig` in ``cluster_config.py``).
+generator (``workload.py``); configs are :class:`cluster_sim.config.Config` dataclasses (imported from
+``cluster_sim.config``, their one home): :class:`ClusterConfig` in ``cluster_config.py``, on
+:class:`BaseClusterConfig`, whose subclasses state the job arrival rate each in its own words
+(``ClusterConfig.load``: offered CPU load; Labs 08-09's ``workload_level``: the paper's multiple of its rate).
 """
 
-from ..config import Config, Work, param
 from .agents import (BLOCKED, EVENTS, PLACED, RETRY, CentralStateView, JobManager, LocalStateView, Machine, Scheduler,
                      SchedulerProtocol, TaskQueue)
-from .cluster_config import ClusterConfig
+from .cluster_config import BaseClusterConfig, ClusterConfig
 from .ledger import Hold, ResourceLedger
 from .metrics import StepIntegral, work_accounting
 from .model import ClusterMetrics, ClusterModel, ClusterResult, collect, run
 from .capacity import CapacityClusterModel, CapacityScheduler, Queue, QueueSpec
+from .queue_layer import (DEFAULT_QUEUE, RELEASE_CHOICES, RESERVED, QueuedClusterModel, QueuedModel, QueueLayer,
+                          TokenJobManager, arrival_order, keep_reservation)
 from .placement import POLICIES, best_fit, first_fit, random_fit, worst_fit
 from .workload import Job, Stage, Task, WorkloadSpec, generate_jobs
 
 __all__ = [
     "BLOCKED", "EVENTS", "PLACED", "RETRY",
-    "CapacityClusterModel", "CapacityScheduler", "CentralStateView", "ClusterConfig", "ClusterMetrics",
-    "ClusterModel", "ClusterResult", "Config", "Hold", "Job", "JobManager", "LocalStateView", "Machine", "POLICIES",
+    "BaseClusterConfig", "CapacityClusterModel", "CapacityScheduler", "CentralStateView", "ClusterConfig", "ClusterMetrics",
+    "ClusterModel", "ClusterResult", "DEFAULT_QUEUE", "Hold", "Job", "JobManager", "LocalStateView", "Machine", "POLICIES",
+    "QueuedClusterModel", "QueuedModel", "QueueLayer", "RELEASE_CHOICES", "RESERVED", "TokenJobManager",
+    "arrival_order", "keep_reservation",
     "Queue", "QueueSpec", "ResourceLedger", "Scheduler", "SchedulerProtocol", "Stage", "StepIntegral", "Task",
-    "TaskQueue", "Work",
-    "WorkloadSpec", "best_fit", "collect", "first_fit", "generate_jobs", "param", "random_fit", "run",
+    "TaskQueue",
+    "WorkloadSpec", "best_fit", "collect", "first_fit", "generate_jobs", "random_fit", "run",
     "work_accounting", "worst_fit",
 ]

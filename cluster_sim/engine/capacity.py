@@ -46,6 +46,7 @@ import mesa
 import numpy as np
 from mesa.time import Priority
 
+from ..validate import number
 from .metrics import StepIntegral
 from .model import ClusterModel
 from .placement import first_fit
@@ -79,9 +80,11 @@ class QueueSpec:
     def __post_init__(self) -> None:
         if not self.name or self.name == "root":
             raise ValueError(f"QueueSpec.name={self.name!r} is not allowed: a non-empty name other than 'root'")
-        for field, value in (("share", self.share), ("max_share", self.max_share)):
-            if not (isinstance(value, (int, float)) and 0.0 <= value <= 1.0):
-                raise ValueError(f"QueueSpec {self.name!r}: {field}={value!r} is out of range: allowed 0 <= {field} <= 1")
+        for field in ("share", "max_share"):
+            try:  # the one validation kit: a bool, NaN or an int past float range is refused, not compared
+                number(getattr(self, field), field, lo=0, hi=1)
+            except ValueError as e:
+                raise ValueError(f"QueueSpec {self.name!r}: {e}") from None
         if self.max_share < self.share:
             raise ValueError(f"QueueSpec {self.name!r}: max_share={self.max_share!r} is below share={self.share!r}: "
                              "the elastic limit cannot be below the guarantee")

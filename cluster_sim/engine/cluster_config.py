@@ -1,25 +1,27 @@
-"""``ClusterConfig``: the engine's experiment config (cluster, schedulers, workload, horizon)."""
+"""``ClusterConfig``: the engine's experiment config (cluster, schedulers, workload, horizon), on
+``BaseClusterConfig`` (every field but the one that states the job arrival rate)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 from ..config import Config, Work, count, param, seed_param
 from .workload import WorkloadSpec
 
 
 @dataclass(frozen=True)
-class ClusterConfig(Config):
-    """A cluster of machines, parallel schedulers over a shared state, and a synthetic workload.
+class BaseClusterConfig(Config):
+    """The engine's config with jobs arriving at ``job_rate`` per second: the fields every engine config
+    shares, whatever words it states its job arrival rate in.
 
-    Example
-    -------
-    >>> ClusterConfig.ci().machines
-    10
-    >>> ClusterConfig(update_delay=-1)
-    Traceback (most recent call last):
-    ...
-    ValueError: ClusterConfig.update_delay=-1 is out of range: allowed 0 <= update_delay <= 60 (seconds between snapshots of the central state pushed to schedulers' local views; 0 = always fresh)
+    :class:`ClusterConfig` states the rate as the offered CPU ``load``; Labs 08-09's ``RMinerConfig``
+    as the paper's ``workload_level`` (a multiple of its job arrival rate). Two meanings, two names: a
+    subclass declares its rate field, names it in ``RATE_FIELD`` and turns it into jobs per second in
+    :meth:`arrival_rate` (``job_rate``, when set, overrides it in both).
+
+    >>> BaseClusterConfig(job_rate=2.0).arrival_rate()
+    2.0
     """
 
     # cluster
@@ -40,12 +42,10 @@ class ClusterConfig(Config):
     placement: str = param("random", choices=("first_fit", "best_fit", "worst_fit", "random"),
                            label='Placement rule', doc="how a scheduler picks a machine on its local view")
     assignment: str = param("round_robin", choices=("round_robin", "random"), label='Job → scheduler', doc="how jobs are assigned to schedulers")
-    # workload
-    load: float = param(0.7, lo=0.0, hi=3.0, closed="right", step=0.05, slider=(0.05, 1.5),
-                        label='Offered CPU load', unit='share of capacity',
-                        doc="offered CPU load: mean demand / cluster CPU capacity")
+    # workload (the rate field is the subclass's)
     job_rate: float = param(0.0, lo=0.0, hi=1e7, widget=False,
-                            doc="jobs per second; 0 = the rate that offers `load` (a lab that counts jobs sets it)")
+                            doc="jobs per second; 0 = the rate the config's rate field states (ClusterConfig: "
+                                "`load`; a lab that counts jobs sets it)")
     tasks_per_job: float = param(8.0, lo=1.0, hi=1000.0, step=1.0, slider=(1.0, 50.0), label='Mean tasks per job', doc="mean tasks per job")
     stages_per_job: int = param(1, lo=1, hi=20, label='Max stages per job', doc="at most this many stages (a DAG) per job")
     duration_dist: str = param("exponential", choices=("exponential", "lognormal"), label='Task durations', doc="task duration distribution")
@@ -63,11 +63,70 @@ class ClusterConfig(Config):
                             doc="refuse a config estimated to create more tasks plus view refreshes than this "
                                 "(raise it on purpose)")
 
+    #: the field that states the job arrival rate (a subclass's own; ``job_rate`` overrides it when set)
+    RATE_FIELD: ClassVar[str] = "job_rate"
     WORK_CAP = "max_events"
     #: engine wall time per task on the reference 2-core machine (bench/engine.py; ~40-100 us)
     SECONDS_PER_TASK = 80e-6
     #: and per view refresh: a fixed cost plus a copy of the machines' free resources
     SECONDS_PER_REFRESH, SECONDS_PER_REFRESHED_MACHINE = 3e-6, 4e-9
+
+    # ---- derived ---------------------------------------------------------------------------
+    def speeds(self) -> list[float]:
+        """Speed factor per hardware type (durations are divided by it)."""
+        n = self.hardware_types
+        return [1.0 + self.speed_spread * k / (n - 1) if n > 1 else 1.0 for k in range(n)]
+
+    def arrival_rate(self) -> float:
+        """Jobs per second: ``job_rate`` (a subclass: if set, else what its ``RATE_FIELD`` states)."""
+        return self.job_rate
+
+    def work(self) -> Work:
+        """Events the run will process: tasks (arrival rate x horizon x tasks per job) plus view
+        refreshes (horizon / update_delay, for each scheduler's view)."""
+        rate = self.arrival_rate()
+        tasks = rate * self.horizon * self.tasks_per_job
+        refreshes = self.horizon / self.update_delay * self.schedulers if self.update_delay > 0 else 0.0
+        seconds = tasks * self.SECONDS_PER_TASK + refreshes * (
+            self.SECONDS_PER_REFRESH + self.machines * self.SECONDS_PER_REFRESHED_MACHINE)
+        formula = (f"{count(tasks)} tasks = {rate:,.3g} jobs/s x horizon {self.horizon:g} s x "
+                   f"{self.tasks_per_job:g} tasks per job")
+        if refreshes:
+            formula += (f", plus {count(refreshes)} view refreshes = horizon {self.horizon:g} s / update_delay "
+                        f"{self.update_delay:g} s x {self.schedulers} schedulers")
+        return Work(tasks + refreshes, "events", formula,
+                    up=("machines", "cpu_per_machine", self.RATE_FIELD, "horizon", "tasks_per_job", "schedulers"),
+                    down=("mean_task_duration", "mean_task_cpu", "update_delay"), seconds=seconds)
+
+    def workload_spec(self) -> WorkloadSpec:
+        return WorkloadSpec(
+            arrival_rate=self.arrival_rate(), tasks_per_job=self.tasks_per_job,
+            stages_per_job=self.stages_per_job, duration_dist=self.duration_dist,
+            mean_task_duration=self.mean_task_duration, duration_sigma=self.duration_sigma,
+            size_dist=self.size_dist, mean_task_cpu=self.mean_task_cpu, mean_task_mem=self.mean_task_mem,
+        )
+
+
+@dataclass(frozen=True)
+class ClusterConfig(BaseClusterConfig):
+    """A cluster of machines, parallel schedulers over a shared state, and a synthetic workload whose
+    jobs arrive at the rate that offers ``load`` of the cluster's CPU.
+
+    Example
+    -------
+    >>> ClusterConfig.ci().machines
+    10
+    >>> ClusterConfig(update_delay=-1)
+    Traceback (most recent call last):
+    ...
+    ValueError: ClusterConfig.update_delay=-1 is out of range: allowed 0 <= update_delay <= 60 (seconds between snapshots of the central state pushed to schedulers' local views; 0 = always fresh)
+    """
+
+    load: float = param(0.7, lo=0.0, hi=3.0, closed="right", step=0.05, slider=(0.05, 1.5),
+                        label='Offered CPU load', unit='share of capacity',
+                        doc="offered CPU load: mean demand / cluster CPU capacity")
+
+    RATE_FIELD = "load"
 
     @classmethod
     def ci(cls):
@@ -87,12 +146,6 @@ class ClusterConfig(Config):
                    update_delay=0.5, think_time=0.001, load=0.4, tasks_per_job=12.0,
                    mean_task_duration=5.0, mean_task_cpu=1.0, mean_task_mem=1.0, horizon=300.0)
 
-    # ---- derived ---------------------------------------------------------------------------
-    def speeds(self) -> list[float]:
-        """Speed factor per hardware type (durations are divided by it)."""
-        n = self.hardware_types
-        return [1.0 + self.speed_spread * k / (n - 1) if n > 1 else 1.0 for k in range(n)]
-
     def arrival_rate(self) -> float:
         """Jobs per second: ``job_rate`` if set, else the rate that offers ``load`` times the
         cluster's CPU capacity (nominal means)."""
@@ -103,28 +156,3 @@ class ClusterConfig(Config):
         capacity = self.machines * self.cpu_per_machine * mean_speed
         work_per_job = self.tasks_per_job * self.mean_task_cpu * self.mean_task_duration
         return self.load * capacity / work_per_job
-
-    def work(self) -> Work:
-        """Events the run will process: tasks (arrival rate x horizon x tasks per job) plus view
-        refreshes (horizon / update_delay, for each scheduler's view)."""
-        rate = self.arrival_rate()
-        tasks = rate * self.horizon * self.tasks_per_job
-        refreshes = self.horizon / self.update_delay * self.schedulers if self.update_delay > 0 else 0.0
-        seconds = tasks * self.SECONDS_PER_TASK + refreshes * (
-            self.SECONDS_PER_REFRESH + self.machines * self.SECONDS_PER_REFRESHED_MACHINE)
-        formula = (f"{count(tasks)} tasks = {rate:,.3g} jobs/s x horizon {self.horizon:g} s x "
-                   f"{self.tasks_per_job:g} tasks per job")
-        if refreshes:
-            formula += (f", plus {count(refreshes)} view refreshes = horizon {self.horizon:g} s / update_delay "
-                        f"{self.update_delay:g} s x {self.schedulers} schedulers")
-        return Work(tasks + refreshes, "events", formula,
-                    up=("machines", "cpu_per_machine", "load", "horizon", "tasks_per_job", "schedulers"),
-                    down=("mean_task_duration", "mean_task_cpu", "update_delay"), seconds=seconds)
-
-    def workload_spec(self) -> WorkloadSpec:
-        return WorkloadSpec(
-            arrival_rate=self.arrival_rate(), tasks_per_job=self.tasks_per_job,
-            stages_per_job=self.stages_per_job, duration_dist=self.duration_dist,
-            mean_task_duration=self.mean_task_duration, duration_sigma=self.duration_sigma,
-            size_dist=self.size_dist, mean_task_cpu=self.mean_task_cpu, mean_task_mem=self.mean_task_mem,
-        )

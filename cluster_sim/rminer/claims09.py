@@ -1,7 +1,7 @@
 """Lab 09's claims: Resource Miner against NoRM and against NoRM + 1 scheduler (Wang et al., SoCC'23, §4).
 
 The runs (:data:`CELLS`, each over a pool of seeds, paired: every cell of a seed runs the same
-workload) are the notebook's own at 2x load and the paper's update delay of 0.5 s (Table 3): NoRM,
+workload) are the notebook's own at 2x workload and the paper's update delay of 0.5 s (Table 3): NoRM,
 NoRM + 1 scheduler, SafeRM and SmartRM at the paper's default RMiner settings with 8 and 16
 schedulers (Figs. 10-14); at 8 schedulers, SmartRM and SmartRM-A with an RM scheduler 4x as fast
 diverting every eligible task (:data:`~cluster_sim.rminer.experiments.REACH`), beside NoRM + 1 at
@@ -50,13 +50,13 @@ __all__ = ["CLAIMS", "CELLS", "POOL_SIZES", "claims_frame", "claims_table"]
 
 #: seeds per preset (see the module docstring for why each is enough)
 POOL_SIZES = {"ci": 3, "default": 4, "paper": 3}
-LOAD = 2.0
+WORKLOAD_LEVEL = 2.0  # the paper's 2x workload level
 DEFAULTS = dict(rm_speedup=1.0, filter_ratio=0.5, filter_threshold=1.0)  # the paper's RMiner settings
 
 
 def _cell(mode: str, schedulers: int = 8, update_delay: float = 0.5, **rm) -> dict:
     """One cell of the claims: every column a claim selects on is set (NoRM's RM settings at the defaults)."""
-    return dict(schedulers=schedulers, load=LOAD, update_delay=update_delay, mode=mode, **{**DEFAULTS, **rm})
+    return dict(schedulers=schedulers, workload_level=WORKLOAD_LEVEL, update_delay=update_delay, mode=mode, **{**DEFAULTS, **rm})
 
 
 SMART = dict(mode="smart", **DEFAULTS)
@@ -71,7 +71,7 @@ CELLS = ([_cell(m, k) for k in (8, 16) for m in ("none", "plus1", "safe", "smart
          + [_cell(**SMART_4X, schedulers=16), _cell(**SMART_A, schedulers=16)])
 
 _VS_PLUS1 = ("the paper's comparison (vs NoRM) gives RMiner a scheduler as well as shadow; NoRM + 1 scheduler "
-             "has the same capacity without the mining. Our normal schedulers are rate-bound at 2x load, so any "
+             "has the same capacity without the mining. Our normal schedulers are rate-bound at 2x workload, so any "
              "extra decider helps, and a normal scheduler given a full share of jobs decides more than an RM "
              "scheduler given the few per cent of tasks the filter diverts (section 7)")
 _SIZE = ("a size: it depends on the Alibaba trace and on the RM scheduler's rate, which the paper does not state "
@@ -130,7 +130,7 @@ CLAIMS = [
           "§4.7", "normal_tasks_change", treatment=SMART_A, baseline=0.0,
           where={"schedulers": 8, "update_delay": 0.5}, direction="equal", tolerance=0.05,
           paper_text="fewer short-lived tasks left to the normal schedulers",
-          why="ours: the normal schedulers are rate-bound at 8 schedulers, 2x load (they decide as many tasks "
+          why="ours: the normal schedulers are rate-bound at 8 schedulers, 2x workload (they decide as many tasks "
               "per second whatever is diverted); the paper does not count them"),
     # ---- the paper's effect sizes against NoRM (ratios) --------------------------------------------------
     Claim("safe_utilisation_gain", "SafeRM raises CPU utilisation over NoRM", "§4.2, Fig. 10",
@@ -208,7 +208,7 @@ CLAIMS = [
           "§4.7, Fig. 15", "cpu_utilization", treatment={"mode": "none", "update_delay": 1.0},
           baseline={"mode": "none", "update_delay": 0.5}, where={"schedulers": 8}, direction="lower",
           paper_text="larger d_u: more resource waste",
-          why="at 8 schedulers and 2x load ours place every task they decide (views stale or not): the rate, "
+          why="at 8 schedulers and 2x workload ours place every task they decide (views stale or not): the rate, "
               "not the view, limits them"),
     Claim("aggressive_kills_more",
           "The higher the filter threshold, the larger the share of RM tasks killed (SmartRM-A vs SmartRM, "
@@ -228,7 +228,7 @@ def claims_frame(config: RMinerConfig, seeds, *, client=None, cache=None) -> pd.
     ``wait_reduction``, ``gain_from_*``; see :func:`~cluster_sim.rminer.experiments.compare_modes`) and
     ``normal_tasks_change`` (tasks the normal schedulers started, over NoRM's, minus 1)."""
     df = cell_rows(config, CELLS, seeds, client=client, cache=cache)
-    keys = ["schedulers", "load", "update_delay", "seed"]
+    keys = ["schedulers", "workload_level", "update_delay", "seed"]
     _gains(df, keys, "none", "")
     norm = df[df["mode"] == "none"].set_index(keys)["normal_tasks"]
     df["normal_tasks_change"] = df["normal_tasks"].to_numpy() / norm.loc[list(zip(*(df[k] for k in keys)))].to_numpy() - 1

@@ -3,15 +3,17 @@
 The paper's setting (§4.1.3, Table 3): 1500 machines x 64 CPU slots x 16 memory slots, 8 or 16
 schedulers, a 0.5 s update delay, 1000 tasks/s per scheduler, 300 simulated seconds, jobs of 12
 tasks on average, exponential task durations of mean ~5 s, demands of ~1/64 of a node, and a job
-inter-arrival time of 1.43 ms at load 1x (0.7 ms at 2x; "200+ thousand jobs in 300 s").
+inter-arrival time of 1.43 ms at workload level 1x (0.7 ms at 2x; "200+ thousand jobs in 300 s").
 
-``RMinerConfig`` *is* the engine's :class:`~cluster_sim.engine.ClusterConfig` (a subclass): the
-cluster, schedulers and workload fields are the engine's own, with the paper's defaults. Two
-of them speak the paper's vocabulary:
+``RMinerConfig`` is an engine config (a :class:`~cluster_sim.engine.BaseClusterConfig`, like the
+engine's ``ClusterConfig``): the cluster, schedulers and workload fields are the engine's own, with
+the paper's defaults. Two speak the paper's vocabulary:
 
-* ``load`` is the job arrival rate as a multiple of the paper's 1x (1.43 ms between jobs per 1500
-  machines), not the engine's offered CPU load: :meth:`arrival_rate` says so, and the engine's
-  ``job_rate`` (jobs per second, 0 = from ``load``) still overrides it when set;
+* ``workload_level`` (the paper's "1x workload level", §4.1.3) is the job arrival rate as a multiple
+  of the paper's 1x (1.43 ms between jobs per 1500 machines). It is not the engine's ``load``
+  (``ClusterConfig.load``: offered CPU load), so it has a name of its own: ``load`` is refused here,
+  naming ``workload_level``. The engine's ``job_rate`` (jobs per second, 0 = from ``workload_level``)
+  still overrides it when set;
 * ``think_time`` is one over the scheduling rate (:attr:`scheduling_rate`, tasks per second).
 
 Smaller presets keep the paper's *per-machine* quantities: the job arrival rate and the schedulers'
@@ -22,8 +24,12 @@ Example
 -------
 >>> RMinerConfig.ci().machines, RMinerConfig.paper().machines
 (50, 1500)
->>> round(RMinerConfig.paper().arrival_rate(), 1)   # jobs per second at load 1x
+>>> round(RMinerConfig.paper().arrival_rate(), 1)   # jobs per second at workload level 1x
 699.3
+>>> RMinerConfig.ci().replace(load=2.0)
+Traceback (most recent call last):
+...
+ValueError: unknown RMinerConfig field(s) ['load']; RMinerConfig.load is now workload_level (job arrival rate as a multiple of the paper's 1x (1.43 ms between jobs at 1500 machines); the engine's load is offered CPU load); the fields are: ...
 >>> RMinerConfig.paper().scheduling_rate
 1000.0
 >>> RMinerConfig.ci().replace(mode="fast")
@@ -38,10 +44,10 @@ import dataclasses
 from dataclasses import dataclass
 
 from ..config import Work, field_of, param
-from ..engine import ClusterConfig
+from ..engine import BaseClusterConfig, ClusterConfig
 
 PAPER_MACHINES = 1500
-PAPER_JOB_INTERARRIVAL = 1.43e-3  # seconds between jobs at load 1x on 1500 machines (Table 3)
+PAPER_JOB_INTERARRIVAL = 1.43e-3  # seconds between jobs at workload level 1x on 1500 machines (Table 3)
 PAPER_SCHEDULING_RATE = 1000.0  # tasks per second per scheduler (§4.1.3)
 MODES = ("none", "plus1", "safe", "smart")
 RM_MODES = ("safe", "smart")  # the modes with an RM scheduler
@@ -64,7 +70,7 @@ def engine_field(name: str, default, **changes):
 
 
 @dataclass(frozen=True)
-class RMinerConfig(ClusterConfig):
+class RMinerConfig(BaseClusterConfig):
     """Shared-state scheduling with NoRM / SafeRM / SmartRM (Wang et al., SoCC'23)."""
 
     # the engine's fields, with the paper's defaults
@@ -81,10 +87,6 @@ class RMinerConfig(ClusterConfig):
                                      widget=False,
                                      doc="seconds a normal scheduler spends per task, 1 / scheduling rate "
                                          "(the paper: 1 ms, 1000 tasks/s at 1500 machines; presets scale it)")
-    load: float = engine_field("load", 1.0, lo=0.05, closed="both", slider=(0.05, 2.5), label="Job arrival rate",
-                               unit="× the paper's",
-                               doc="job arrival rate as a multiple of the paper's 1x (1.43 ms between jobs at "
-                                   "1500 machines)")
     tasks_per_job: float = engine_field("tasks_per_job", 12.0, hi=100.0, slider=None, doc="mean tasks per job (the paper: 12)")
     mean_task_duration: float = engine_field("mean_task_duration", 5.0, lo=0.1, hi=60.0, step=0.1, slider=None,
                                              label="Mean task run time l", doc="mean task execution time l (s)")
@@ -95,6 +97,11 @@ class RMinerConfig(ClusterConfig):
     max_events: int = engine_field("max_events", 20_000_000,
                                    doc="refuse a config estimated to create more tasks plus view refreshes than this "
                                        "(the paper's scale is about 2.5 million; raise it on purpose)")
+    # the paper's workload level (§4.1.3: "1x" to "2x"), not the engine's offered CPU load
+    workload_level: float = param(1.0, lo=0.05, hi=3.0, step=0.05, slider=(0.05, 2.5), label="Workload level",
+                                  unit="× the paper's job rate",
+                                  doc="job arrival rate as a multiple of the paper's 1x (1.43 ms between jobs at "
+                                      "1500 machines); the engine's load is offered CPU load")
     # the workload's priorities
     priority_levels: int = param(4, lo=1, hi=16, widget=False, doc="job priorities 0 (lowest) .. levels-1, uniform")
     # Resource Miner
@@ -112,6 +119,9 @@ class RMinerConfig(ClusterConfig):
     adaptive_filter: bool = param(True, label='Adaptive filter (§3.3)', doc="scale the threshold by the five factors of §3.3")
     rm_max_priority: int = param(2, lo=0, hi=15, widget=False,
                                  doc="highest job priority the RM filter accepts (the top level is never preempted)")
+
+    RATE_FIELD = "workload_level"
+    RENAMED = {"load": "workload_level"}
 
     def validate(self) -> None:
         if self.mem_per_machine < self.mean_task_mem or self.cpu_per_machine < self.mean_task_cpu:
@@ -149,13 +159,15 @@ class RMinerConfig(ClusterConfig):
         return self.mode in RM_MODES
 
     def arrival_rate(self) -> float:
-        """Jobs per second: ``job_rate`` if set, else the paper's 1/1.43 ms per 1500 machines, times ``load``."""
+        """Jobs per second: ``job_rate`` if set, else the paper's 1/1.43 ms per 1500 machines, times
+        ``workload_level``."""
         if self.job_rate > 0:
             return self.job_rate
-        return self.load * self.machines / (PAPER_MACHINES * PAPER_JOB_INTERARRIVAL)
+        return self.workload_level * self.machines / (PAPER_MACHINES * PAPER_JOB_INTERARRIVAL)
 
     def offered_cpu_load(self) -> float:
-        """Offered CPU demand / CPU capacity (about 0.44 at load 1x)."""
+        """Offered CPU demand / CPU capacity (about 0.44 at workload level 1x): what the engine's
+        ``ClusterConfig.load`` would be for this workload."""
         work = self.arrival_rate() * self.tasks_per_job * self.mean_task_cpu * self.mean_task_duration
         return work / (self.machines * self.cpu_per_machine)
 
@@ -174,5 +186,5 @@ class RMinerConfig(ClusterConfig):
         """Events a run processes: the engine's estimate (tasks plus view refreshes), with the fields that
         drive RMiner's job rate (it does not depend on task durations or sizes)."""
         w = super().work()
-        return dataclasses.replace(w, up=("machines", "load", "job_rate", "horizon", "tasks_per_job", "schedulers"),
+        return dataclasses.replace(w, up=("machines", "workload_level", "job_rate", "horizon", "tasks_per_job", "schedulers"),
                                    down=("update_delay",))

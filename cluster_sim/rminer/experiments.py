@@ -1,5 +1,5 @@
 """The paper's experiments in miniature: Fig. 4 (measured vs theoretical shadow ratio), Figs. 10-14
-(NoRM / NoRM + 1 scheduler / SafeRM / SmartRM over schedulers and load: :func:`compare_modes`), the
+(NoRM / NoRM + 1 scheduler / SafeRM / SmartRM over schedulers and workload level: :func:`compare_modes`), the
 settings that reach the paper's effect size and where the gain comes from (:func:`reach_paper`),
 Figs. 15-16 (SmartRM, SmartRM-C, SmartRM-A over update delays: :func:`smart_variants`), and the
 stale-view timeline of Fig. 3.
@@ -79,7 +79,7 @@ def _check_seeds(seeds, base: RMinerConfig) -> tuple:
 # Two caches with two jobs, both keyed by the canonical config (equal runs are recognised as equal):
 # * _ROWS, in memory (config -> metrics row): a run is a function of its config (all randomness is
 #   seeded), so a process runs each cell once. A notebook shows a run (run_remembered) and then sweeps
-#   over the same cell, and asks for some cells in two sweeps (NoRM at 8 schedulers, 2x load is in
+#   over the same cell, and asks for some cells in two sweeps (NoRM at 8 schedulers, 2x workload is in
 #   Figs. 10-14 and in reach_paper; a lab's claims read the runs its figures showed). cell_rows and
 #   run_cells (and every sweep built on them, shadow_sweep included) look here first, in this process,
 #   and give run_grid only the runs it lacks: a remembered run is not repeated, whether the sweep runs
@@ -119,7 +119,7 @@ def _cell_point(config: RMinerConfig) -> dict:
 
 def metrics_row(config: RMinerConfig) -> dict:
     """The headline metrics of ``run(config)``, remembered: the notebooks ask for some cells twice
-    (NoRM at 8 schedulers, 2x load is in Figs. 10-14 and in the effect-size table)."""
+    (NoRM at 8 schedulers, 2x workload is in Figs. 10-14 and in the effect-size table)."""
     config = canonical(config)
     row = _ROWS.get(config)
     if row is None:
@@ -205,22 +205,22 @@ def shadow_sweep(base: RMinerConfig, update_delays=(0.25, 0.5, 1.0), durations=(
     return df
 
 
-def compare_modes(base: RMinerConfig, schedulers=(8, 16), loads=(1.0, 1.5, 2.0),
+def compare_modes(base: RMinerConfig, schedulers=(8, 16), workload_levels=(1.0, 1.5, 2.0),
                   modes=("none", "plus1", "safe", "smart"), seeds=None, cells=None, *, per_seed: bool = False,
                   client=None, cache=None) -> pd.DataFrame:
-    """Figs. 10-14: one row per (schedulers, load, mode), averaged over ``seeds``; gains relative to
+    """Figs. 10-14: one row per (schedulers, workload_level, mode), averaged over ``seeds``; gains relative to
     NoRM of the same cell (``util_gain``, ``throughput_gain``, ...) and, when ``"plus1"`` is among the
     modes, relative to NoRM + 1 scheduler (``util_gain_vs_plus1``, ``throughput_gain_vs_plus1``):
-    what shadow mining buys beyond one more scheduler. ``cells`` (a list of (schedulers, load))
-    replaces the full grid. ``per_seed=True`` gives one row per (schedulers, load, mode, seed) instead,
+    what shadow mining buys beyond one more scheduler. ``cells`` (a list of (schedulers, workload_level))
+    replaces the full grid. ``per_seed=True`` gives one row per (schedulers, workload_level, mode, seed) instead,
     each gain taken against the baseline's run of the same seed (paired), so a figure can show the
     seeds' spread. ``client`` and ``cache`` go to :func:`cluster_sim.sweep.run_grid`."""
-    grid = cells if cells is not None else [(k, load) for k in schedulers for load in loads]
-    cells = [dict(schedulers=k, load=load, mode=m) for k, load in grid for m in modes]
+    grid = cells if cells is not None else [(k, level) for k in schedulers for level in workload_levels]
+    cells = [dict(schedulers=k, workload_level=level, mode=m) for k, level in grid for m in modes]
     if per_seed:
-        df, keys = cell_rows(base, cells, seeds, client=client, cache=cache), ["schedulers", "load", "seed"]
+        df, keys = cell_rows(base, cells, seeds, client=client, cache=cache), ["schedulers", "workload_level", "seed"]
     else:
-        df, keys = run_cells(base, cells, seeds, client=client, cache=cache), ["schedulers", "load"]
+        df, keys = run_cells(base, cells, seeds, client=client, cache=cache), ["schedulers", "workload_level"]
     _gains(df, keys, "none", "")
     _gains(df, keys, "plus1", "_vs_plus1")
     return df
@@ -239,10 +239,10 @@ REACH_SETTINGS = (
 REACH = dict(rm_speedup=4.0, filter_ratio=1.0)
 
 
-def reach_paper(base: RMinerConfig, settings=REACH_SETTINGS, schedulers: int = 8, load: float = 2.0,
+def reach_paper(base: RMinerConfig, settings=REACH_SETTINGS, schedulers: int = 8, workload_level: float = 2.0,
                 seeds=None, *, client=None, cache=None) -> pd.DataFrame:
     """SmartRM under each setting, beside NoRM and NoRM + 1 scheduler at the same RM scheduler rate,
-    in one (schedulers, load) cell: gains over NoRM and over NoRM + 1. ``client`` and ``cache`` go to
+    in one (schedulers, workload_level) cell: gains over NoRM and over NoRM + 1. ``client`` and ``cache`` go to
     :func:`cluster_sim.sweep.run_grid`."""
     settings = tuple(settings)
     if not settings or any(len(s) != 4 for s in settings):
@@ -253,7 +253,7 @@ def reach_paper(base: RMinerConfig, settings=REACH_SETTINGS, schedulers: int = 8
         cells.append(dict(mode="plus1", rm_speedup=speed, filter_ratio=0.5, filter_threshold=1.0))
     for _, speed, ratio, th in settings:
         cells.append(dict(mode="smart", rm_speedup=speed, filter_ratio=ratio, filter_threshold=th))
-    df = run_cells(base.replace(schedulers=schedulers, load=load), cells, seeds, client=client, cache=cache)
+    df = run_cells(base.replace(schedulers=schedulers, workload_level=workload_level), cells, seeds, client=client, cache=cache)
     labels = {(s[1], s[2], s[3]): s[0] for s in settings}
     df["setting"] = [labels[(r.rm_speedup, r.filter_ratio, r.filter_threshold)] if r.mode == "smart"
                      else ("NoRM" if r.mode == "none" else f"NoRM + 1 scheduler ({r.rm_speedup:g}x rate)")

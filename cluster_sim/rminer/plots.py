@@ -199,16 +199,16 @@ def plot_fig4(df):
 
 
 def _cell_bars(ax, df, cells, modes, col, scale):
-    """Bars per (schedulers, load) cell and mode: the mean over the frame's seeds, with the interval of
+    """Bars per (schedulers, workload_level) cell and mode: the mean over the frame's seeds, with the interval of
     the mean as an error bar when the frame has a row per seed."""
     x = np.arange(len(cells))
     w = 0.8 / len(modes)
-    stats = seed_stats(df, ["mode", "schedulers", "load"], col)
+    stats = seed_stats(df, ["mode", "schedulers", "workload_level"], col)
     for i, m in enumerate(modes):
         sub = stats.loc[m].loc[cells]
         ax.bar(x + (i - (len(modes) - 1) / 2) * w, scale * sub["mean"].to_numpy(), w, color=MODE_COLOURS[m],
                label=MODE_NAMES[m], yerr=_yerr(sub, scale), capsize=2, error_kw={"lw": 0.8})
-    ax.set_xticks(x, [f"{k} sched.\n{l:g}x load" for k, l in cells], fontsize=7)
+    ax.set_xticks(x, [f"{k} sched.\n{l:g}x workload" for k, l in cells], fontsize=7)
     return x
 
 
@@ -219,7 +219,7 @@ def plot_modes(df):
     per_seed=True)``) is pooled: bars are the mean over the seeds with the 95 % interval of the mean (for
     the gains, of the paired differences); the title says how many seeds, or "one seed"."""
     fig, axes = new_figure(2, 4, size=(13.0, 6.9))
-    cells = [(k, l) for k, l in df[["schedulers", "load"]].drop_duplicates().itertuples(index=False)]
+    cells = [(k, l) for k, l in df[["schedulers", "workload_level"]].drop_duplicates().itertuples(index=False)]
     modes = [m for m in ("none", "plus1", "safe", "smart") if m in set(df["mode"])]
     top = [("cpu_utilization", "CPU utilisation (%)", 100), ("throughput", "throughput (tasks/s)", 1),
            ("mean_job_wait", "mean job wait (s)", 1), ("conflict_rate", "conflict rate (%)", 100)]
@@ -239,12 +239,12 @@ def plot_modes(df):
     ax = axes[1][3]
     x = np.arange(len(cells))
     if rm_modes:
-        stats = seed_stats(df, ["mode", "schedulers", "load"], "shadow_used_share")
+        stats = seed_stats(df, ["mode", "schedulers", "workload_level"], "shadow_used_share")
     for m in rm_modes:
         sub = stats.loc[m].loc[cells]
         ax.errorbar(x, 100 * sub["mean"].to_numpy(), yerr=_yerr(sub, 100), fmt="o-", capsize=2,
                     color=MODE_COLOURS[m], label=f"{MODE_NAMES[m]}: shadow used")
-    ax.set_xticks(x, [f"{k} sched.\n{l:g}x load" for k, l in cells], fontsize=7)
+    ax.set_xticks(x, [f"{k} sched.\n{l:g}x workload" for k, l in cells], fontsize=7)
     ax.set_ylim(bottom=0)
     ax.set_title("share of the shadow used by RM tasks (%)", fontsize=9)
     legend_beside(ax)  # inside, it covered the points at default
@@ -384,7 +384,7 @@ def plot_modes_message(df):
     the shadow each one's tasks use (only RMiner's RM tasks use any: the mechanism). Same frame and pooling
     as :func:`plot_modes`."""
     fig, axes = new_figure(1, 2, size=(10.0, 3.6))
-    cells = [(k, l) for k, l in df[["schedulers", "load"]].drop_duplicates().itertuples(index=False)]
+    cells = [(k, l) for k, l in df[["schedulers", "workload_level"]].drop_duplicates().itertuples(index=False)]
     modes = [m for m in ("plus1", "safe", "smart") if m in set(df["mode"])]
     for ax, (col, title) in zip(axes, [("util_gain", "utilisation gain over NoRM (points)"),
                                        ("shadow_used_share", "share of the shadow used by RM tasks (%)")]):

@@ -24,15 +24,7 @@ Example
 
 from __future__ import annotations
 
-import math
-
-
-def _check(name: str, value: float, *, positive: bool = False) -> float:
-    v = float(value)
-    if math.isnan(v) or v < 0 or (positive and v == 0) or math.isinf(v):
-        need = "> 0" if positive else ">= 0"
-        raise ValueError(f"{name}={value!r} is not allowed: need a finite number {need}")
-    return v
+from ..validate import number
 
 
 def theory_shadow_ratio(update_delay: float, mean_task_duration: float) -> float:
@@ -41,8 +33,8 @@ def theory_shadow_ratio(update_delay: float, mean_task_duration: float) -> float
     >>> round(theory_shadow_ratio(0.3, 5.0), 3), round(theory_shadow_ratio(1.0, 4.0), 3)
     (0.03, 0.125)
     """
-    d_u = _check("update_delay", update_delay)
-    l = _check("mean_task_duration", mean_task_duration, positive=True)
+    d_u = number(update_delay, "update_delay", lo=0)
+    l = number(mean_task_duration, "mean_task_duration", lo=0, lo_open=True)
     return d_u / (2.0 * l)
 
 
@@ -54,10 +46,10 @@ def expected_shadow(
     >>> round(expected_shadow(0.5, 100.0, 5.0, mean_demand=1.0), 4)  # (5): a little above (6)
     5.1015
     """
-    d_u = _check("update_delay", update_delay)
-    a = _check("allocated", allocated)
-    l = _check("mean_task_duration", mean_task_duration, positive=True)
-    tau = _check("mean_demand", mean_demand)
+    d_u = number(update_delay, "update_delay", lo=0)
+    a = number(allocated, "allocated", lo=0)
+    l = number(mean_task_duration, "mean_task_duration", lo=0, lo_open=True)
+    tau = number(mean_demand, "mean_demand", lo=0)
     if a == 0:
         return 0.0
     if tau >= a:
@@ -69,4 +61,4 @@ def expected_shadow(
 
 def expected_survival_time(update_delay: float) -> float:
     """Mean survival time of a shadow fragment, ``E(T_s) = d_u / 2`` (``T_s ~ U(0, d_u)``)."""
-    return _check("update_delay", update_delay) / 2.0
+    return number(update_delay, "update_delay", lo=0) / 2.0

@@ -42,6 +42,7 @@ class StagePlanningScheduler(Scheduler):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.planned: dict[int, int] = {}     # task id -> machine, until the task is decided
+        self.speed_array: np.ndarray | None = None
 
     def _plan(self, tasks) -> None:
         free = self.view.free
@@ -49,7 +50,7 @@ class StagePlanningScheduler(Scheduler):
         m, n = len(tasks), free.shape[0]
         alpha = max(self.alpha, -(-m // n))
         cap = slots_per_machine(np.maximum(free, 0), np.maximum(demand, 1e-9), alpha)
-        speed = np.asarray(self.model.speed, dtype=float)
+        speed = self.speeds
         durations = np.array([t.duration for t in tasks])
         # the view may not hold the whole stage: plan the longest tasks, the rest fall back
         k = min(m, int(cap.sum()))
@@ -63,14 +64,23 @@ class StagePlanningScheduler(Scheduler):
 
     def choose(self, task) -> int:
         free = self.view.free
-        fits = np.all(free >= np.asarray(task.demand), axis=1)
+        demand = np.asarray(task.demand)
         j = self.planned.pop(task.id, -1)
-        if j >= 0 and fits[j]:
+        # the planned machine alone decides most tasks: test it before every machine (500 at the capstone's paper)
+        if j >= 0 and (free[j] >= demand).all():
             return j
+        fits = np.all(free >= demand, axis=1)
         if not fits.any():
             return -1
-        speed = np.asarray(self.model.speed, dtype=float)
+        speed = self.speeds
         return int(np.flatnonzero(fits)[np.argmax(speed[fits])])
+
+    @property
+    def speeds(self) -> np.ndarray:
+        """The machines' speeds as an array (the model's list, converted once)."""
+        if self.speed_array is None:
+            self.speed_array = np.asarray(self.model.speed, dtype=float)
+        return self.speed_array
 
 
 class IPAScheduler(StagePlanningScheduler):
@@ -101,11 +111,12 @@ def run_cluster(config: ClusterConfig, planner: str = "ipa") -> ClusterResult:
 
 def stage_latencies(result: ClusterResult) -> pd.Series:
     """Completed stages' latency: release of the stage to its last task's finish."""
-    t = pd.DataFrame({k: result.tasks[k] for k in ("job", "stage", "released", "finish", "state")})
+    t = pd.DataFrame({k: result.tasks[k] for k in ("job", "stage", "released", "finish")})
+    t["done"] = result.tasks["state"] == "completed"
     g = t.groupby(["job", "stage"])
-    done = g.state.apply(lambda s: bool((s == "completed").all()))
+    # whole-column aggregations: a Python function per stage cost the capstone's ablation 6 % of its time
     lat = g.finish.max() - g.released.min()
-    return lat[done]
+    return lat[g.done.all()]
 
 
 #: Lab 06's engine cluster (section 6): the engine's ``ci`` scale at every preset, with machines of

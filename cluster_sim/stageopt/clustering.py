@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.ndimage import gaussian_filter1d
 
-from ._check import finite_array, index_array, real_number, whole_number
+from ..validate import finite_array, index_array, number, whole_number
 from .placement import check_capacity
 
 __all__ = ["density_clusters_1d", "dbscan_clusters_1d", "machine_groups", "ipa_clustered"]
@@ -34,7 +34,7 @@ def density_clusters_1d(rows, bandwidth: float | None = None, bins: int = 256) -
         raise ValueError(f"rows must be a non-empty 1-D array, got shape {np.shape(rows)}")
     bins = whole_number(bins, "bins", lo=2)
     if bandwidth is not None:
-        bandwidth = real_number(bandwidth, "bandwidth", lo=0, lo_open=True)
+        bandwidth = number(bandwidth, "bandwidth", lo=0, lo_open=True)
     x = np.log10(np.maximum(r, 1.0))
     lo, hi = x.min(), x.max()
     if hi - lo < 1e-12:
@@ -72,7 +72,7 @@ def dbscan_clusters_1d(rows, eps: float = 0.05, min_samples: int = 5) -> np.ndar
     r = finite_array(rows, "rows", nonneg=True, what="input row counts")
     if r.ndim != 1 or r.size == 0:
         raise ValueError(f"rows must be a non-empty 1-D array, got shape {np.shape(rows)}")
-    eps = real_number(eps, "eps", lo=0, lo_open=True)
+    eps = number(eps, "eps", lo=0, lo_open=True)
     min_samples = whole_number(min_samples, "min_samples", lo=1)
     x = np.log10(np.maximum(r, 1.0))[:, None]
     labels = DBSCAN(eps=eps, min_samples=min_samples).fit(x).labels_.astype(np.int64)

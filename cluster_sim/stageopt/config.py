@@ -115,10 +115,6 @@ class PlacementConfig(Config):
         return cls(instances=150, machines=60, stages=3, train_stages=250, max_iter=120)
 
     @classmethod
-    def default(cls):
-        return cls()
-
-    @classmethod
     def paper(cls):
         return cls(instances=2000, machines=800, stages=20, train_stages=2000, max_iter=300)
 
@@ -189,10 +185,6 @@ class ResourcePlanConfig(Config):
     def ci(cls):
         return cls(instances=120, machines=50, stages=4, study_stages=6, moo_instances=12, moo_machines=8,
                    moo_stages=2, ws_samples=1000, evo_generations=15, train_stages=250, max_iter=120)
-
-    @classmethod
-    def default(cls):
-        return cls()
 
     @classmethod
     def paper(cls):

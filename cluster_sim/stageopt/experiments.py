@@ -34,7 +34,7 @@ import pandas as pd
 
 from ..memo import remembered
 from ..progress import track
-from ._check import real_number, whole_number
+from ..validate import number, whole_number
 from .baselines import StageProblem, nsga2, ws_sample
 from .clustering import density_clusters_1d, machine_groups
 from .config import GRIDS, PlacementConfig, ResourcePlanConfig
@@ -181,11 +181,11 @@ def optimality_study(seed: int = 0, cases: int = 200, m: int = 6, n: int = 4, pe
     ``perturb`` multiplies each cell by a lognormal(0, perturb) factor — the model error that,
     per §5.2, breaks the column order in 4–12% of production stages.
     """
-    seed = whole_number(seed, "seed")
+    seed = whole_number(seed, "seed", lo=0)
     cases = whole_number(cases, "cases", lo=1)
     m = whole_number(m, "m", lo=1)
     n = whole_number(n, "n", lo=1)
-    perturb = real_number(perturb, "perturb", lo=0.0)
+    perturb = number(perturb, "perturb", lo=0.0)
     rng = np.random.default_rng([seed, 51])
     out = []
     for c in track(range(cases), desc="optimality cases", unit="case"):

@@ -28,7 +28,7 @@ import numpy as np
 from scipy.optimize import Bounds, LinearConstraint, milp
 from scipy.sparse import coo_matrix
 
-from ._check import finite_array, index_array, whole_number
+from ..validate import finite_array, index_array, whole_number
 
 __all__ = [
     "check_latency_matrix",

@@ -40,7 +40,7 @@ from typing import Sequence
 
 import numpy as np
 
-from ._check import finite_array
+from ..validate import finite_array
 
 __all__ = [
     "pareto_indices",

@@ -1,5 +1,4 @@
-"""Build a notebook's panels, or collect its figures, without a kernel: its code cells run in an in-process
-IPython shell.
+"""Build a notebook's panels without a kernel: its code cells run in an in-process IPython shell.
 
 Headless kernels sometimes stall on widget cells, so CI's papermill runs skip the panels
 (``interactive=False``). This runs a notebook's code cells, with the ``parameters`` cell's values
@@ -90,56 +89,3 @@ def notebook_panels(path: str | Path, **parameters) -> list:
         os.chdir(cwd)
     return built
 
-
-@contextmanager
-def _recording_figures(made: list):
-    """Every matplotlib Figure made while this is open, with the code cell that made it."""
-    from matplotlib.figure import Figure
-
-    original = Figure.__init__
-
-    def recording_init(self, *args, **kwargs):
-        original(self, *args, **kwargs)
-        made.append(self)
-
-    Figure.__init__ = recording_init
-    try:
-        yield
-    finally:
-        Figure.__init__ = original
-
-
-def notebook_figures(path: str | Path, **parameters) -> list[tuple[int, object]]:
-    """Run every code cell of ``path`` with ``interactive=False`` and ``parameters`` (e.g. ``preset="ci"``) set
-    after its parameters cell; return ``(code cell index, Figure)`` for every figure the cells made, in order.
-
-    Raises ``RuntimeError`` naming the cell that failed.
-    """
-    from IPython.core.interactiveshell import InteractiveShell
-
-    path = Path(path)
-    nb = nbformat.read(path, as_version=4)
-    code = [c for c in nb.cells if c.cell_type == "code"]
-    settings = {**parameters, "interactive": False}
-    made: list = []
-    found: list[tuple[int, object]] = []
-    cwd = os.getcwd()
-    os.chdir(path.parent)
-    shell = InteractiveShell.instance()
-    try:
-        with _settings_restored(), _recording_figures(made), redirect_stdout(io.StringIO()), \
-                redirect_stderr(io.StringIO()):
-            for i, cell in enumerate(code):
-                source = cell.source
-                if "parameters" in cell.metadata.get("tags", []):
-                    source += "".join(f"\n{k} = {v!r}" for k, v in settings.items())
-                result = shell.run_cell(source, silent=True)
-                found += [(i, fig) for fig in made]
-                made.clear()
-                if not result.success:
-                    error = result.error_in_exec or result.error_before_exec
-                    raise RuntimeError(f"{path.name}: code cell {i} failed in-process: {error!r}")
-    finally:
-        InteractiveShell.clear_instance()
-        os.chdir(cwd)
-    return found

@@ -35,6 +35,7 @@ from .predict import best_threshold, predict, t2_errors, t2_summary
 from .provenance import DAY, DEFAULT_WINDOW, job_local_value, read_matches, single_hop
 from .value import check_values, valid_jobs, value_exploration
 from ..sweep import run_grid
+from ..validate import number
 
 WEEK = 7 * DAY
 #: Algorithm 1's loop counter i covers paths of up to 2**i hops; "99% within four iterations" (§4.5.3)
@@ -187,13 +188,6 @@ def _check_jobs(jobs: pd.DataFrame) -> pd.DataFrame:
     return jobs
 
 
-def _check_number(name: str, value, lo: float, hi: float = np.inf) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) \
-            or not np.isfinite(value) or not lo <= value <= hi:
-        raise ValueError(f"{name}={show(value)} is not allowed: need a finite number in [{lo:g}, {hi:g}]")
-    return float(value)
-
-
 def analyse(
     jobs: pd.DataFrame,
     prov: pd.DataFrame,
@@ -214,8 +208,8 @@ def analyse(
     log (default: its last event). ``lake`` (optional) is the generator's truth to check against.
     """
     jobs = _check_jobs(jobs)
-    omega = _check_number("omega", omega, 0.0)
-    tr = _check_number("tr", tr, 0.0, 100.0)
+    omega = number(omega, "omega", lo=0)
+    tr = number(tr, "tr", lo=0, hi=100)
     deps = single_hop(prov, window)
     ids = pd.Index(jobs["job"])
     strangers = pd.Index(pd.concat([deps["job"], deps["depOn"]]).unique()).difference(ids)
@@ -224,7 +218,7 @@ def analyse(
                          f"{show(strangers[0])}: give every job that reads or writes a row in jobs")
     if horizon is None:
         horizon = float(max(jobs["end"].max(), prov["time"].max()))
-    horizon = _check_number("horizon", horizon, -np.inf)
+    horizon = number(horizon, "horizon")
     k = job_local_value(prov, ids)
     templates = classify_templates(jobs, deps)
     # recurring templates as Table 1 finds them on the whole log (the paper classifies over its three months)
@@ -318,7 +312,7 @@ class Ablation(NamedTuple):
 def rule_ablation(prov: pd.DataFrame, window: float = DEFAULT_WINDOW) -> Ablation:
     """The self-join with all three rules, then without each one: how many dependencies, how many
     wrong (not found with all rules), how many missed, and the error the paper warns of."""
-    window = _check_number("window", window, 0.0)
+    window = number(window, "window", lo=0)
     good = single_hop(prov, window)
     key = set(zip(good["job"], good["depOn"]))
     rows = []

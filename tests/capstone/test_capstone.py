@@ -14,10 +14,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from cluster_sim.capstone import SWITCHES, CapstoneConfig, CapstoneModel, ablation, arms, make_day, run, run_model
-from cluster_sim.capstone.day import ALPHA
+from cluster_sim.capstone.day import ALPHA, SKYLINE_STEPS, rstar_containers
 from cluster_sim.capstone.model import engine_config
 from cluster_sim.engine import ClusterModel
-from cluster_sim.morpheus.skyline import fit_skyline
+from cluster_sim.morpheus import ReprovisionRule, ReservationPlan, fit_skyline
 from cluster_sim.rminer.model import RMinerModel
 from cluster_sim.shaper.shaper import ResourceShaper
 from cluster_sim.stageopt.agents import IPAScheduler
@@ -94,7 +94,7 @@ def test_rminer_alone_decides_as_labs_08_09s_smartrm_on_the_same_jobs():
 
 def test_shaper_alone_releases_what_lab_01s_shaper_says_at_every_completion():
     model = run_model(SMALL.replace(shaper=True), check_every_event=True)
-    log = model.layer.shaper_log
+    log = model.shaper_log
     assert sum(r[-1] for r in log) > 0
     graphs = {j.id: j.graph() for j in model.day.jobs}
     for job, completed, running, held, released in log:
@@ -127,13 +127,54 @@ def test_wing_alone_orders_every_organisation_queue_by_wing_aggs_predicted_effic
     assert meta.empty
 
 
-def test_morpheus_alone_reserves_r_star_fitted_by_lab_03_and_periodic_runs_never_wait_for_it():
-    config = SMALL.replace(morpheus=True)
+@pytest.mark.parametrize("preset", ["ci", "default"])
+def test_morpheus_packs_the_reservations_with_lab_03s_lowcost_plan_on_the_same_requests(preset):
+    config = CapstoneConfig.from_preset(preset).replace(morpheus=True)
     day = make_day(config)
+    lab = ReservationPlan(config.tokens, SKYLINE_STEPS)  # Lab 03's plan, fed the same requests in the same order
+    placed = 0
+    for name, request in day.requests.items():
+        fit = fit_skyline(day.skylines[name], alpha=ALPHA).skyline  # R*, fitted by Lab 02-03's LP
+        if request is not None:
+            assert list(request.demands) == rstar_containers(fit).tolist()
+        ours, theirs = day.allocations[name], (lab.place(request) if request is not None else None)
+        assert (ours is None) == (theirs is None), name
+        if ours is not None:
+            placed += 1
+            assert ours.starts == theirs.starts and all(np.array_equal(a, b) for a, b in zip(ours.blocks, theirs.blocks))
+    assert placed >= 1 and np.array_equal(day.plan.load, lab.load)
+    # every periodic run of a placed template is reserved its instance's block: its peak, from its first step to its last
     for j in day.jobs:
         if j.kind == "periodic":
-            fit = fit_skyline(day.skylines[j.template], alpha=ALPHA).skyline
-            assert j.reservation[0] == min(j.tokens, max(1, math.ceil(fit.max() - 1e-6)))
+            alloc = day.allocations[j.template]
+            if alloc is None:  # refused by the plan: R* from the submission to the deadline, unpacked
+                fit = fit_skyline(day.skylines[j.template], alpha=ALPHA).skyline
+                assert j.reservation == (min(j.tokens, max(1, math.ceil(fit.max() - 1e-6))), j.arrival, j.deadline)
+            else:
+                block = np.asarray(alloc.blocks[0])
+                first = (alloc.starts[0] + round((j.arrival - min(x.arrival for x in day.jobs if x.template == j.template))
+                                                 / (alloc.job.period * day.step)) * alloc.job.period)
+                assert j.reservation == (min(j.tokens, int(block.max())), first * day.step,
+                                         (first + block.size) * day.step)
+                assert j.arrival <= j.reservation[1] and j.reservation[2] <= j.deadline + 1e-9
+
+
+def test_morpheus_reprovisions_as_lab_03s_rule_decides_on_the_same_inputs():
+    decisions = []
+    for seed in range(3):
+        model = run_model(SMALL.replace(morpheus=True, horizon=900.0, load=1.2, seed=seed), check_every_event=True)
+        decisions += model.dra_log
+        assert not model.live_grants or all(g[1] > 0 for g in model.live_grants.values())
+    assert decisions and any(d["given"] > 0 for d in decisions)
+    rule = ReprovisionRule(hold_seconds=make_day(SMALL).step, recent_seconds=2 * make_day(SMALL).step)
+    for d in decisions:
+        grant = rule.decide(d["demand"], d["reserved"], d["recent"], d["room"])  # Lab 03's rule, on what ours saw
+        assert (grant.containers, grant.reason) == (d["granted"], d["reason"]), d
+        assert d["demand"] > d["reserved"] and 0 <= d["given"] <= d["granted"]
+
+
+def test_morpheus_alone_keeps_periodic_runs_from_waiting_with_everything_else():
+    config = SMALL.replace(morpheus=True)
     on, off = run_model(config, check_every_event=True), run_model(SMALL, check_every_event=True)
 
     def waits(model):
@@ -151,6 +192,15 @@ def test_the_same_config_and_seed_give_identical_results_and_another_seed_anothe
     a, b = run(config), run(config)
     assert a.metrics == b.metrics and a.jobs.equals(b.jobs)
     assert run(config.replace(seed=1)).metrics != a.metrics
+
+
+def test_an_ablation_builds_each_day_once_however_many_arms_cycle_through_the_seeds():
+    from cluster_sim.capstone.day import _make_day
+
+    config = SMALL.replace(horizon=60.0, seed=1000)  # seeds no other test builds
+    before = _make_day.cache_info().misses
+    ablation(config, 8, points=arms()[:2], client="inprocess", cache=False)
+    assert _make_day.cache_info().misses - before == 8  # one per seed, not one per run (16)
 
 
 @pytest.fixture(scope="module")
@@ -184,3 +234,26 @@ def test_bad_configs_are_refused_naming_the_field(field, value):
 def test_a_model_refuses_what_is_not_a_capstone_config():
     with pytest.raises(ValueError, match="CapstoneConfig"):
         CapstoneModel(engine_config(SMALL, make_day(SMALL)))
+
+
+def test_the_capstone_inherits_the_fields_it_shares_with_the_labs_it_composes():
+    """Issue 31: the capstone's cluster fields were copies of the engine's (and ``over_allocation`` and ``orgs``
+    of Labs 01 and 05's), each with a doc of its own; they are the same fields, inherited by name with
+    ``field_of`` (only the day's defaults and ranges restated), so a name means one thing across labs:
+    ``load`` is the engine's offered CPU load, and ``RMinerConfig`` (the paper's ``workload_level``) does not
+    take it."""
+    from cluster_sim.engine import ClusterConfig
+    from cluster_sim.rminer import RMinerConfig
+    from cluster_sim.shaper import ShaperConfig
+    from cluster_sim.wing.scheduling import WingConfig
+
+    fields = {f.name: f for f in dataclasses.fields(CapstoneConfig)}
+    for source, names in ((ClusterConfig, ("machines", "cpu_per_machine", "hardware_types", "speed_spread",
+                                           "schedulers", "update_delay", "think_time", "placement", "load",
+                                           "mean_task_duration", "duration_sigma")),
+                          (ShaperConfig, ("over_allocation",)), (WingConfig, ("orgs",))):
+        for name in names:
+            inherited = source.__dataclass_fields__[name].metadata
+            assert fields[name].metadata["label"] == inherited["label"], (name, source.__name__)
+            assert fields[name].metadata["unit"] == inherited["unit"], (name, source.__name__)
+    assert "load" not in {f.name for f in dataclasses.fields(RMinerConfig)}

@@ -172,6 +172,11 @@ def test_bad_trees_are_refused_naming_the_queues(specs, message):
     (dict(order="newest"), "order='newest' is not allowed"),
     (dict(name="root"), "a non-empty name other than 'root'"),
     (dict(backfill="no"), "backfill='no' is not allowed: True or False"),
+    # issue 31: a bool is not a share (True passed as 1 before), checked by cluster_sim.validate like every
+    # pure function's argument
+    (dict(share=True), "share=True is not allowed: need a number"),
+    (dict(max_share=float("nan")), "max_share=nan is out of range: allowed 0 <= max_share <= 1"),
+    (dict(share=10**400), r"share=~1e400 is out of range"),
 ])
 def test_bad_queue_specs_are_refused(kw, message):
     with pytest.raises(ValueError, match=message):

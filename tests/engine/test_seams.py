@@ -61,7 +61,7 @@ def private_uses_in(source: str, namespace: dict, where: str = "") -> list[str]:
     def report(node, name):
         found.append(f"{where}:{node.lineno}: uses the engine's private {name!r}: {lines[node.lineno - 1].strip()}")
 
-    in_class: dict[int, set[str]] = {}  # id of each attribute node inside an engine-derived class -> its privates
+    in_class: dict[int, set[str]] = {}  # id of each node inside an engine-derived class -> its privates
     for cls_node in [n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)]:
         cls = namespace.get(cls_node.name)
         if not inspect.isclass(cls):
@@ -70,17 +70,29 @@ def private_uses_in(source: str, namespace: dict, where: str = "") -> list[str]:
         for node in ast.walk(cls_node):
             if isinstance(node, ast.FunctionDef) and node.name in inherited:
                 report(node, node.name)
-            if isinstance(node, ast.Attribute):
-                in_class[id(node)] = inherited
+            in_class[id(node)] = inherited
+
+    def check(node, obj, name):
+        """``obj._name`` (or its getattr form): on ``self``, private if an engine ancestor defines it."""
+        if not _is_private(name):
+            return
+        if isinstance(obj, ast.Name) and obj.id == "self":
+            if name in in_class.get(id(node), set()):
+                report(node, name)
+        elif name in engine_names:
+            report(node, name)
+
     for node in ast.walk(tree):
-        if not (isinstance(node, ast.Attribute) and _is_private(node.attr)):
-            continue
-        on_self = isinstance(node.value, ast.Name) and node.value.id == "self"
-        if on_self:
-            if node.attr in in_class.get(id(node), set()):
-                report(node, node.attr)
-        elif node.attr in engine_names:
-            report(node, node.attr)
+        if isinstance(node, ast.Attribute):
+            check(node, node.value, node.attr)
+        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+              and node.func.id in ("getattr", "setattr", "hasattr", "delattr") and len(node.args) >= 2
+              and isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str)):
+            check(node, node.args[0], node.args[1].value)
+        elif isinstance(node, ast.ImportFrom) and "engine" in (node.module or "").split("."):
+            for alias in node.names:  # ``from ..engine.placement import _fitting``
+                if _is_private(alias.name):
+                    report(node, alias.name)
     return found
 
 
@@ -106,6 +118,14 @@ def test_no_lab_reaches_into_a_private_member_of_the_engine():
     # reaching into the model or the central state from outside
     ("def f(model):\n    return model._queued\n", "_queued"),
     ("def f(model):\n    model.csv._release_waiters.clear()\n", "_release_waiters"),
+    # issue 31: by another road than ``obj._x``: an engine module's private imported by name (and called
+    # bare), or named in a string to getattr/setattr/hasattr
+    ("from cluster_sim.engine.placement import _fitting\n", "_fitting"),
+    ("from cluster_sim.engine import placement\ndef f(free, d):\n    return placement._fitting(free, d)\n",
+     "_fitting"),
+    ("def f(model):\n    return getattr(model, '_queued')\n", "_queued"),
+    ("class S(Scheduler):\n    def go(self):\n        getattr(self, '_next')()\n", "_next"),
+    ("def f(csv):\n    setattr(csv, '_release_waiters', [])\n", "_release_waiters"),
 ])
 def test_the_check_sees_a_private_use_whoever_defines_the_name(source, name):
     from cluster_sim.engine import Scheduler
@@ -152,3 +172,11 @@ def test_every_seam_the_contract_names_exists():
     for name in EVENTS:
         assert f"{name}(" in doc, name
     assert CapacityClusterModel.__name__ in doc and "SchedulerProtocol" in doc
+    # the composition of the two families: the queue layer's seams
+    from cluster_sim.engine import QueuedModel, QueueLayer, TokenJobManager
+
+    assert "make_queue_layer(" in doc and callable(QueuedModel.make_queue_layer)
+    for name in ("request", "tokens_to_release"):
+        assert f"{name}(" in doc and callable(getattr(TokenJobManager, name)), name
+    for name in ("reserve", "top_up", "take_back"):
+        assert f"layer.{name}(" in doc and callable(getattr(QueueLayer, name)), name

@@ -7,7 +7,7 @@ import pytest
 
 from cluster_sim import claims
 from cluster_sim.morpheus import MorpheusConfig, competitive_table, packing_claims_table
-from cluster_sim.morpheus import simulation
+from cluster_sim.morpheus.packing import simulation
 
 
 def test_theorem_6_1_table_keeps_the_instances_a_placer_refuses():
@@ -31,7 +31,7 @@ def test_dra_switched_off_fails_its_claim(monkeypatch):
         return real(config.replace(arm="morpheus") if config.arm == "morpheus_dra" else config)
 
     monkeypatch.setattr(simulation, "run", without_dra)
-    monkeypatch.setattr("cluster_sim.morpheus.experiments_packing.run", without_dra)
+    monkeypatch.setattr("cluster_sim.morpheus.packing.claims.run", without_dra)
     table = packing_claims_table(MorpheusConfig.ci(), cache=False)
     with pytest.raises(claims.ClaimFailed, match="dra_beats_static"):
         claims.check(table)

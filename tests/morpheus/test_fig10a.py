@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from cluster_sim.morpheus import MorpheusConfig
-from cluster_sim.morpheus.experiments_packing import fig10a
+from cluster_sim.morpheus.packing.experiments import fig10a
 
 
 def test_factor_is_checked():

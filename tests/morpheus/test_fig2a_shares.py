@@ -10,10 +10,10 @@ import pandas as pd
 import pytest
 
 from cluster_sim.morpheus import MorpheusConfig, SLOConfig, generate_history
-from cluster_sim.morpheus.experiments import PERIODIC_KINDS
-from cluster_sim.morpheus.fleet import user_ratios
-from cluster_sim.morpheus.periodic import make_templates, unconstrained_skyline
-from cluster_sim.morpheus.simulation import workload
+from cluster_sim.morpheus.slo.experiments import PERIODIC_KINDS
+from cluster_sim.morpheus.slo.fleet import user_ratios
+from cluster_sim.morpheus.packing.periodic import make_templates, unconstrained_skyline
+from cluster_sim.morpheus.packing.simulation import workload
 
 
 def _shares(ratios):

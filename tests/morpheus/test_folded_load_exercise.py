@@ -8,7 +8,7 @@ import pytest
 
 from cluster_sim.checking import NOT_IMPLEMENTED
 from cluster_sim.morpheus import PeriodicJob, ReservationPlan
-from cluster_sim.morpheus.packing_cases import _FOLD_MISTAKES, check_folded_load, folded_cases, folded_load
+from cluster_sim.morpheus.packing.lowcost_cases import _FOLD_MISTAKES, check_folded_load, folded_cases, folded_load
 
 
 def test_the_reference_is_what_the_plan_folds():

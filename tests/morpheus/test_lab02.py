@@ -21,10 +21,10 @@ from cluster_sim.morpheus import (
     plot_fig9bc, plot_history_sweep, plot_lazy, plot_life, plot_penalty_terms, plot_periodicity, plot_result,
     pooled_fleet, refit, regulariser_sweep, run,
 )
-from cluster_sim.morpheus.experiments import FLEET_ALPHAS, month_lp_size, policy
-from cluster_sim.morpheus.penalty_cases import (
-    HAND, check_debt_rows, check_debt_table, check_over_allocation, check_penalty, penalty_cases, solve_with_debt_rows,
-    wrong_under,
+from cluster_sim.morpheus.slo.experiments import FLEET_ALPHAS, month_lp_size, policy
+from cluster_sim.morpheus.slo.penalty_cases import (
+    HAND, check_debt_rows, check_debt_table, check_over_allocation, check_penalty, penalty_cases,
+    solve_with_debt_rows, wrong_under,
 )
 from cluster_sim.ui import ConfigPanel
 
@@ -64,7 +64,7 @@ def test_bad_values_name_the_field(field, value, message):
 
 
 def test_an_oversized_config_is_refused_before_anything_runs(forbid):
-    from cluster_sim.morpheus import experiments, history, lp, lp_compact  # noqa: F401 (forbid reaches experiments' names too)
+    from cluster_sim.morpheus.slo import experiments, history, lp, lp_compact  # noqa: F401 (forbid reaches experiments' names too)
 
     # what a run does: generate a history, build an LP from it
     ran = forbid(history.generate_history, lp.build_lp, lp_compact.build_compact_lp)
@@ -257,7 +257,7 @@ def test_lab02_claims_reproduce_at_ci(tmp_path):
 
 def test_alpha_ignored_fails_its_claim(monkeypatch):
     from cluster_sim import claims
-    from cluster_sim.morpheus import fleet
+    from cluster_sim.morpheus.slo import fleet
 
     real = fleet.fit_skyline
     # the LP's alpha switched off: every policy's R* fitted at the smallest alpha

@@ -11,9 +11,9 @@ import pytest
 from cluster_sim.morpheus import (
     ARMS, MorpheusConfig, compare, competitive_table, fig7_example, footprint, lcm_example, pack_many, run, simulate,
 )
-from cluster_sim.morpheus.model import InferenceService, TelemetryCollector
-from cluster_sim.morpheus.periodic import STEP, Run
-from cluster_sim.morpheus.simulation import build_model, provision, workload
+from cluster_sim.morpheus.packing.model import InferenceService, TelemetryCollector
+from cluster_sim.morpheus.packing.periodic import STEP, Run
+from cluster_sim.morpheus.packing.simulation import build_model, provision, workload
 
 SMALL = MorpheusConfig.ci().replace(jobs=4, machines=6, cycle_minutes=120)
 
@@ -109,7 +109,7 @@ def test_dra_misses_fewer_than_users_and_static_on_pooled_seeds():
 # ---- the share of the cluster reserved for periodic jobs ------------------------------------------------------
 def _promised_share(r) -> float:
     """The queues' counts added up (series "provisioned"), as a share of the cluster over the run."""
-    from cluster_sim.morpheus.simulation import _integral
+    from cluster_sim.morpheus.packing.simulation import _integral
 
     return _integral(*r.series["provisioned"], r.end) / (r.config.containers * r.end)
 
@@ -248,8 +248,8 @@ def test_the_inference_service_fits_what_fit_skyline_fits_on_the_recorded_runs()
     refits from what the collector recorded by then; the reference refits from the finished log cut at
     each refit's time, with fit_skyline called directly on that template's last history_runs skylines."""
     from cluster_sim.morpheus import SLOConfig, fit_skyline
-    from cluster_sim.morpheus.checks import align_skylines
-    from cluster_sim.morpheus.experiments import refit
+    from cluster_sim.morpheus.slo.runs import align_skylines
+    from cluster_sim.morpheus.slo.drift import refit
 
     slo = SLOConfig.ci()
     c = SMALL.replace(arm="user", cycle_minutes=720, hourly_share=1.0)  # 12 runs of each hourly job
@@ -282,7 +282,7 @@ def test_the_inference_service_fits_what_fit_skyline_fits_on_the_recorded_runs()
 @pytest.mark.parametrize("answer", [1, 5, 7, 8, 20, 64])
 def test_footprint_bisection_finds_a_known_answer(monkeypatch, answer):
     # attainment as a known step in the cluster's size: the smallest size reaching the target is `answer`
-    from cluster_sim.morpheus import simulation
+    from cluster_sim.morpheus.packing import simulation
 
     calls = []
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from cluster_sim.morpheus import MorpheusConfig
-from cluster_sim.morpheus.simulation import build_model, simulate
+from cluster_sim.morpheus.packing.simulation import build_model, simulate
 
 CI = MorpheusConfig.ci()
 

@@ -12,7 +12,7 @@ from cluster_sim.morpheus import (
     HistoryParams, align_skylines, consumer_harm, elastic_completion, evaluate_fleet, fit_skyline,
     generate_history, infer_contracts, infer_slo, max_envelope, rstar_over_time, slack_cdf, user_ratios,
 )
-from cluster_sim.morpheus.fleet import PERIODIC_KINDS
+from cluster_sim.morpheus.slo.fleet import PERIODIC_KINDS
 
 # hourly jobs make many runs; daily and 6-hourly ones keep the LPs small and the test quick
 FLEET = HistoryParams(days=10, n_periodic=8, n_off_kilter=1, n_aperiodic=1, n_adhoc=5, max_steps=60,

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from cluster_sim.morpheus import HistoryParams, detect_periodic, generate_history, infer_slo, robust_cv
-from cluster_sim.morpheus.inference import RUN_COLUMNS
+from cluster_sim.morpheus.slo.inference import RUN_COLUMNS
 
 SEEDS = (0, 1, 2)
 SMALL = HistoryParams(days=5, n_periodic=10, n_off_kilter=2, n_aperiodic=3, n_adhoc=10)

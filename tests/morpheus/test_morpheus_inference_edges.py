@@ -12,8 +12,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cluster_sim.morpheus import HistoryParams, detect_periodic, fit_skyline, infer_slo
-from cluster_sim.morpheus.checks import check_alpha, check_skylines
+from cluster_sim.morpheus import HistoryParams, detect_periodic, fit_skyline, infer_slo, penalty
+from cluster_sim.morpheus.slo.runs import check_skylines
 
 HOUR, DAY = 3600.0, 86400.0
 
@@ -111,7 +111,7 @@ def test_a_run_with_no_template_is_refused():
 # ---- (e) numbers too large for a float ------------------------------------------------------------------
 def test_huge_integers_are_refused_by_the_pure_checks():
     with pytest.raises(ValueError, match=r"alpha=~1e400 is out of range"):
-        check_alpha(10**400)
+        penalty([1, 1], [[1, 2], [2, 1]], alpha=10**400)
     with pytest.raises(ValueError, match=r"alpha=~1e5000 is out of range"):  # too long for repr itself
         fit_skyline([[1, 2], [2, 1]], alpha=10**5000)
     with pytest.raises(ValueError, match=r"skylines is not an N x K array of numbers"):
@@ -179,7 +179,7 @@ def test_infer_slo_answers_or_refuses(row, column, value):
     (dict(stages=((2, math.inf),)), r"stages=.* is not allowed"),
 ])
 def test_lab03_templates_refuse_numbers_they_cannot_use(changes, message):
-    from cluster_sim.morpheus.periodic import Template
+    from cluster_sim.morpheus.packing.periodic import Template
 
     base = dict(name="etl", period=60, input_offset=2.0, submit_offset=3.0, stages=((4, 6.0),), task_minutes=2.0,
                 provisioned=8, read_offset=30.0)

@@ -8,11 +8,11 @@ import numpy as np
 import pandas as pd
 
 from cluster_sim.morpheus import MorpheusConfig, SLOConfig, compare, run, simulate
-from cluster_sim.morpheus import simulation
-from cluster_sim.morpheus.experiments import run as run_slo
-from cluster_sim.morpheus.experiments import run_history
-from cluster_sim.morpheus.lowcost import place_stage_gangs, stage_interval
-from cluster_sim.morpheus.packing_cases import _expected, _replay, exercise_cases, replay
+from cluster_sim.morpheus.packing import simulation
+from cluster_sim.morpheus.slo.experiments import run as run_slo
+from cluster_sim.morpheus.slo.experiments import run_history
+from cluster_sim.morpheus.packing.stages import place_stage_gangs, stage_interval
+from cluster_sim.morpheus.packing.lowcost_cases import _expected, _replay, exercise_cases, replay
 
 PACKING = MorpheusConfig.ci().replace(arm="packing_only")  # misses deadlines at seeds 1 and 2
 

@@ -228,7 +228,7 @@ def test_fit_skyline_refuses_bad_skylines(runs, kwargs, message):
 
 @pytest.mark.parametrize("alpha", [-0.1, 1.5, float("nan"), "high"])
 def test_fit_skyline_refuses_alpha_outside_0_1(alpha):
-    with pytest.raises(ValueError, match=r"alpha=.* (out of range: allowed 0 <= alpha <= 1|need a number in \[0, 1\])"):
+    with pytest.raises(ValueError, match=r"alpha=.* (is out of range: allowed|is not allowed: need a number with) 0 <= alpha <= 1"):
         fit_skyline([[1, 2], [2, 1]], alpha)
 
 

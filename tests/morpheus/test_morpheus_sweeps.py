@@ -10,13 +10,13 @@ import pandas as pd
 import pytest
 
 from cluster_sim.morpheus import MorpheusConfig, SLOConfig, TinyInstanceConfig, compare, footprint, run
-from cluster_sim.morpheus.exact import compare_with_optimum, tiny_instance
-from cluster_sim.morpheus.experiments import (
+from cluster_sim.morpheus.packing.exact import compare_with_optimum, tiny_instance
+from cluster_sim.morpheus.slo.experiments import (
     FLEET_ALPHAS, evaluate_fleet, history_sweep, policy, pooled_fleet, run_history,
 )
-from cluster_sim.morpheus.experiments import run as run_slo
-from cluster_sim.morpheus.experiments_packing import competitive_table, footprints
-from cluster_sim.morpheus.simulation import attainment
+from cluster_sim.morpheus.slo.experiments import run as run_slo
+from cluster_sim.morpheus.packing.experiments import competitive_table, footprints
+from cluster_sim.morpheus.packing.simulation import attainment
 
 SMALL = MorpheusConfig.ci().replace(jobs=4, machines=6, cycle_minutes=120)
 TINY = SLOConfig.ci().replace(days=6.0, n_periodic=6, n_adhoc=4, max_steps=30, history_runs=10)
@@ -129,8 +129,8 @@ def test_history_sweep_gives_the_loops_table():
 def reference_competitive(seeds, **tiny) -> pd.DataFrame:
     """The table as a loop: every instance kept, what each placer refused, ratios where both it and the
     optimum place every job."""
-    from cluster_sim.morpheus.exact import exact_min_peak, theorem_6_1_bound
-    from cluster_sim.morpheus.plan import ReservationPlan
+    from cluster_sim.morpheus.packing.exact import exact_min_peak, theorem_6_1_bound
+    from cluster_sim.morpheus.packing.plan import ReservationPlan
 
     rows = []
     for s in seeds:

@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 from cluster_sim.morpheus import MorpheusConfig
-from cluster_sim.morpheus.model import QUEUED, RUNNING
-from cluster_sim.morpheus.periodic import STEP, Run
-from cluster_sim.morpheus.simulation import build_model
+from cluster_sim.morpheus.packing.model import QUEUED, RUNNING
+from cluster_sim.morpheus.packing.periodic import STEP, Run
+from cluster_sim.morpheus.packing.simulation import build_model
 
 CI = MorpheusConfig.ci().replace(arm="morpheus", worst_case="literal")
 
@@ -28,7 +28,7 @@ def _own(plan, ids, run, step):
 def _excess(config):
     """Container-events where a run holds more than its own instance's reservation, after every event."""
     model, w, plan, refused, end = build_model(config)
-    from cluster_sim.morpheus.simulation import provision
+    from cluster_sim.morpheus.packing.simulation import provision
     _, _, ids, _ = provision(config, w, int(end // STEP) + 2)
     seen = []
 

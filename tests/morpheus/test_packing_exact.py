@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from cluster_sim.morpheus.exact import exact_min_peak, theorem_6_1_bound
-from cluster_sim.morpheus.lowcost import PeriodicJob, check_allocation
-from cluster_sim.morpheus.plan import ReservationPlan
+from cluster_sim.morpheus.packing import (
+    PeriodicJob, ReservationPlan, check_allocation, exact_min_peak, theorem_6_1_bound,
+)
 
 
 @st.composite
@@ -88,7 +88,7 @@ def test_exact_refuses_what_it_does_not_cover():
 
 
 def test_compare_with_optimum_on_seeded_instances():
-    from cluster_sim.morpheus.exact import compare_with_optimum, tiny_instance
+    from cluster_sim.morpheus.packing.exact import compare_with_optimum, tiny_instance
 
     seen = 0
     for seed in range(8):

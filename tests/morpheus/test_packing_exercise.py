@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from cluster_sim.morpheus.lowcost import _as_lines, _ratio, gang_pieces, place_stage_gangs, stage_interval
-from cluster_sim.morpheus.packing_cases import check_packing, exercise_cases, first_difference, replay
+from cluster_sim.morpheus.packing.stages import _as_lines, _ratio, gang_pieces, place_stage_gangs, stage_interval
+from cluster_sim.morpheus.packing.lowcost_cases import check_packing, exercise_cases, first_difference, replay
 
 
 # ---- the misconceptions, written as a student might --------------------------------------------------

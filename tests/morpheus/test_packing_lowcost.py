@@ -4,21 +4,10 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from cluster_sim.morpheus.lowcost import (
-    AdHocJob,
-    Allocation,
-    PeriodicJob,
-    allocation_key,
-    check_allocation,
-    end_points,
-    gang_pieces,
-    greedy_window,
-    lowcost_reference,
-    lowcost_window,
-    place_stage_gangs,
-    stage_interval,
+from cluster_sim.morpheus.packing import (
+    AdHocJob, Allocation, PeriodicJob, ReservationPlan, allocation_key, check_allocation, end_points, gang_pieces,
+    greedy_window, lowcost_reference, lowcost_window, place_stage_gangs, stage_interval,
 )
-from cluster_sim.morpheus.plan import ReservationPlan
 
 FIG7 = dict(demands=(10, 12, 16, 8), gang=(1, 1, 1, 8))
 

@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from cluster_sim.morpheus.lowcost import PeriodicJob
-from cluster_sim.morpheus.plan import ReservationPlan
-from cluster_sim.morpheus.reprovision import Grant, ReprovisionRule, reprovision
+from cluster_sim.morpheus.packing.jobs import PeriodicJob
+from cluster_sim.morpheus.packing.plan import ReservationPlan
+from cluster_sim.morpheus.packing.reprovision import Grant, ReprovisionRule, reprovision
 
 
 @settings(max_examples=300, deadline=None)

@@ -7,9 +7,9 @@ from __future__ import annotations
 import pytest
 
 from cluster_sim.morpheus import MorpheusConfig
-from cluster_sim.morpheus.lowcost import PeriodicJob
-from cluster_sim.morpheus.plan import ReservationPlan
-from cluster_sim.morpheus.reprovision import ReprovisionRule, reprovision
+from cluster_sim.morpheus.packing.jobs import PeriodicJob
+from cluster_sim.morpheus.packing.plan import ReservationPlan
+from cluster_sim.morpheus.packing.reprovision import ReprovisionRule, reprovision
 
 
 def _story(rule: ReprovisionRule) -> list[str]:
@@ -38,7 +38,7 @@ def test_the_other_reading_keeps_stretching_from_its_own_grants():
 
 
 def test_the_reading_is_a_config_field_of_the_simulation():
-    from cluster_sim.morpheus.simulation import build_model
+    from cluster_sim.morpheus.packing.simulation import build_model
 
     c = MorpheusConfig.ci().replace(arm="morpheus_dra")
     assert c.recent_counts_grants is False  # ours is the default

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from cluster_sim.morpheus import MorpheusConfig
-from cluster_sim.morpheus.rescue import rescue_case, rescue_rate
+from cluster_sim.morpheus.packing.rescue import rescue_case, rescue_rate
 
 
 @pytest.mark.parametrize("preset", ["ci", "default"])

@@ -7,7 +7,7 @@ import pytest
 
 from cluster_sim.checking import NOT_IMPLEMENTED
 from cluster_sim.morpheus import infer_slo
-from cluster_sim.morpheus.slo_cases import _MISTAKES, check_deadline, deadline, deadline_cases
+from cluster_sim.morpheus.slo.deadline_cases import _MISTAKES, check_deadline, deadline, deadline_cases
 
 
 def test_the_reference_is_infer_slos_deadline():

@@ -27,6 +27,8 @@ WRONG: dict[str, tuple[str, str]] = {
     "debt_rows": ("                A[r, layout.d(i, step - 1)] = 1.0", "                pass"),
     "deadline": ("runs.t_out_read.to_numpy(float) - runs.period_start.to_numpy(float)",
                  "runs.t_out_read.to_numpy(float)"),  # the read time, not its offset in the period
+    # 02: surplus before the deficit (credit): the lazy allocation reserves at step 0 what the first run needs then
+    "lazy_case": ('"lazy": [0.0, 2.0]', '"lazy": [2.0, 0.0]'),
     # 03: time shared over the total demand; holes (every step of the interval eligible)
     "stage_interval": ("remaining = sum(demands[: k + 1])", "remaining = sum(demands)"),
     "place_stage_gangs": ("max(cur - 1, tau_l) - 1", "tau_l - 1"),
@@ -42,6 +44,8 @@ WRONG: dict[str, tuple[str, str]] = {
     # 05: the aggregate value without the compute (means instead of medians would pass the replay: a defensible
     # variant that attains more value, tests/wing/test_lab05.py)
     "wing_agg_priority": ('frame["agg_value"].median() / frame["agg_compute"].median()', 'frame["agg_value"].median()'),
+    # 05: C does not come, but B's download stays at 3 h: Wing-Agg is misled and the delay costs nothing
+    "agg_loses": ('loses_case["B_download_at"] = 75 ', 'loses_case["B_download_at"] = 180 '),
     # 06: ties to the lower instance index; 07: the front in ascending order
     "stageopt_06_my_ipa": ("i = int(cand[np.argmax(rowsum[cand])])", "i = int(cand[0])"),
     "stageopt_07_my_raa_path": ("return np.array(front)", "return np.array(front)[::-1]"),
@@ -73,14 +77,14 @@ DELEGATING: dict[str, str | None] = {  # None: no library answer exists (a deleg
     "remaining_peak_solution": ("from cluster_sim.shaper import remaining_peak as library_peak\n\n"
                                 "def remaining_peak(trees, completed):\n    return library_peak(trees, completed)\n"),
     "over_allocation": "def over_allocation(s, runs):\n    return penalty(s, runs, 1.0).over\n",
-    "debt_table": ("from cluster_sim.morpheus.penalty import debt\n\n"
+    "debt_table": ("from cluster_sim.morpheus.slo.penalty import debt\n\n"
                    "def debt_table(s, runs):\n    return debt(s, runs)\n"),
     "J": "def J(s, runs, alpha):\n    return penalty(s, runs, alpha).objective\n",
-    "debt_rows": ("from cluster_sim.morpheus.lp import debt_constraints\n\n"
+    "debt_rows": ("from cluster_sim.morpheus.slo.lp import debt_constraints\n\n"
                   "def debt_rows(runs, layout):\n    return debt_constraints(runs, layout)\n"),
-    "deadline": ("from cluster_sim.morpheus.slo_cases import deadline\n\n"
+    "deadline": ("from cluster_sim.morpheus.slo.deadline_cases import deadline\n\n"
                  "def my_deadline(runs, d_percentile=50.0):\n    return deadline(runs, d_percentile)\n"),
-    "folded_load": ("from cluster_sim.morpheus.packing_cases import folded_load\n\n"
+    "folded_load": ("from cluster_sim.morpheus.packing.lowcost_cases import folded_load\n\n"
                     "def my_folded_load(load, period, a, window):\n    return folded_load(load, period, a, window)\n"),
     "stage_interval": "def my_stage_interval(demands, k, tau_r, a=0):\n    return stage_interval(demands, k, tau_r, a)\n",
     "place_stage_gangs": ("def my_place_stage_gangs(load, capacity, tau_l, tau_r, demand, gang=1, container=1.0):\n"
@@ -109,6 +113,8 @@ DELEGATING: dict[str, str | None] = {  # None: no library answer exists (a deleg
     "rm_choose": ("def rm_choose(shadow, free, demand, mode):\n"
                   "    return rm_choice(np.asarray(shadow), np.asarray(free), np.asarray(demand), mode)\n"),
     "my_release_rule": None,
+    "agg_loses": None,
+    "lazy_case": None,  # a case built by hand: nothing in the library to delegate to  # a case built by hand: nothing in the library to delegate to
     "efficiencies": None,  # computed by hand from the example: nothing in the library to delegate to  # open-ended: the library holds no answer to delegate to
     "gain_split": ("from cluster_sim.rminer.baseline import gain_split as library_split\n\n"
                    "def gain_split(util_none, util_plus1, util_rm):\n"

@@ -1,24 +1,22 @@
 """Every figure every notebook draws is readable: no text cut off at the figure's edge, no text on other text, no
 legend over plotted data, no tick label written as a formula (issue 28).
 
-Each notebook runs in-process (``cluster_sim.ui.inprocess.notebook_figures``: its code cells in an IPython shell,
-``interactive=False``) and every Figure its cells make is checked by ``cluster_sim.ui.layout.layout_problems``.
-The checker itself is tested first, on figures made to fail.
+Each figure is checked by ``cluster_sim.ui.layout.layout_problems`` in the kernel of the notebook's one execution
+per preset (tests/notebook_runs.py): ``CLUSTER_SIM_LAYOUT_CHECK=on`` makes ``import cluster_sim`` install
+:class:`cluster_sim.figure_watch.FigureWatch`, which records each cell's findings in the cell's output; the tests
+here read them back. The checker itself is tested first, on figures made to fail, then the watch in a shell.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
+
+from test_notebooks import RUNS
 
 from cluster_sim.ui import new_figure
 from cluster_sim.ui.figures import legend_beside, plain_log_ticks
 from cluster_sim.ui.layout import layout_problems
-
-ROOT = Path(__file__).resolve().parents[2]
-NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 
 
 # ---- the checker fails on what a student cannot read --------------------------------------------------------------
@@ -77,16 +75,75 @@ def test_a_readable_figure_passes():
     assert layout_problems(fig) == []
 
 
-# ---- every figure of every notebook -------------------------------------------------------------------------------
+# ---- the watch records what the checker finds, cell by cell ------------------------------------------------------
+
+def _shell_output(source: str, monkeypatch) -> list[dict]:
+    """What ``source`` run as one cell of an IPython shell with the figure watch on displays (its mime bundles)."""
+    from IPython.core.interactiveshell import InteractiveShell
+
+    from cluster_sim.figure_watch import FigureWatch
+
+    shown: list[dict] = []
+    shell = InteractiveShell.instance()
+    try:
+        monkeypatch.setattr(shell.display_pub, "publish", lambda data, *args, **kwargs: shown.append(data))
+        watch = FigureWatch(shell)
+        try:
+            assert shell.run_cell(source).success
+        finally:
+            watch.stop()
+    finally:
+        InteractiveShell.clear_instance()
+    return shown
+
+
+def test_the_watch_records_a_clipped_title_in_the_cells_output(monkeypatch):
+    from cluster_sim.figure_watch import MIME
+
+    shown = _shell_output(
+        "from cluster_sim.ui import new_figure\n"
+        "fig, ax = new_figure(size=(4.0, 2.5))\n"
+        "ax.set_title('a title far longer than this small figure is wide, so both of its ends are cut off')\n"
+        "ok, _ = new_figure()\n", monkeypatch)
+    records = [bundle[MIME] for bundle in shown if MIME in bundle]
+    assert len(records) == 1 and [r["figure"] for r in records[0]] == [0, 1], shown
+    assert records[0][0]["problems"][0].startswith("text outside the figure: title 'a title far longer")
+    assert records[0][1]["problems"] == []
+    assert _shell_output("x = 1", monkeypatch) == []  # a cell that draws nothing shows no record
+
+
+def layout_findings(nb) -> tuple[int, list[str]]:
+    """The figures an executed notebook's cells drew (counted from their layout records), and each problem found."""
+    from cluster_sim.figure_watch import MIME
+
+    figures, problems = 0, []
+    for i, cell in enumerate(nb.cells):
+        for out in cell.get("outputs", []) if cell.cell_type == "code" else []:
+            for figure in out.get("data", {}).get(MIME, []):
+                figures += 1
+                first = cell.source.strip().splitlines()[0][:60] if cell.source.strip() else ""
+                problems += [f"cell {i} ({first!r}), figure {figure['figure']}: {p}" for p in figure["problems"]]
+    return figures, problems
+
+
+def test_the_findings_read_back_name_the_cell_and_the_problem():
+    import nbformat
+
+    from cluster_sim.figure_watch import MIME
+
+    nb = nbformat.v4.new_notebook()
+    record = [{"figure": 0, "problems": []}, {"figure": 1, "problems": ["text on text: a overlaps b"]}]
+    nb.cells = [nbformat.v4.new_markdown_cell("prose"),
+                nbformat.v4.new_code_cell("plot_overview(result)", outputs=[
+                    nbformat.v4.new_output("display_data", data={MIME: record})])]
+    assert layout_findings(nb) == (2, ["cell 1 ('plot_overview(result)'), figure 1: text on text: a overlaps b"])
+
+
+# ---- every figure of every notebook, from its one execution per preset ----------------------------------------------
 
 @pytest.mark.notebook
-@pytest.mark.parametrize("preset", ["ci", "default"])
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem[:2] for p in NOTEBOOKS])
-def test_every_figure_a_notebook_draws_is_readable(path: Path, preset: str, monkeypatch):
-    from cluster_sim.ui.inprocess import notebook_figures
-
-    monkeypatch.setenv("CLUSTER_SIM_PROGRESS", "off")
-    figures = notebook_figures(path, preset=preset)
-    assert figures, f"{path.name} drew no figure"
-    problems = [f"code cell {cell}: {problem}" for cell, fig in figures for problem in layout_problems(fig)]
-    assert not problems, f"{path.name} at {preset}: {len(problems)} problem(s):\n" + "\n".join(problems[:20])
+@pytest.mark.parametrize("run", [run.param() for run in RUNS if not run.overrides])  # each lab at ci and default
+def test_every_figure_a_notebook_draws_is_readable(run, executed):
+    figures, problems = layout_findings(executed(run).notebook)
+    assert figures, f"{run.id} drew no figure (or its kernel did not check them: CLUSTER_SIM_LAYOUT_CHECK)"
+    assert not problems, f"{run.id}: {len(problems)} problem(s):\n" + "\n".join(problems[:20])

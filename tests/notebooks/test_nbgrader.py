@@ -40,6 +40,7 @@ import pytest
 
 from cluster_sim.checking import DELEGATED, NOT_IMPLEMENTED
 from cluster_sim.course import graded_cells
+from notebook_runs import SHUTDOWN
 from seeded_answers import DELEGATING, WRONG
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -63,13 +64,18 @@ def is_prediction_answer(cell) -> bool:
     return bool(cell.metadata.get("nbgrader", {}).get("solution")) and cell.source.lstrip().startswith("prediction_")
 
 
+#: seconds one nbgrader step may take before it counts as hung: a guard against a hang, never a speed check (one
+#: course's autograde took over 15 minutes at load average 20 on the shared 2-core machine, 3 at load 2)
+HANG = 3600
+
+
 def nbgrader(course: Path, *args: str) -> str:
     """Run nbgrader in ``course``; its output (it shells out to ``alembic``, so the venv's bin goes first)."""
     bin_dir = str(Path(sys.executable).parent)
     # headless kernels: no progress bar (a widget can stall one; tests/test_progress.py tests the bars)
     env = dict(os.environ, PATH=bin_dir + os.pathsep + os.environ.get("PATH", ""), CLUSTER_SIM_PROGRESS="off")
     done = subprocess.run([str(Path(bin_dir) / "nbgrader"), *args], cwd=course, env=env,
-                          capture_output=True, text=True, timeout=900)
+                          capture_output=True, text=True, timeout=HANG)
     if done.returncode != 0:
         raise AssertionError(f"nbgrader {' '.join(args)} failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
     return done.stdout + done.stderr
@@ -201,7 +207,8 @@ def grade_course(root: Path, labs: list[Path], rotation: bool = True) -> Course:
         "c = get_config()\n"
         "c.CourseDirectory.course_id = 'cluster_sim'\n"
         f"c.CourseDirectory.root = {str(root)!r}\n"
-        "c.ExecutePreprocessor.timeout = 600\n")
+        "c.ExecutePreprocessor.timeout = 600\n"
+        f"c.Execute.shutdown_kernel = {SHUTDOWN!r}\n")  # as the execution layer's runs (tests/notebook_runs.py)
     log = "nbgrader step: generate_assignment\n" + nbgrader(root, "generate_assignment", ASSIGNMENT, "--force")
     for solution in labs:
         release = nbformat.read(root / "release" / ASSIGNMENT / solution.name, as_version=4)

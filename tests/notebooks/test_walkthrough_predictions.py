@@ -11,7 +11,7 @@ import pytest
 from cluster_sim.predict import registry
 
 ROOT = Path(__file__).resolve().parents[2]
-CONVERTED = {"00": "engine", "01": "shaper", "02": "morpheus", "03": "morpheus", "04": "wing", "05": "wing",
+CONVERTED = {"00": "engine", "01": "shaper", "02": "morpheus.slo", "03": "morpheus.packing", "04": "wing", "05": "wing",
              "06": "stageopt", "07": "stageopt",
              "08": "rminer", "09": "rminer", "10": "capstone"}  # lab -> its package (whose predictions it asks)
 WALKTHROUGHS = {lab: next((ROOT / "notebooks").glob(f"{lab}_*.ipynb")) for lab in CONVERTED}

@@ -75,7 +75,7 @@ def test_runs_are_remembered_by_what_their_mode_reads():
 
 def test_seeds_default_to_the_configs_seed():
     df = compare_modes(TINY.replace(seed=3), cells=[(8, 2.0)], modes=("none",))
-    assert df.loc[0, "cpu_utilization"] == run(TINY.replace(seed=3, schedulers=8, load=2.0),
+    assert df.loc[0, "cpu_utilization"] == run(TINY.replace(seed=3, schedulers=8, workload_level=2.0),
                                                record_series=False).cpu_utilization
     with pytest.raises(ValueError, match="seeds"):
         compare_modes(TINY, cells=[(8, 2.0)], modes=("none",), seeds=())
@@ -95,7 +95,7 @@ def test_smartrm_thresholds_are_the_papers(multiplier):
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_smartrm_a_kills_more_than_smartrm(seed):
     """Fig. 16 where conflicts happen (16 schedulers, 2x load), with enough RM tasks to count."""
-    df = smart_variants(CI.replace(seed=seed, schedulers=16, load=2.0, **REACH), update_delays=(0.5,))
+    df = smart_variants(CI.replace(seed=seed, schedulers=16, workload_level=2.0, **REACH), update_delays=(0.5,))
     by = df.set_index("variant")
     assert by.loc["SmartRM-A", "rm_killed"] > by.loc["SmartRM", "rm_killed"] + 5
     assert by.loc["SmartRM-A", "rm_killed_share"] > by.loc["SmartRM", "rm_killed_share"]
@@ -104,7 +104,7 @@ def test_smartrm_a_kills_more_than_smartrm(seed):
 # ---- finding 5: one definition of shadow --------------------------------------------------------------
 def test_staggered_refresh_rm_and_meter_agree():
     """Under staggered refreshes the RM side and the meter both use the shadow period d_u / views."""
-    cfg = CI.replace(mode="safe", view_refresh="staggered", load=2.0, horizon=10.0)
+    cfg = CI.replace(mode="safe", view_refresh="staggered", workload_level=2.0, horizon=10.0)
     r = run(cfg, record_series=False)
     assert cfg.shadow_period() == pytest.approx(cfg.update_delay / cfg.schedulers)
     assert r.theory_shadow_ratio == pytest.approx(cfg.shadow_period() / (2 * cfg.mean_task_duration))

@@ -51,7 +51,7 @@ def test_batched_decisions_give_the_same_tasks_and_metrics_as_one_event_each(pre
 @pytest.mark.parametrize("refresh", ["synchronous", "staggered"])
 def test_batched_decisions_keep_the_invariants_after_every_decision(mode, refresh):
     # crowded, with decisions that tie with refreshes and with each other (think time divides the delay)
-    cfg = RMinerConfig.ci().replace(mode=mode, view_refresh=refresh, schedulers=16, load=3.0, machines=12,
+    cfg = RMinerConfig.ci().replace(mode=mode, view_refresh=refresh, schedulers=16, workload_level=3.0, machines=12,
                                     think_time=1 / 40.0, horizon=6.0, filter_threshold=4.0)
     checked = []
 

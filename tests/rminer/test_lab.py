@@ -19,7 +19,7 @@ TINY = RMinerConfig.ci().replace(machines=10, think_time=1500 / (10 * 1000), hor
 
 def test_panel_reruns_on_a_slider_change():
     panel = ConfigPanel(TINY.replace(mode="smart"), run, plot_run,
-                        fields=["update_delay", "mean_task_duration", "schedulers", "load", "mode", "filter_ratio"])
+                        fields=["update_delay", "mean_task_duration", "schedulers", "workload_level", "mode", "filter_ratio"])
     panel.set(update_delay=1.0, mode="safe")
     assert panel.runs == 2 and panel.result.config.mode == "safe" and panel.result.config.update_delay == 1.0
     assert panel.figure.axes
@@ -43,7 +43,7 @@ def test_lab08_panel_and_figures():
 def test_experiment_tables_and_figures():
     df = shadow_sweep(TINY, update_delays=(0.5,), durations=(2.0, 5.0))
     assert set(df["theory"]) == {0.125, 0.05} and plot_fig4(df).axes
-    modes = compare_modes(TINY, schedulers=(8,), loads=(1.0,))
+    modes = compare_modes(TINY, schedulers=(8,), workload_levels=(1.0,))
     assert list(modes["mode"]) == ["none", "plus1", "safe", "smart"]  # every comparison has NoRM + 1 scheduler
     assert modes.loc[modes["mode"] == "none", "throughput_gain"].item() == 0.0
     assert plot_modes(modes).axes
@@ -58,7 +58,7 @@ def test_shadow_trace_replays_to_the_models_own_integral():
 
 
 def test_decision_trace_replays_through_rm_choice():
-    ds = decision_trace(TINY.replace(mode="smart", load=2.0, filter_threshold=4.0))
+    ds = decision_trace(TINY.replace(mode="smart", workload_level=2.0, filter_threshold=4.0))
     assert ds and {d.path for d in ds} <= {"shadow", "normal"}
     assert all(rm_choice(d.shadow, d.free, d.demand, d.mode) == (d.machine, d.path) for d in ds)
     with pytest.raises(ValueError, match="mode='none'"):

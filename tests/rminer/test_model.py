@@ -14,7 +14,7 @@ SMALL = dict(machines=12, think_time=1 / 40.0, horizon=6.0)
 @pytest.mark.parametrize("refresh", ["synchronous", "staggered"])
 def test_invariants_hold_after_every_event(mode, refresh):
     # a crowded cluster so that conflicts, collisions with RM tasks and evictions all happen
-    cfg = RMinerConfig.ci().replace(mode=mode, view_refresh=refresh, schedulers=16, load=3.0,
+    cfg = RMinerConfig.ci().replace(mode=mode, view_refresh=refresh, schedulers=16, workload_level=3.0,
                                     filter_threshold=4.0, **SMALL)
     r = run(cfg, check_every_event=True)
     assert r.tasks_scheduled > 0
@@ -23,7 +23,7 @@ def test_invariants_hold_after_every_event(mode, refresh):
 
 
 def test_smart_rm_conflicts_are_counted_and_resolved():
-    cfg = RMinerConfig.ci().replace(mode="smart", schedulers=16, load=3.0, filter_threshold=4.0, **SMALL)
+    cfg = RMinerConfig.ci().replace(mode="smart", schedulers=16, workload_level=3.0, filter_threshold=4.0, **SMALL)
     r = run(cfg, check_every_event=True)
     assert r.counts["rm_collisions"] > 0 and r.counts["rm_killed"] > 0
     assert r.counts["rm_restarted"] == r.counts["rm_killed"]  # kill, then migrate (restart)
@@ -31,7 +31,7 @@ def test_smart_rm_conflicts_are_counted_and_resolved():
 
 
 def test_safe_rm_migrates_at_view_update_and_rarely_kills():
-    cfg = RMinerConfig.ci().replace(mode="safe", schedulers=16, load=3.0, filter_threshold=4.0, **SMALL)
+    cfg = RMinerConfig.ci().replace(mode="safe", schedulers=16, workload_level=3.0, filter_threshold=4.0, **SMALL)
     r = run(cfg, check_every_event=True)
     assert r.counts["rm_converted"] > 0
     assert r.counts["rm_killed"] <= r.counts["rm_collisions"]
@@ -74,7 +74,7 @@ def test_same_config_same_result():
 
 def test_directions_of_section_4():
     # 8 schedulers at 2x load: scheduling-bound, where the paper sees RMiner's largest gains
-    base = RMinerConfig.ci().replace(load=2.0, schedulers=8)
+    base = RMinerConfig.ci().replace(workload_level=2.0, schedulers=8)
     none, safe, smart = (run(base.replace(mode=m), record_series=False) for m in ("none", "safe", "smart"))
     for rm in (safe, smart):
         assert rm.cpu_utilization > none.cpu_utilization and rm.throughput > none.throughput
@@ -147,7 +147,7 @@ def test_the_rm_side_and_the_meter_agree_on_shadow_under_staggered_refresh(mode)
 
 
 def test_utilisation_and_throughput_add_up_by_who_placed_the_task():
-    r = run(RMinerConfig.ci().replace(mode="safe", load=2.0), record_series=False)
+    r = run(RMinerConfig.ci().replace(mode="safe", workload_level=2.0), record_series=False)
     parts = r.util_shadow + r.util_rm_normal_path + r.util_normal
     assert parts == pytest.approx(r.cpu_utilization, rel=1e-12)
     assert r.util_shadow > 0 and r.util_rm_normal_path > 0
@@ -158,7 +158,7 @@ def test_utilisation_and_throughput_add_up_by_who_placed_the_task():
 def test_norm_plus_one_adds_a_scheduler_at_the_rm_schedulers_rate():
     from collections import Counter
 
-    cfg = RMinerConfig.ci().replace(mode="plus1", rm_speedup=3.0, load=2.0, horizon=8.0)
+    cfg = RMinerConfig.ci().replace(mode="plus1", rm_speedup=3.0, workload_level=2.0, horizon=8.0)
     model = RMinerModel(cfg)
     model.run_until(cfg.horizon)
     model.check_invariants()

@@ -302,3 +302,46 @@ def test_eviction_rules_per_mode():
         conflict_victims([(1, np.array([1]), 0)], np.array([2]), "safe")
     with pytest.raises(ValueError, match="mode='none'"):
         conflict_victims([], np.array([0]), "none")
+
+
+# ---- one meaning per name (issue 31, item 6) -------------------------------------------------
+def test_the_papers_workload_level_is_not_the_engines_load():
+    """``RMinerConfig.load`` was the job arrival rate as a multiple of the paper's 1x while the engine's
+    ``ClusterConfig.load`` is the offered CPU load: one name, two meanings. RMiner's is the paper's
+    "workload level" now; the old name is refused, saying what it is called now."""
+    import dataclasses
+
+    from cluster_sim.engine import ClusterConfig
+    from cluster_sim.rminer import RMinerConfig
+
+    names = {f.name for f in dataclasses.fields(RMinerConfig)}
+    assert "workload_level" in names and "load" not in names
+    base = RMinerConfig.ci()
+    assert base.replace(workload_level=2.0).arrival_rate() == 2 * base.arrival_rate()
+    for make in (lambda: base.replace(load=2.0), lambda: RMinerConfig(load=2.0),
+                 lambda: RMinerConfig.from_preset("ci", load=2.0),
+                 lambda: RMinerConfig.from_config(ClusterConfig.ci(), load=2.0)):
+        with pytest.raises(ValueError, match=r"RMinerConfig\.load is now workload_level \(job arrival rate as a "
+                                             r"multiple of the paper's 1x"):
+            make()
+    # a field the config never had is refused by the same error, which lists the fields
+    with pytest.raises(ValueError, match=r"unknown RMinerConfig field\(s\) \['lod'\]; the fields are: machines"):
+        RMinerConfig(lod=2.0)
+    # the engine's ClusterConfig keeps its load (offered CPU load); RMiner's offered load is derived
+    assert ClusterConfig.ci().replace(load=0.5).load == 0.5
+    assert 0.4 < RMinerConfig.paper().offered_cpu_load() < 0.5
+
+
+@pytest.mark.parametrize("call, msg", [
+    (lambda: theory_shadow_ratio(10**400, 5.0), r"update_delay=~1e400 is out of range"),  # was an OverflowError
+    (lambda: theory_shadow_ratio("0.5", 5.0), r"update_delay='0.5' is not allowed: need a number"),  # was 0.05
+    (lambda: expected_shadow(0.5, True, 5.0), r"allocated=True is not allowed: need a number"),  # was read as 1
+    (lambda: theory_shadow_ratio(0.5, 0.0), r"mean_task_duration=0.0 is out of range: allowed mean_task_duration > 0"),
+    (lambda: expected_survival_time(float("nan")), r"update_delay=nan"),
+])
+def test_the_theory_checks_its_arguments_with_the_one_validation_module(call, msg):
+    """Issue 31, item 5: the model's own argument check (``theory._check``) let a string or a bool through
+    as a number and raised an OverflowError for an int past float range; ``cluster_sim.validate`` refuses each
+    with a ValueError naming the argument."""
+    with pytest.raises(ValueError, match=msg):
+        call()

@@ -135,7 +135,7 @@ def test_figures_that_show_an_effect_pool_seeds_or_say_one_seed():
     assert "one seed" in titles(plot_fig4(fig4[fig4["seed"] == 0]))
     reach = reach_paper(tiny, settings=(("default", 1.0, 0.5, 1.0),), client="inprocess", cache=False)
     assert "one seed" in titles(plot_reach(reach))
-    variants = smart_variants(tiny.replace(load=2.0), update_delays=(0.5,), seeds=[0, 1], client="inprocess",
+    variants = smart_variants(tiny.replace(workload_level=2.0), update_delays=(0.5,), seeds=[0, 1], client="inprocess",
                               cache=False)
     assert "mean of 2 seeds" in titles(plot_variants(variants))
 

@@ -45,7 +45,7 @@ def test_shadow_grows_in_proportion_to_the_update_delay(seed):
 
 def _lab09_runs(seed):
     base = RMinerConfig.from_preset("ci", seed=seed)
-    exp = base.replace(machines=50, horizon=20.0, think_time=scaled_think_time(50), schedulers=8, load=2.0)
+    exp = base.replace(machines=50, horizon=20.0, think_time=scaled_think_time(50), schedulers=8, workload_level=2.0)
     runs = {m: run_remembered(exp.replace(mode=m)) for m in ("none", "plus1", "safe", "smart")}
     runs["smart-A"] = run_remembered(exp.replace(mode="smart", filter_threshold=4.0, **REACH))
     return runs

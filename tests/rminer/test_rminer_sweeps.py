@@ -73,7 +73,7 @@ def with_reference_cells(monkeypatch, fn, *args, **kwargs):
 SWEEPS = {
     "compare_modes": (compare_modes, SMALL, dict(cells=[(8, 2.0)])),
     "reach_paper": (reach_paper, SMALL, dict(settings=(("default", 1.0, 0.5, 1.0), ("reach", 4.0, 1.0, 4.0)))),
-    "smart_variants": (smart_variants, SMALL.replace(load=2.0, **REACH), dict(update_delays=(0.5,), plus1=True)),
+    "smart_variants": (smart_variants, SMALL.replace(workload_level=2.0, **REACH), dict(update_delays=(0.5,), plus1=True)),
 }
 
 
@@ -111,13 +111,13 @@ def test_a_remembered_run_is_not_run_again_by_the_sweep(monkeypatch):
     a cell whose mode ignores a setting is the same run as the cell without it."""
     calls = []
     monkeypatch.setattr(ex, "run", lambda config, **k: calls.append(config) or run(config, **k))
-    shown = run_remembered(SMALL.replace(mode="smart", schedulers=8, load=2.0))
+    shown = run_remembered(SMALL.replace(mode="smart", schedulers=8, workload_level=2.0))
     assert len(calls) == 1
     df = compare_modes(SMALL, cells=[(8, 2.0)], modes=("none", "smart"), client="inprocess", cache=False)
     assert [c.mode for c in calls[1:]] == ["none"], "only NoRM was left to run"
     assert df.set_index("mode").loc["smart", "cpu_utilization"] == shown.cpu_utilization
     calls.clear()
-    run_cells(SMALL, [dict(mode="none", schedulers=8, load=2.0, rm_speedup=4.0, filter_ratio=1.0)],
+    run_cells(SMALL, [dict(mode="none", schedulers=8, workload_level=2.0, rm_speedup=4.0, filter_ratio=1.0)],
               client="inprocess", cache=False)
     assert calls == [], "NoRM with RM settings is NoRM: remembered from compare_modes"
     run_cells(SMALL, [dict(mode="plus1"), dict(mode="plus1", filter_threshold=4.0)], client="inprocess", cache=False)
@@ -125,10 +125,10 @@ def test_a_remembered_run_is_not_run_again_by_the_sweep(monkeypatch):
 
 
 def test_mode_summaries_are_the_runs_summaries():
-    df = mode_summaries(SMALL.replace(load=2.0), client="inprocess", cache=False)
+    df = mode_summaries(SMALL.replace(workload_level=2.0), client="inprocess", cache=False)
     assert list(df.index) == ["none", "safe", "smart"]
     for mode in df.index:
-        assert df.loc[mode].to_dict() == run(SMALL.replace(load=2.0, mode=mode), record_series=False).summary()
+        assert df.loc[mode].to_dict() == run(SMALL.replace(workload_level=2.0, mode=mode), record_series=False).summary()
 
 
 def test_bad_seeds_and_grids_are_refused():

@@ -84,6 +84,8 @@ def test_raa_path_names_a_one_dimensional_set_as_such():
     ([1.0, -4.0, 3.0], {}, r"rows\[1\]=-4.0 is negative"),
     ([1.0, 10.0, 300.0], {"bandwidth": nan}, "bandwidth=nan"),
     ([1.0, 10.0, 300.0], {"bins": 0}, "bins=0"),
+    ([1.0, 10.0, 300.0], {"bins": 10**400}, "bins=~1e400"),  # was an OverflowError from math.isfinite
+    ([1.0, 10.0, 300.0], {"bandwidth": 10**400}, "bandwidth=~1e400"),
 ])
 def test_density_clusters_refuses_nan_and_negative_rows(rows, kw, msg):
     with pytest.raises(ValueError, match=msg):
@@ -98,7 +100,24 @@ def test_is_column_ordered_and_machine_groups_refuse_nan():
 
 
 @pytest.mark.parametrize("kw, msg", [({"cases": 0}, "cases=0"), ({"m": 0}, "m=0"), ({"n": -1}, "n=-1"),
-                                     ({"perturb": nan}, "perturb=nan"), ({"perturb": -0.1}, "perturb=-0.1")])
+                                     ({"perturb": nan}, "perturb=nan"), ({"perturb": -0.1}, "perturb=-0.1"),
+                                     # an int too large for a float: an OverflowError before issue 31
+                                     ({"cases": 10**400}, "cases=~1e400"), ({"perturb": 10**400}, "perturb=~1e400")])
 def test_optimality_study_refuses_bad_sizes(kw, msg):
     with pytest.raises(ValueError, match=msg):
         optimality_study(**kw)
+
+
+def test_labs_06_07_check_their_arguments_with_the_one_validation_module():
+    """Issue 31, item 5: one validation kit for pure functions' arguments (``cluster_sim.validate``); the
+    lab's own copy (``_check`` in stageopt) is gone, so a rule reads the same in every lab."""
+    import importlib.util
+
+    from cluster_sim import validate
+    from cluster_sim.stageopt import clustering, experiments, placement, raa
+
+    assert importlib.util.find_spec("cluster_sim.stageopt._check") is None
+    for module in (clustering, experiments, placement, raa):
+        for name in ("finite_array", "index_array", "whole_number", "number"):
+            if hasattr(module, name):
+                assert getattr(module, name) is getattr(validate, name), (module.__name__, name)

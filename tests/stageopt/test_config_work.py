@@ -4,7 +4,7 @@
 
 import pytest
 
-from cluster_sim.engine.config import Work
+from cluster_sim.config import Work
 from cluster_sim.stageopt.config import PlacementConfig, ResourcePlanConfig, machine_groups_expected
 from cluster_sim.ui.panel import PANEL_BUDGET_SECONDS
 

@@ -10,7 +10,8 @@ import ipywidgets as widgets
 import pytest
 from matplotlib.figure import Figure
 
-from cluster_sim.engine import ClusterConfig, Config, param, run
+from cluster_sim.config import Config, param
+from cluster_sim.engine import ClusterConfig, run
 from cluster_sim.config import Work
 from cluster_sim.ui import ConfigPanel, control_for, new_figure, plot_overview
 

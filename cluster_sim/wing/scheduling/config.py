@@ -116,16 +116,13 @@ class WingConfig(Config):
 
     WORK_CAP = "max_jobs"
     MEMORY_CAP = "max_memory_gib"
+    # the default preset is the fields' defaults (Config.default): two weeks of history and two simulated days of
+    # 150 jobs (four users per organisation), where a policy or capacity redraws in about a second
 
     @classmethod
     def ci(cls):
         """Two weeks of history and two simulated days of 150 jobs (about 300 simulated jobs)."""
         return cls(jobs_per_day=150, users_per_org=3)
-
-    @classmethod
-    def default(cls):
-        """Two weeks of history and two simulated days of 150 jobs (four users per organisation): a policy or capacity redraws in about a second."""
-        return cls()
 
     @classmethod
     def paper(cls):

@@ -39,6 +39,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import math
+
 import numpy as np
 import pandas as pd
 
@@ -255,3 +257,197 @@ def check_inversion_efficiencies(eff, *, name: str = "efficiencies") -> str:
                              "weights) over aggregate compute (the same sum over containers x seconds)")
     return (f"{name}: A {want['A']:.6g}, B {want['B']:.6g}, C {want['C']:.6g} downloads per container-second: "
             f"Wing-Agg serves A before B (A's is {want['A'] / want['B']:.1f} times B's)")
+
+
+# ---- a case where Wing-Agg loses (§1's three jobs, changed) --------------------------------------------------------
+#: §1's three jobs as knobs (minutes, downloads, priorities), and the history Wing-Agg predicts A's and B's aggregate
+#: value efficiency from: (aggregate value in downloads, aggregate compute in container-seconds) of earlier runs of
+#: their templates. In §1 the history is what this run does (A's 5 downloads behind it through C, over 3,600 + 600)
+SECTION1_CASE = {
+    "A_minutes": 30, "B_minutes": 60, "C_minutes": 10,
+    "A_priority": 1, "B_priority": 9, "C_priority": 5,
+    "B_downloads": 1, "B_download_at": 180,
+    "C_comes": True, "C_arrives": 45, "C_downloads": 5, "C_download_at": 300,
+    "history_A": [(5, 4200), (5, 4200), (5, 4200)],
+    "history_B": [(1, 7200), (1, 7200), (1, 7200)],
+}
+#: containers each job holds (fixed: A and B do not fit together on the machine's 3)
+CONTAINERS = {"A": 2, "B": 2, "C": 1}
+MINUTE = 60.0
+
+
+def section1_case() -> dict:
+    """A fresh copy of §1's case (:data:`SECTION1_CASE`), to change."""
+    return {k: (list(v) if isinstance(v, list) else v) for k, v in SECTION1_CASE.items()}
+
+
+def _check_case(case) -> dict:
+    """``case`` validated: the keys of :data:`SECTION1_CASE`, each in its range (ValueError naming the first bad one)."""
+    from ...validate import number, whole_number
+
+    if not isinstance(case, dict):
+        raise ValueError(f"case is {type(case).__name__}; allowed: a dict like section1_case(), with keys "
+                         f"{', '.join(SECTION1_CASE)}")
+    unknown, missing = sorted(set(case) - set(SECTION1_CASE)), [k for k in SECTION1_CASE if k not in case]
+    if unknown or missing:
+        raise ValueError(f"case has unknown key(s) {unknown} and lacks {missing}; allowed: exactly the keys of "
+                         "section1_case()")
+    out = {}
+    for key, value in case.items():
+        if key.endswith(("_minutes", "_arrives", "_download_at")):
+            out[key] = number(value, f"case[{key!r}]", lo=0, lo_open=key.endswith("_minutes"))
+        elif key.endswith(("_priority", "_downloads")):
+            out[key] = whole_number(value, f"case[{key!r}]", lo=0)
+        elif key == "C_comes":
+            if not isinstance(value, bool):
+                raise ValueError(f"case['C_comes']={value!r} is not allowed: need True or False")
+            out[key] = value
+        else:  # a history: (aggregate value, aggregate compute) per earlier run
+            try:
+                pairs = [(v, c) for v, c in value]
+            except (TypeError, ValueError):
+                raise ValueError(f"case[{key!r}]={value!r} is not allowed: need a list of (aggregate value, aggregate "
+                                 "compute) pairs, one per earlier run") from None
+            if not pairs:
+                raise ValueError(f"case[{key!r}] is empty: give at least one earlier run")
+            runs = [(number(v, f"case[{key!r}][{i}] value", lo=0),
+                     number(c, f"case[{key!r}][{i}] compute", lo=0, lo_open=True)) for i, (v, c) in enumerate(pairs)]
+            out[key] = runs
+    return out
+
+
+def predicted_efficiencies(case: dict, reading: str = "ratio_of_medians") -> dict[str, float]:
+    """Wing-Agg's keys for ``case``: A's and B's aggregate value efficiency predicted from their history (``reading``:
+    either reading of "median", :func:`~.workload.value_efficiency`), C's its own downloads per container-second (it
+    has nothing downstream). Downloads per container-second."""
+    case = _check_case(case)
+    rows = [(t, v, c) for t in ("A", "B") for v, c in case[f"history_{t}"]]
+    history = pd.DataFrame({"job": range(len(rows)), "template": [r[0] for r in rows], "kind": "periodic",
+                            "user": "u", "agg_value": [r[1] for r in rows], "agg_compute": [r[2] for r in rows]})
+    jobs = pd.DataFrame({"job": [1, 2], "template": ["A", "B"], "kind": "periodic", "user": "u"})
+    eff = value_efficiency(history, jobs, reading=reading)
+    return {"A": float(eff[1]), "B": float(eff[2]),
+            "C": case["C_downloads"] / (CONTAINERS["C"] * case["C_minutes"] * MINUTE)}
+
+
+def true_efficiencies(case: dict) -> dict[str, float]:
+    """This run's aggregate value efficiencies (what an Oracle ranks by): A's counts C only if C comes."""
+    case = _check_case(case)
+    compute = {j: CONTAINERS[j] * case[f"{j}_minutes"] * MINUTE for j in CONTAINERS}
+    c_value, c_compute = (case["C_downloads"], compute["C"]) if case["C_comes"] else (0, 0.0)
+    return {"A": c_value / (compute["A"] + c_compute), "B": case["B_downloads"] / compute["B"],
+            "C": case["C_downloads"] / compute["C"]}
+
+
+def case_run(case: dict, policy: str, reading: str = "ratio_of_medians") -> pd.DataFrame:
+    """``case`` on one machine of 3 containers under ``policy``: "prio" (user priority), "wing_agg" (the efficiencies
+    predicted from history, :func:`predicted_efficiencies`) or "oracle" (this run's, :func:`true_efficiencies`). One
+    row per job: start and finish (min), state and the value it earns (downloads after it completes)."""
+    from ...engine import ClusterConfig, Job, QueueSpec, Stage, Task
+    from .model import WingModel
+    from .workload import value_attained
+
+    case = _check_case(case)
+    if policy not in ("prio", "wing_agg", "oracle"):
+        raise ValueError(f"policy={policy!r} is not allowed: choose 'prio', 'wing_agg' or 'oracle'")
+    ids = {"A": 1, "B": 2, "C": 3}
+    names = {i: n for n, i in ids.items()}
+    eff = {"prio": None, "wing_agg": lambda: predicted_efficiencies(case, reading),
+           "oracle": lambda: true_efficiencies(case)}[policy]
+    eff = eff() if eff else None
+    present = ["A", "B"] + (["C"] if case["C_comes"] else [])
+    jobs = []
+    for n in present:
+        arrival = case["C_arrives"] * MINUTE if n == "C" else 0.0
+        job = Job(id=ids[n], arrival=arrival, queue="q", gang=CONTAINERS[n], priority=case[f"{n}_priority"])
+        job.stages.append(Stage(0, [Task(10 * ids[n] + m, job, 0, (1, 1), case[f"{n}_minutes"] * MINUTE)
+                                    for m in range(CONTAINERS[n])]))
+        jobs.append(job)
+    downloads = pd.DataFrame({"job": [2] * case["B_downloads"] + ([3] * case["C_downloads"] if case["C_comes"] else []),
+                              "time": [case["B_download_at"] * MINUTE] * case["B_downloads"]
+                              + ([case["C_download_at"] * MINUTE] * case["C_downloads"] if case["C_comes"] else [])},
+                             dtype=float).astype({"job": int})
+    order = "priority" if eff is None else (lambda job: -eff[names[job.id]])
+    horizon = MINUTE * (10 + max(case["B_download_at"], case["C_download_at"], case["C_arrives"])
+                        + sum(case[f"{n}_minutes"] for n in CONTAINERS))
+    cfg = ClusterConfig(machines=1, cpu_per_machine=3, mem_per_machine=3, placement="first_fit", horizon=horizon)
+    model = WingModel(cfg, [QueueSpec("q", order=order, backfill=False)], jobs,
+                      needs={3: [1]} if case["C_comes"] else {}, check_every_event=True)
+    model.run_until(horizon)
+    model.check_invariants()
+    finish = pd.Series({j.id: j.finish for j in jobs})
+    value = value_attained(downloads, finish).reindex([ids[n] for n in present], fill_value=0.0)
+    return pd.DataFrame({"job": present, "start (min)": [j.first_start / MINUTE for j in jobs],
+                         "finish (min)": [j.finish / MINUTE for j in jobs],
+                         "state": ["failed" if j.failed else ("completed" if not math.isnan(j.finish) else "pending")
+                                   for j in jobs],
+                         "value": value.to_numpy()}).set_index("job")
+
+
+#: why a case where Wing-Agg does not lose misses, by the misconception it shows
+LOSS_WHY = {
+    "sjf": ("you changed only run times, as if value efficiency were shortest-job-first. It is not (the paper's "
+            "footnote 10): it is value per container-second, and a job nobody needs ranks last however short. Longer "
+            "or shorter jobs move the efficiencies, and at most make Wing-Agg run B first as PRIO does: a tie. "
+            "Wing-Agg loses only when its ranking puts A first and that costs value: a prediction this run breaks, "
+            "or value lost by waiting"),
+    "priority": ("you changed only user priorities: they reorder PRIO, not what a job is worth, and Wing-Agg never "
+                 "reads them. The best a change of priority does is make PRIO run A first too: a tie"),
+    "forgiven": ("Wing-Agg was misled (its history predicts an order this run's true values do not give), but the delay "
+                 "cost nothing: B's download comes after B finishes even when it waits. The paper's value model "
+                 "forgives a delay no user sees; a loss needs value that waiting loses (a download due before B "
+                 "would finish)"),
+    "same_order": ("Wing-Agg and PRIO run the jobs in the same order here, so they earn the same: a loss needs "
+                   "Wing-Agg to put A before B where B's value is lost by waiting"),
+}
+
+
+def _values(case: dict) -> dict[str, float]:
+    out = {"prio": case_run(case, "prio")["value"].sum(), "oracle": case_run(case, "oracle")["value"].sum()}
+    for r in READINGS:
+        out[r] = case_run(case, "wing_agg", reading=r)["value"].sum()
+    return {k: float(v) for k, v in out.items()}
+
+
+def check_agg_loses(case, *, name: str = "case") -> str:
+    """Grade a student's case where Wing-Agg attains less value than PRIO: it passes if Wing-Agg loses under either
+    reading of "median" (:data:`~.workload.READINGS`), and says which input misled it (the prediction, or the
+    ranking itself) and whether the readings clash; a case where it does not lose fails, naming the misconception
+    it matches (:data:`LOSS_WHY`)."""
+    if case is None:
+        raise CheckFailed(f"{name} {NOT_IMPLEMENTED}: start from section1_case() and change it")
+    case = _check_case(case)
+    if case == _check_case(SECTION1_CASE):
+        raise CheckFailed(f"{name} {NOT_IMPLEMENTED}: it is still §1's case, where Wing-Agg attains 6 and PRIO 1")
+    v = _values(case)
+    shown = (f"Wing-Agg attains {v['ratio_of_medians']:g} (ratio of medians) and {v['median_of_ratios']:g} (median "
+             f"of ratios), PRIO {v['prio']:g}, an Oracle ranking by this run's true values {v['oracle']:g}")
+    loses = [r for r in READINGS if v[r] < v["prio"]]
+    if loses:
+        if v["oracle"] < v["prio"]:
+            cause = ("even ranked by this run's true values Wing-Agg's order loses: value per container-second does not "
+                     "see *when* the value comes (a download due before a job that waits can finish), so the greedy "
+                     "ranking itself misled it")
+        else:
+            cause = ("ranked by this run's true values it would not lose: its prediction from history misled it (the "
+                     "prediction error §7.2 studies)")
+        clash = ("" if len(loses) == 2 else
+                 f"; only under the {loses[0].replace('_', ' ')} reading: the two readings of \"median\" clash on this "
+                 "history (the ratio of medians mixes the value of one run with the compute of another)")
+        return f"{name}: Wing-Agg loses. {shown}: {cause}{clash}"
+    base = _check_case(SECTION1_CASE)
+    changed = {k for k in case if case[k] != base[k]}
+    pred, true = predicted_efficiencies(case), true_efficiencies(case)
+    if changed <= {"A_minutes", "B_minutes", "C_minutes"}:
+        why = LOSS_WHY["sjf"]
+    elif changed <= {"A_priority", "B_priority", "C_priority"}:
+        why = LOSS_WHY["priority"]
+    elif (pred["A"] > pred["B"]) != (true["A"] > true["B"]):
+        why = LOSS_WHY["forgiven"]
+    elif all(case_run(case, "prio")["start (min)"].equals(case_run(case, "wing_agg", reading=r)["start (min)"])
+             for r in READINGS):
+        why = LOSS_WHY["same_order"]
+    else:
+        why = ("Wing-Agg puts A first and loses nothing by it: make B's value depend on finishing early, or C's value "
+               "smaller than Wing-Agg expects")
+    raise CheckFailed(f"{name}: Wing-Agg does not lose. {shown}: {why}")

@@ -1,0 +1,158 @@
+"""Dynamic reprovisioning (DRA, §7 of Morpheus): the pure rule the ``Reprovisioner`` agent calls.
+
+When a job's demand (containers used plus pending) exceeds what its skyline reserves now, DRA
+grants extra containers for ``T`` seconds (60 by default), after which it is evaluated again. The
+grant follows the instantaneous shortfall, but is capped at ``rho * max(R_recent)`` where
+``R_recent`` is the skyline over the last few minutes (120 s by default) and ``rho`` a fudge factor
+(2 by default) that lets an elastic job use extra parallelism to catch up; it is never more than
+the job asks for, and it is accepted only if the reservation plan has room for it over the whole
+``T`` seconds.
+
+Readings where the paper is terse (ours, stated once):
+
+* the cap bounds the *extra* containers, as the paper words it ("the amount of extra resources
+  ... capped at rho * max(R_recent)"), not the job's total;
+* ``R_recent`` is the job's own reservation (its skyline in the plan, without earlier grants, so
+  grants never compound), over the steps that overlap ``[now - recent_seconds, now]``; "reserved
+  now" does include a grant still running, so a job is not granted twice for one shortfall;
+* with ``recent_counts_grants=True`` (the other reading, shown beside ours) ``R_recent`` also counts the
+  containers granted over those steps, so a job whose reservation has ended can be stretched again and
+  again from its own grants; ours refuses it once the look-back holds no reservation ("no recent skyline");
+* "accepted only if enough resources exist in the plan" is all-or-nothing by default; with
+  ``partial=True`` the rule grants what the plan holds instead.
+
+Example
+-------
+>>> rule = ReprovisionRule()                 # rho = 2, T = 60 s, last 120 s
+>>> rule.decide(demand=30, reserved_now=10, recent=[8, 10, 10], room=100)
+Grant(containers=20, asked=20, cap=20, room=100, reason='granted')
+>>> rule.decide(demand=50, reserved_now=10, recent=[8, 10, 10], room=100).containers   # capped
+20
+>>> rule.decide(demand=30, reserved_now=10, recent=[8, 10, 10], room=5).reason
+'no room in the plan'
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ... import validate
+
+__all__ = ["Grant", "ReprovisionRule", "reprovision"]
+
+
+@dataclass(frozen=True)
+class Grant:
+    """One DRA decision: ``containers`` granted (0 for none) and the numbers that bound it."""
+
+    containers: int
+    asked: int      # demand above the reservation now
+    cap: int        # floor(rho * max(recent skyline))
+    room: int       # containers the plan holds over the hold window
+    reason: str
+
+
+@dataclass(frozen=True)
+class ReprovisionRule:
+    """DRA's parameters: ``rho`` (the cap's fudge factor), ``hold_seconds`` (T), ``recent_seconds``
+    (the look-back of ``R_recent``), ``partial`` (grant what fits instead of nothing) and
+    ``recent_counts_grants`` (``R_recent`` counts earlier grants too: the other reading)."""
+
+    rho: float = 2.0
+    hold_seconds: float = 60.0
+    recent_seconds: float = 120.0
+    partial: bool = False
+    recent_counts_grants: bool = False
+
+    def __post_init__(self):
+        validate.number(self.rho, "rho", lo=0, lo_open=True)
+        validate.number(self.hold_seconds, "hold_seconds", lo=0, lo_open=True)
+        validate.number(self.recent_seconds, "recent_seconds", lo=0)
+        if not isinstance(self.partial, bool):
+            raise ValueError(f"partial={self.partial!r} is not allowed: need True or False")
+        if not isinstance(self.recent_counts_grants, bool):
+            raise ValueError(f"recent_counts_grants={self.recent_counts_grants!r} is not allowed: need True or False")
+
+    def decide(self, demand, reserved_now, recent, room) -> Grant:
+        """The grant for a job whose ``demand`` meets ``reserved_now`` containers of reservation,
+        given its skyline ``recent`` over the look-back and the plan's ``room`` over the hold."""
+        demand = validate.number(demand, "demand", lo=0)
+        reserved_now = validate.number(reserved_now, "reserved_now", lo=0)
+        room = validate.number(room, "room", lo=0)
+        rec = np.atleast_1d(np.asarray(recent, dtype=float))
+        if rec.ndim != 1 or rec.size == 0 or not np.all(np.isfinite(rec)) or np.any(rec < 0):
+            raise ValueError(f"recent={recent!r} is not allowed: need a non-empty list of containers >= 0")
+        asked = int(math.ceil(demand - reserved_now)) if demand > reserved_now else 0
+        cap = int(math.floor(self.rho * float(rec.max()) + 1e-9))
+        room_i = int(math.floor(room))
+        if asked == 0:
+            return Grant(0, 0, cap, room_i, "demand within the reservation")
+        want = min(asked, cap)
+        if want == 0:
+            return Grant(0, asked, cap, room_i, "no recent skyline to scale")
+        if want <= room_i:
+            return Grant(want, asked, cap, room_i, "granted" if want == asked else "capped at rho * max(recent)")
+        if self.partial and room_i > 0:
+            return Grant(room_i, asked, cap, room_i, "partial: what the plan holds")
+        return Grant(0, asked, cap, room_i, "no room in the plan")
+
+    def hold_steps(self, now: float, step_seconds: float) -> np.ndarray:
+        """Plan steps (not wrapped) overlapping ``[now, now + T)``."""
+        now = validate.number(now, "now", lo=0)
+        first = int(math.floor(now / step_seconds))
+        last = int(math.ceil((now + self.hold_seconds) / step_seconds)) - 1
+        return np.arange(first, max(last, first) + 1)
+
+    def recent_steps(self, now: float, step_seconds: float) -> np.ndarray:
+        """Plan steps (not wrapped) overlapping ``[now - recent_seconds, now]``."""
+        now = validate.number(now, "now", lo=0)
+        return np.arange(int(math.floor((now - self.recent_seconds) / step_seconds)),
+                         int(math.floor(now / step_seconds)) + 1)
+
+
+def reprovision(plan, job_id: int, now: float, demand, rule: ReprovisionRule = ReprovisionRule(), granted_recent=None,
+                *, reserved_now=None, own_recent=None):
+    """Apply DRA to one job of a :class:`~cluster_sim.morpheus.packing.plan.ReservationPlan` at ``now`` s.
+
+    Reads the job's reservation from the plan, decides with ``rule`` and, when something is
+    granted, adds it to the plan for the hold window. Returns ``(grant, grant_id or None)``; the
+    caller ends the grant with ``plan.remove_grant(grant_id)`` after T seconds. ``granted_recent``: the
+    containers granted to the job at each step of ``rule.recent_steps(now)`` (the caller's record),
+    added to ``R_recent`` when ``rule.recent_counts_grants``. With one reservation per run (Rayon's model)
+    the plan's skyline of the job mixes its instances and their grants, so the caller passes the run's own:
+    ``reserved_now`` (its reservation now, its live grant included) and ``own_recent`` (its reservation at
+    each step of ``rule.recent_steps(now)``, 0 where it has none).
+
+    >>> from cluster_sim.morpheus.packing.plan import ReservationPlan
+    >>> from cluster_sim.morpheus.packing.jobs import PeriodicJob
+    >>> plan = ReservationPlan(capacity=100, horizon=60)
+    >>> job = plan.place(PeriodicJob(period=60, a=0, d=10, demands=[20] * 10))
+    >>> grant, gid = reprovision(plan, job.job_id, now=300.0, demand=70)   # 5 minutes in
+    >>> grant.containers, int(plan.containers(job.job_id)[5])
+    (40, 60)
+    """
+    H, dt = plan.horizon, plan.step_seconds
+    alloc = plan.allocations.get(job_id) or plan.adhoc.get(job_id)
+    if alloc is None:
+        raise KeyError(f"job_id={job_id} is not in the plan")
+    skyline = alloc.containers(H)
+    with_grants = plan.containers(job_id)
+    cur = int(math.floor(validate.number(now, "now", lo=0) / dt)) % H
+    hold = rule.hold_steps(now, dt) % H
+    steps = rule.recent_steps(now, dt)
+    recent = skyline[steps % H] if own_recent is None else np.asarray(own_recent, dtype=float)
+    if recent.shape != steps.shape:
+        raise ValueError(f"own_recent has {recent.size} values, need one per recent step ({steps.size})")
+    if rule.recent_counts_grants and granted_recent is not None:
+        extra = np.asarray(granted_recent, dtype=float)
+        if extra.shape != recent.shape:
+            raise ValueError(f"granted_recent has {extra.size} values, need one per recent step ({recent.size})")
+        recent = recent + extra
+    z = alloc.job.container
+    reserved = with_grants[cur] if reserved_now is None else reserved_now
+    grant = rule.decide(demand, reserved, recent, plan.room(hold, z))
+    gid = plan.add_grant(job_id, hold, grant.containers, z) if grant.containers else None
+    return grant, gid
