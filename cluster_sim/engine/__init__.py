@@ -18,7 +18,12 @@ fails if a lab calls or overrides a private member of the engine):
   and the labs goes through these, the central state's release wake-ups included; no handler
   settles or checks by hand. ``model.settle()`` and ``model.after_event()`` are what runs around
   each event: a lab with state of its own to bring up to now, or rules of its own to check,
-  overrides them and calls ``super()``.
+  overrides them and calls ``super()``. ``model.schedule_batched(call, after=)`` runs a
+  ``model.callback`` exactly where such an event would run, without making a Mesa event for each
+  one in an uninterrupted run of them; a model whose class sets ``decision_events = "batched"``
+  (RMiner's) sends its schedulers' decisions through it, with results identical to one event each
+  (tested). ``pause_gc = True`` pauses Python's cyclic garbage collector while it makes its jobs
+  and runs (for millions of tasks; a run makes no cyclic garbage).
 - **The workload.** ``model.make_jobs(rng)`` builds the jobs from the model's workload stream;
   override it to add attributes (``job.priority``, ``job.queue``, ``job.gang``, ``job.tag``) drawn
   from the same stream. ``jobs=...`` runs hand-built jobs instead (refused at once if a task fits

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
+import gc
+import heapq
 import itertools
 import math
 from collections import Counter
@@ -11,6 +14,7 @@ from typing import Callable
 import mesa
 import numpy as np
 from mesa.time import Priority, Schedule
+from mesa.time.events import Event
 
 from ..progress import advance, announce
 from .agents import CentralStateView, JobManager, Machine, Scheduler
@@ -80,6 +84,40 @@ def _stop_default_steps(model: mesa.Model) -> None:
     default.stop()
 
 
+def _event_ids() -> itertools.count:
+    """Mesa's counter of event ids (``Event._ids``): a batched callback draws its id from it, so that it
+    sorts against Mesa's events exactly as the event it stands for would have. A test fails if Mesa
+    renames it."""
+    ids = getattr(Event, "_ids", None)
+    if not isinstance(ids, itertools.count):
+        raise RuntimeError("Mesa's event id counter (Event._ids) is gone: check how this Mesa version orders "
+                           "events of equal time and priority and update ClusterModel.schedule_batched")
+    return ids
+
+
+_DEFAULT = Priority.DEFAULT.value  # what a Mesa Event stores as its priority
+
+@contextlib.contextmanager
+def gc_paused(pause: bool = True):
+    """Python's cyclic garbage collector off inside (and back on after, if it was on).
+
+    A paper-scale run holds millions of live objects (tasks, jobs, holds) and makes millions more:
+    every full collection walks all of them, about a tenth of RMiner's run at 2.5 M tasks, yet a run
+    makes no cyclic garbage (reference counting frees what it drops). Results do not depend on it."""
+    if not pause or not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+
+
+#: how scheduling decisions are timed: one Mesa event each, or batched (see ClusterModel.schedule_batched)
+DECISION_EVENTS = ("each", "batched")
+
+
 class ClusterModel(mesa.Model):
     """A cluster of ``Machine`` agents, one ``CentralStateView``, parallel ``Scheduler`` agents and
     a ``JobManager`` per arrived job, on Mesa's event clock.
@@ -108,10 +146,18 @@ class ClusterModel(mesa.Model):
     #: the class of the per-job managers (the default; ``job_manager_class=...`` or a subclass's class
     #: attribute names another, e.g. one that holds a token budget and shapes it)
     job_manager_class = JobManager
+    #: ``"each"``: every scheduling decision is a Mesa event; ``"batched"``: decisions go through
+    #: :meth:`schedule_batched` (same order, same results, far fewer Mesa events). A lab whose runs are
+    #: decision-bound (RMiner) sets it; ``decision_events=`` in the constructor overrides it.
+    decision_events = "each"
+    #: pause Python's cyclic garbage collector while the jobs are made and while the run runs
+    #: (:func:`gc_paused`): a lab of millions of tasks that makes no cyclic garbage sets it
+    pause_gc = False
 
     def __init__(self, config: ClusterConfig, *, jobs: list[Job] | None = None, policy=None,
                  scheduler_class: type | None = None, job_manager_class: type | None = None,
-                 completion_events: str = "bulk", check_every_event: bool = False, record_series: bool = True):
+                 completion_events: str = "bulk", decision_events: str | None = None,
+                 check_every_event: bool = False, record_series: bool = True):
         """Build the substrate: the ledger, the central state view and the machines. The schedulers and
         the jobs are made when the run starts (:meth:`start`), so a subclass calls ``super().__init__()``
         first and sets its own state after, as in Mesa.
@@ -120,10 +166,22 @@ class ClusterModel(mesa.Model):
         ``policy(free, demand, rng) -> machine`` replaces ``config.placement`` (to try a policy of your
         own); ``scheduler_class`` and ``job_manager_class`` replace the class attributes of those names;
         ``completion_events="each"`` spends one Mesa event per completion (the slow reference the bulk
-        path is tested against); ``check_every_event`` checks the invariants after every event (tests)."""
+        path is tested against); ``decision_events`` replaces the class attribute of that name ("each" is
+        the reference the batched path is tested against); ``check_every_event`` checks the invariants
+        after every event (tests)."""
         super().__init__(rng=config.seed)
         _stop_default_steps(self)
+        if decision_events is not None:
+            if decision_events not in DECISION_EVENTS:
+                raise ValueError(f"decision_events={decision_events!r} is not allowed: choose 'each' or 'batched'")
+            self.decision_events = decision_events
         self._calls: set[_Call] = set()
+        # batched callbacks (schedule_batched): a heap of (time, Mesa event id, call), the one Mesa
+        # event that stands for its head, and the end of the run_until slice under way
+        self._batched: list = []
+        self._pump_event: Event | None = None
+        self._run_end = -math.inf
+        self._ids = _event_ids()
         self.config = config
         self.check_every_event = check_every_event
         if scheduler_class is not None:
@@ -165,7 +223,8 @@ class ClusterModel(mesa.Model):
         self.started = True
         self._schedulers = self.make_schedulers(self.policy)
         if self._jobs is None:
-            jobs = self.make_jobs(np.random.default_rng([self.config.seed, WORKLOAD_STREAM]))
+            with gc_paused(self.pause_gc):
+                jobs = self.make_jobs(np.random.default_rng([self.config.seed, WORKLOAD_STREAM]))
             self._jobs = sorted(jobs, key=lambda j: j.arrival)
         if self.jobs:
             self.schedule(self._arrive_call, at=self.jobs[0].arrival)
@@ -241,6 +300,61 @@ class ClusterModel(mesa.Model):
         first = self.time + interval if start is None else start
         return self.schedule_recurring(call.fire, Schedule(interval=interval, start=first), priority=priority)
 
+    def schedule_batched(self, call: _Call, *, after: float) -> None:
+        """Run ``call`` ``after`` seconds from now, exactly where a Mesa event of default priority made
+        now would run, but without making one for each: what makes a paper-scale run decision-bound is
+        a Mesa event per scheduling decision (an Event, two weak references and a heap of Python-level
+        comparisons each).
+
+        The calls wait in a heap of their own, keyed like Mesa's events (time, then the id Mesa would
+        have given the event). One Mesa event stands for the earliest, with that very key, so it runs
+        in that call's place; it then runs the calls that follow it for as long as they precede every
+        Mesa event (a run of decisions uninterrupted by arrivals, refreshes or wake-ups: the common
+        case), each through :meth:`_Call.fire <_Call>` as before (settling first, the invariants after),
+        and hands over to a new stand-in for the rest. The order of everything that happens is
+        today's, so results are identical (tested against ``decision_events="each"``)."""
+        if type(call) is not _Call:
+            raise ValueError(f"schedule_batched takes a model.callback(...), not {call!r}")
+        entry = (self.time + after, next(self._ids), call)
+        heapq.heappush(self._batched, entry)
+        pump = self._pump_event
+        if pump is False:
+            return  # scheduled by a batched call: the loop running it arms a stand-in when it stops
+        if pump is None:
+            self._arm_pump()
+        elif self._batched[0] is entry:
+            pump.cancel()  # it stood for a later call: this one comes first
+            self._arm_pump()
+
+    def _arm_pump(self) -> None:
+        t, uid, _ = self._batched[0]
+        event = Event(t, self._pump)
+        event.unique_id = uid  # sorts exactly where the head call's own event would have
+        self._event_list.add_event(event)
+        self._pump_event = event
+
+    def _pump(self) -> None:
+        batched, events = self._batched, self._event_list._events
+        self._pump_event = False  # running: calls scheduled meanwhile wait for the loop below
+        try:
+            t, _, call = heapq.heappop(batched)  # the call this event stood for
+            call.fire()
+            while batched:
+                t, uid, call = batched[0]
+                if t > self._run_end:
+                    break
+                if events:
+                    top = events[0]  # a cancelled one may hide a later one: stopping early is safe
+                    if top.time < t or (top.time == t and (top.priority, top.unique_id) < (_DEFAULT, uid)):
+                        break
+                heapq.heappop(batched)
+                self.time = t
+                call.fire()
+        finally:
+            self._pump_event = None
+            if batched:
+                self._arm_pump()
+
     def settle(self) -> None:
         """Bring the state up to now before an event acts: release every hold due by now."""
         self.csv.settle()
@@ -254,17 +368,26 @@ class ClusterModel(mesa.Model):
         """Run to ``end_time``. A long run says first how long it will roughly take and shows a
         progress bar in simulated seconds (:mod:`cluster_sim.progress`; neither changes a result).
         The first call starts the run (:meth:`start`)."""
-        if not self.started:
-            self.start()
-        if end_time > self.time:
-            tasks = self.tasks_due(end_time)
-            estimate = self.estimated_seconds(end_time, tasks)
-            announce(estimate, f"{type(self).__name__}: {tasks:,} tasks over "
-                               f"{end_time - self.time:g} simulated seconds")
-            advance(super().run_until, self.time, end_time, desc=type(self).__name__, estimate=estimate)
-        else:
+        with gc_paused(self.pause_gc):
+            if not self.started:
+                self.start()
+            if end_time > self.time:
+                tasks = self.tasks_due(end_time)
+                estimate = self.estimated_seconds(end_time, tasks)
+                announce(estimate, f"{type(self).__name__}: {tasks:,} tasks over "
+                                   f"{end_time - self.time:g} simulated seconds")
+                advance(self._run_slice, self.time, end_time, desc=type(self).__name__, estimate=estimate)
+            else:
+                self._run_slice(end_time)
+            self.settle()  # completions due by the horizon are part of the run
+
+    def _run_slice(self, end_time: float) -> None:
+        """Mesa's run_until, telling batched calls how far they may run on their own."""
+        self._run_end = end_time
+        try:
             super().run_until(end_time)
-        self.settle()  # completions due by the horizon are part of the run
+        finally:
+            self._run_end = -math.inf
 
     def tasks_due(self, end_time: float) -> int:
         """Tasks of the jobs still to arrive by ``end_time``."""
@@ -318,11 +441,17 @@ class ClusterModel(mesa.Model):
     def unplaceable(self, job: Job):
         """``(task, reason)`` for the first task of ``job`` that no machine could ever hold, or None."""
         rows = self._capacity_rows  # distinct machine capacities: few, so compare all at once
-        demands = np.array([t.demand for s in job.stages for t in s.tasks], dtype=np.int64)
-        fits_some = (demands[:, None, :] <= rows[None, :, :]).all(axis=2).any(axis=1)
-        if fits_some.all():
-            return None
-        task = job.tasks[int(np.argmin(fits_some))]
+        if len(rows) == 1:  # one kind of machine: a plain loop, as this runs at every arrival
+            cap = rows[0].tolist()
+            task = next((t for s in job.stages for t in s.tasks if any(d > c for d, c in zip(t.demand, cap))), None)
+            if task is None:
+                return None
+        else:
+            demands = np.array([t.demand for s in job.stages for t in s.tasks], dtype=np.int64)
+            fits_some = (demands[:, None, :] <= rows[None, :, :]).all(axis=2).any(axis=1)
+            if fits_some.all():
+                return None
+            task = job.tasks[int(np.argmin(fits_some))]
         largest = rows.max(axis=0).tolist()
         return task, f"demand {list(task.demand)} exceeds the largest machine {largest} ({'/'.join(RESOURCES)})"
 

@@ -359,6 +359,10 @@ class RMinerModel(ClusterModel):
     """
 
     scheduler_class = RMAwareScheduler
+    #: a paper-scale run is a few million scheduling decisions: batch them (identical results, tested)
+    decision_events = "batched"
+    #: millions of live tasks and no cyclic garbage: no collector passes over them while running
+    pause_gc = True
 
     def __init__(self, config: RMinerConfig, *, check_every_event: bool = False, record_series: bool = True,
                  **kwargs):
@@ -438,7 +442,10 @@ class RMinerModel(ClusterModel):
         super().task_started(task)
         self.started_by[task.id] = STARTED_BY[task.tag]
         job = task.job
-        left = self._unstarted.get(job.id, job.n_tasks) - 1
+        left = self._unstarted.get(job.id)
+        if left is None:  # the job's first start (n_tasks sums over its stages: not at every start)
+            left = job.n_tasks
+        left -= 1
         self._unstarted[job.id] = left
         if left == 0:
             self.job_scheduled_at[job.id] = self.time

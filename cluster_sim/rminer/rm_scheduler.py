@@ -61,10 +61,13 @@ def rm_choice(shadow: np.ndarray, free: np.ndarray, demand: np.ndarray, mode: st
             f"shapes do not match: shadow {shadow.shape}, free {free.shape}, demand {demand.shape}; "
             "need shadow and free (n, R) and demand (R,)"
         )
-    order = shadow_order(shadow, free, mode)
-    fits = (shadow[order] >= demand).all(axis=1)
-    if fits.any():
-        return int(order[np.argmax(fits)]), SHADOW
+    if mode not in ("safe", "smart"):
+        raise ValueError(f"mode={mode!r} is not allowed: choose 'safe' or 'smart'")
+    # the first machine in shadow_order whose shadow fits is the first in that order among those that
+    # fit: order only them (a few), not every machine with some shadow (hundreds, at every RM decision)
+    fit = np.flatnonzero((shadow[:, 0] > 0) & (shadow >= demand).all(axis=1))
+    if fit.size:
+        return int(fit[shadow_order(shadow[fit], free[fit], mode)[0]]), SHADOW
     ok = np.flatnonzero((free >= demand).all(axis=1))
     if ok.size:
         return int(ok[0]), NORMAL

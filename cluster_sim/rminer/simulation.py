@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..engine.model import gc_paused
 from ..engine.workload import COMPLETED, KILLED, RUNNING
 from .config import RMinerConfig
 from .model import STARTED_NAMES, RMinerModel
@@ -73,8 +74,9 @@ def run(config: RMinerConfig, *, check_every_event: bool = False, record_series:
     """Build the RMiner model, run it to the horizon, check the invariants, return the metrics."""
     model = RMinerModel(config, check_every_event=check_every_event, record_series=record_series)
     model.run_until(config.horizon)
-    model.check_invariants()
-    return collect(model)
+    with gc_paused(model.pause_gc):  # the checks and the read-out walk millions of tasks too
+        model.check_invariants()
+        return collect(model)
 
 
 def collect(model: RMinerModel) -> RMinerResult:
