@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ...config import Config, Work, param, seed_param
+from ...config import Config, Work, field_of, param, seed_param
+from ..slo.config import SLOConfig
 
 # ---- Lab 03: the simulation of §9 in miniature ---------------------------------------------------------------
 #: the comparison ``MorpheusConfig.arm`` names (Fig. 10a's breakdown and Fig. 10b's reprovisioning on/off)
@@ -79,10 +80,10 @@ class MorpheusConfig(Config):
     adhoc_task_minutes: float = param(10.0, lo=0.5, hi=60.0, step=0.5, widget=False,
                                       doc="mean length of an ad hoc task (exponential)")
     # ---- Morpheus: contracts, packing, reprovisioning --------------------------------------------------------
-    history_runs: int = param(10, lo=5, hi=200, step=1, widget=False,
-                              doc="past runs per job the contracts are inferred from (Lab 02)")
-    alpha: float = param(0.01, lo=0.0, hi=1.0, step=0.01, widget=False,
-                         doc="the LP's weight of over-allocation against the final debt (the paper: 0.01)")
+    # Lab 02's fields, inherited (the same meaning): fewer runs here, each contract is fitted for every template
+    history_runs: int = field_of(SLOConfig, "history_runs", 10, lo=5, hi=200, slider=(5, 40), widget=False,
+                                 doc="past runs per job the contracts are inferred from (Lab 02)")
+    alpha: float = field_of(SLOConfig, "alpha", widget=False)
     min_parallelism: float = param(0.5, lo=0.0, hi=1.0, step=0.05, widget=False,
                                    doc="each minute of a reservation is allocated in gangs of this share of its "
                                        "containers (0: one container at a time, LowCost may stretch it freely)")
