@@ -278,6 +278,7 @@ def _number(x: float) -> str:
         return ""
     if math.isinf(x):
         return "∞" if x > 0 else "−∞"
+    x = x + 0.0  # -0.0 (a difference of equal runs, negated) would print as "-0"
     return f"{x:+.3g}" if abs(x) < 1e4 else f"{x:+.3e}"
 
 

@@ -160,3 +160,11 @@ def test_records_are_plain_json_and_show_keeps_the_papers_text_whole():
     assert rows[0]["verdict"] == "reproduced" and rows[0]["lab"] == ""
     assert show(table)["paper"].iloc[0] == long_text
     assert MIME.startswith("application/")
+
+
+def test_a_zero_difference_prints_as_plus_zero_not_minus_zero():
+    """Lab 10's claim message printed "-0, 95% interval [-0, -0]" for runs that did not differ."""
+    from cluster_sim.claims import _interval_text
+
+    row = {"verdict": "not reproduced", "ours": -0.0, "low": -0.0, "high": -0.0, "n": 3}
+    assert _interval_text(row) == "+0, 95% interval [+0, +0] over 3 seed(s)"
