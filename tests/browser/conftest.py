@@ -117,6 +117,13 @@ def _home_with_notebooks(tmp_path_factory, name: str) -> Path:
 def lab_server(tmp_path_factory):
     """``(base_url, folder)`` of a JupyterLab serving copies of notebooks/ on 127.0.0.1."""
     home = _home_with_notebooks(tmp_path_factory, "lab")
+    with student_lab(home) as base:
+        yield base, home
+
+
+@contextmanager
+def student_lab(home: Path):
+    """The base URL of a student's JupyterLab (no instructor extensions) serving ``home`` on 127.0.0.1."""
     _settings(home / "settings")
     env = dict(os.environ, JUPYTER_CONFIG_DIR=str(home / "config"), JUPYTERLAB_SETTINGS_DIR=str(home / "settings"),
                JUPYTERLAB_WORKSPACES_DIR=str(home / "workspaces"), JUPYTER_RUNTIME_DIR=str(home / "runtime"),
@@ -126,7 +133,7 @@ def lab_server(tmp_path_factory):
             "--IdentityProvider.token=", "--ServerApp.password=", f"--ServerApp.root_dir={home}",
             "--ServerApp.disable_check_xsrf=True", "--LabApp.news_url=", "--allow-root"]
     with _serving("jupyterlab", args, home, env, f"{base}/api/status"):
-        yield base, home
+        yield base
 
 
 @pytest.fixture(scope="session")

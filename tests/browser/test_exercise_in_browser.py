@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 import shutil
 import subprocess
@@ -31,7 +30,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from .conftest import ROOT, STUDENT_ENV, _free_port, _missing, _serving, _settings
+from .conftest import ROOT, _missing, student_lab
 
 pytestmark = [pytest.mark.notebook, pytest.mark.xdist_group("browser")]
 
@@ -125,15 +124,7 @@ def workspace_lab(tmp_path_factory):
                               capture_output=True, text=True, timeout=60)
         assert made.returncode == 0 and (home / "workspace" / name).is_file(), made.stdout + made.stderr
         assert f"workspace/{name}" in made.stdout
-    _settings(home / "settings")
-    env = dict(os.environ, JUPYTER_CONFIG_DIR=str(home / "config"), JUPYTERLAB_SETTINGS_DIR=str(home / "settings"),
-               JUPYTERLAB_WORKSPACES_DIR=str(home / "workspaces"), JUPYTER_RUNTIME_DIR=str(home / "runtime"),
-               **STUDENT_ENV)
-    base = f"http://127.0.0.1:{_free_port()}"
-    args = [sys.executable, "-m", "jupyter", "lab", "--no-browser", "--ip=127.0.0.1", f"--port={base.rsplit(':', 1)[1]}",
-            "--IdentityProvider.token=", "--ServerApp.password=", f"--ServerApp.root_dir={home}",
-            "--ServerApp.disable_check_xsrf=True", "--LabApp.news_url=", "--allow-root"]
-    with _serving("jupyterlab", args, home, env, f"{base}/api/status"):
+    with student_lab(home) as base:
         yield base, home
 
 
