@@ -99,6 +99,13 @@ def test_seeded_runs_give_what_they_gave_before_the_speed_ups(preset, mode):
     assert digest33.compute(preset, mode) == want[f"{preset}/{mode}"]
 
 
+@pytest.mark.parametrize("mode", digest33.PAPER_MODES)
+def test_paper_scale_slices_give_what_they_gave_before_the_speed_ups(mode):
+    """The paper's 1,500 machines for a few seconds (digests by commit b71cc94): the shape the speed-ups are for."""
+    want = json.loads((Path(__file__).parent / "digests33.json").read_text())
+    assert digest33.compute("paper", mode) == want[f"paper/{mode}"]
+
+
 def test_decision_events_is_checked():
     with pytest.raises(ValueError, match="decision_events='bulk' is not allowed: choose 'each' or 'batched'"):
         RMinerModel(RMinerConfig.ci(), decision_events="bulk")
