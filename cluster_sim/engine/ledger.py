@@ -68,6 +68,7 @@ class ResourceLedger:
         self.capacity = capacity.astype(np.int64)
         self.allocated = np.zeros_like(self.capacity)  # visible to the central state
         self.hidden = np.zeros_like(self.capacity)  # held, but shown by no view
+        self._views()
         # Cumulative flows, for the invariant "released equals allocated" (minus what still runs);
         # plain ints: updated at every commit, and numpy arithmetic on a tuple costs 4x more.
         self._allocated_total = [0] * self.capacity.shape[1]
@@ -76,6 +77,34 @@ class ResourceLedger:
         self._heap: list = []  # (finish, seq, hold): stale entries (released early) are skipped
         self._live: dict = {}  # owner -> its current hold
         self._seq = 0
+
+    def _views(self) -> None:
+        # Element views of the same memory (not copies): a commit or a release touches one machine's
+        # few entries, and a memoryview reads and writes them as Python ints about twice as fast as
+        # numpy's scalar indexing (whose int64 scalars then make every sum slower too).
+        self._cap = memoryview(self.capacity)
+        self._alloc = memoryview(self.allocated)
+        self._hid = memoryview(self.hidden)
+        self._n_res = self.capacity.shape[1]
+
+    def __getstate__(self) -> dict:
+        state = self.__dict__.copy()
+        for name in ("_cap", "_alloc", "_hid"):
+            del state[name]  # memoryviews do not pickle: made again from the arrays
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._views()
+
+    def row(self, machine: int, visible: bool = True) -> list[int]:
+        """What ``machine`` has free, as Python ints: as the central state shows it (``free``), or truly
+        (``truly_free``, with ``visible=False``); for code that reads one machine at each event."""
+        cap, alloc = self._cap, self._alloc
+        if visible:
+            return [cap[machine, r] - alloc[machine, r] for r in range(self._n_res)]
+        hid = self._hid
+        return [cap[machine, r] - alloc[machine, r] - hid[machine, r] for r in range(self._n_res)]
 
     @property
     def n_machines(self) -> int:
@@ -103,19 +132,19 @@ class ResourceLedger:
 
     def fits(self, machine: int, demand, visible: bool = True) -> bool:
         # element by element: this runs at every commit, and is 3x faster than row arithmetic
-        cap, alloc = self.capacity, self.allocated
+        cap, alloc = self._cap, self._alloc
         if visible:
             for r, d in enumerate(demand):
                 if alloc[machine, r] + d > cap[machine, r]:
                     return False
             return True
-        hidden = self.hidden
+        hidden = self._hid
         for r, d in enumerate(demand):
             if alloc[machine, r] + hidden[machine, r] + d > cap[machine, r]:
                 return False
         return True
 
-    def _add(self, rows: np.ndarray, machine: int, demand, sign: int) -> None:
+    def _add(self, rows: memoryview, machine: int, demand, sign: int) -> None:
         for r, d in enumerate(demand):
             rows[machine, r] += sign * d
 
@@ -126,7 +155,7 @@ class ResourceLedger:
                 f"demand {tuple(demand)} does not fit on machine {machine}: "
                 f"free {self.free[machine].tolist()}"
             )
-        self._add(self.allocated, machine, demand, +1)
+        self._add(self._alloc, machine, demand, +1)
         self._flow(self._allocated_total, demand)
 
     @staticmethod
@@ -135,7 +164,7 @@ class ResourceLedger:
             total[r] += d
 
     def release(self, machine: int, demand) -> None:
-        self._add(self.allocated, machine, demand, -1)
+        self._add(self._alloc, machine, demand, -1)
         self._flow(self._released_total, demand)
         if (self.allocated[machine] < 0).any():
             raise AssertionError(f"machine {machine} released more than it held: {self.allocated[machine].tolist()}")
@@ -148,7 +177,7 @@ class ResourceLedger:
             return None
         if owner in self._live:
             raise ValueError(f"{owner!r} already holds {self._live[owner]}: release it first")
-        self._add(self.allocated if visible else self.hidden, machine, demand, +1)
+        self._add(self._alloc if visible else self._hid, machine, demand, +1)
         self._flow(self._allocated_total, demand)
         if queue is not None:
             used = self.queue_used.get(queue)
@@ -181,13 +210,19 @@ class ResourceLedger:
         return hold
 
     def _give_back(self, hold: Hold) -> None:
-        rows = self.allocated if hold.visible else self.hidden
-        self._add(rows, hold.machine, hold.demand, -1)
+        rows = self._alloc if hold.visible else self._hid
+        m = hold.machine
+        negative = False
+        for r, d in enumerate(hold.demand):
+            left = rows[m, r] - d
+            rows[m, r] = left
+            negative |= left < 0
         self._flow(self._released_total, hold.demand)
         if hold.queue is not None:
             self.queue_used[hold.queue] -= hold.demand
-        if min(rows[hold.machine].tolist()) < 0:  # runs at every release: cheaper than (row < 0).any()
-            raise AssertionError(f"machine {hold.machine} released more than it held: {rows[hold.machine].tolist()}")
+        if negative:
+            row = (self.allocated if hold.visible else self.hidden)[m]
+            raise AssertionError(f"machine {m} released more than it held: {row.tolist()}")
 
     def next_release_time(self) -> float:
         """When the next hold comes due: a lower bound, as an entry released early (killed,

@@ -102,8 +102,7 @@ class ShadowProbe:
             self.series.set(t, self.meter.shadow_of(0))
 
     def _free(self, m: int) -> list:
-        led = self.csv.ledger
-        return (led.capacity[m] - led.allocated[m]).tolist()
+        return self.csv.ledger.row(m)
 
     def on_release(self, task, t: float) -> None:
         if self.event_log is not None:
@@ -286,8 +285,7 @@ class RMScheduler(Scheduler):
         m = task.machine
         if self.srm.shadow_id[m] < 0:
             return  # no shadow index: nothing available to shrink, no RM task to collide with
-        led = self.csv.ledger
-        overflow = self.srm.echo_allocate(m, led.capacity[m] - led.allocated[m])
+        overflow = self.srm.echo_allocate(m, self.csv.ledger.row(m))
         if overflow is not None:
             self._resolve_conflict(m, overflow, t)
 
