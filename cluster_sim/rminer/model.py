@@ -283,7 +283,7 @@ class RMScheduler(Scheduler):
 
     def on_commit(self, task, t: float) -> None:
         m = task.machine
-        if self.srm.shadow_id[m] < 0:
+        if m not in self.srm.live:
             return  # no shadow index: nothing available to shrink, no RM task to collide with
         overflow = self.srm.echo_allocate(m, self.csv.ledger.row(m))
         if overflow is not None:
