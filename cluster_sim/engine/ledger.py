@@ -177,8 +177,10 @@ class ResourceLedger:
             return None
         if owner in self._live:
             raise ValueError(f"{owner!r} already holds {self._live[owner]}: release it first")
-        self._add(self._alloc if visible else self._hid, machine, demand, +1)
-        self._flow(self._allocated_total, demand)
+        rows, total = (self._alloc if visible else self._hid), self._allocated_total
+        for r, d in enumerate(demand):  # _add and _flow in one loop: this runs at every commit
+            rows[machine, r] += d
+            total[r] += d
         if queue is not None:
             used = self.queue_used.get(queue)
             if used is None:
@@ -213,11 +215,12 @@ class ResourceLedger:
         rows = self._alloc if hold.visible else self._hid
         m = hold.machine
         negative = False
-        for r, d in enumerate(hold.demand):
+        total = self._released_total
+        for r, d in enumerate(hold.demand):  # _add and _flow in one loop: this runs at every release
             left = rows[m, r] - d
             rows[m, r] = left
             negative |= left < 0
-        self._flow(self._released_total, hold.demand)
+            total[r] += d
         if hold.queue is not None:
             self.queue_used[hold.queue] -= hold.demand
         if negative:
