@@ -64,11 +64,22 @@ def rm_choice(shadow: np.ndarray, free: np.ndarray, demand: np.ndarray, mode: st
     if mode not in ("safe", "smart"):
         raise ValueError(f"mode={mode!r} is not allowed: choose 'safe' or 'smart'")
     # the first machine in shadow_order whose shadow fits is the first in that order among those that
-    # fit: order only them (a few), not every machine with some shadow (hundreds, at every RM decision)
-    fit = np.flatnonzero((shadow[:, 0] > 0) & (shadow >= demand).all(axis=1))
+    # fit: find it among them (a few), not by sorting every machine with some shadow (hundreds, at every
+    # RM decision); np.all over the rows' few resources, as np.logical_and.reduce skips .all()'s wrapper
+    fit = np.flatnonzero(np.logical_and.reduce(shadow >= demand, axis=1) & (shadow[:, 0] > 0))
     if fit.size:
-        return int(fit[shadow_order(shadow[fit], free[fit], mode)[0]]), SHADOW
-    ok = np.flatnonzero((free >= demand).all(axis=1))
-    if ok.size:
-        return int(ok[0]), NORMAL
+        return int(fit[_first_in_order(shadow[fit, 0], free[fit, 0], mode)]), SHADOW
+    ok = np.logical_and.reduce(free >= demand, axis=1)
+    i = int(ok.argmax())  # the first machine that fits, if any does
+    if ok[i]:
+        return i, NORMAL
     return -1, NONE
+
+
+def _first_in_order(shadow0: np.ndarray, free0: np.ndarray, mode: str) -> int:
+    """The position of ``shadow_order``'s first machine among candidates in machine order (all with some
+    shadow): the most shadow (SmartRM: the most idle, then the most shadow), ties to the lowest id -
+    what the sort puts first, without sorting (``argmax`` returns the first of equal maxima)."""
+    if mode == "smart":
+        shadow0 = np.where(free0 == free0.max(), shadow0, -1)  # only the most idle compete on shadow
+    return int(shadow0.argmax())

@@ -148,13 +148,16 @@ class ShadowResourceManager:
     # ---- used by the RM scheduler -----------------------------------------------------------
     def allocate_rm(self, machine: int, demand: np.ndarray) -> None:
         """An RM task takes ``demand`` of the machine's available shadow (never committed to the CSV)."""
-        if (self.available[machine] < demand).any():
+        avail, occ = self._avail, self._occ
+        want = demand.tolist() if hasattr(demand, "tolist") else list(demand)
+        if any(avail[machine, r] < d for r, d in enumerate(want)):
             raise ValueError(
-                f"demand={demand.tolist()} does not fit the available shadow "
+                f"demand={want} does not fit the available shadow "
                 f"{self.available[machine].tolist()} on machine {machine}"
             )
-        self.available[machine] -= demand
-        self.occupied[machine] += demand
+        for r, d in enumerate(want):  # element by element: Python ints, cheaper than three row operations
+            avail[machine, r] -= d
+            occ[machine, r] += d
         self.allocated_tasks[machine] += 1
 
     def take_shadow(self, machine: int) -> None:
