@@ -74,9 +74,13 @@ class ResourceLedger:
         self._allocated_total = [0] * self.capacity.shape[1]
         self._released_total = [0] * self.capacity.shape[1]
         self.queue_used: dict = {}  # queue -> resource vector held by holds charged to it
-        self._heap: list = []  # (finish, seq, hold): stale entries (released early) are skipped
+        # When holds come due: a heap of bare release times (one per hold; a float heap compares about
+        # twice as fast as one of (time, seq, hold) tuples, and there is one push and one pop per task)
+        # and the holds due at each time, one or a list in the order they were made (the tie order).
+        # Holds released early (killed, evicted) stay in both until their time and are skipped then.
+        self._heap: list[float] = []
+        self._due: dict = {}
         self._live: dict = {}  # owner -> its current hold
-        self._seq = 0
 
     def _views(self) -> None:
         # Element views of the same memory (not copies): a commit or a release touches one machine's
@@ -188,8 +192,15 @@ class ResourceLedger:
             used += demand
         hold = Hold(owner, machine, demand, until, visible, queue)
         self._live[owner] = hold
-        heapq.heappush(self._heap, (until, self._seq, hold))
-        self._seq += 1
+        heapq.heappush(self._heap, until)
+        due = self._due
+        earlier = due.get(until)
+        if earlier is None:
+            due[until] = hold
+        elif type(earlier) is list:
+            earlier.append(hold)
+        else:
+            due[until] = [earlier, hold]
         return hold
 
     def hold(self, machine: int, demand, until: float, owner, *, visible: bool = True, queue=None) -> Hold:
@@ -230,14 +241,22 @@ class ResourceLedger:
     def next_release_time(self) -> float:
         """When the next hold comes due: a lower bound, as an entry released early (killed,
         evicted) stays in the heap until its time; :meth:`pop_due` skips it then."""
-        return self._heap[0][0] if self._heap else float("inf")
+        return self._heap[0] if self._heap else float("inf")
 
     def pop_due(self, t: float):
         """Release every hold due by ``t``, in finish order, and yield each (the caller updates its
         owner's state: the ledger only keeps the numbers)."""
-        heap, live = self._heap, self._live
-        while heap and heap[0][0] <= t:
-            hold = heapq.heappop(heap)[2]
+        heap, due, live = self._heap, self._due, self._live
+        while heap and heap[0] <= t:
+            when = heapq.heappop(heap)
+            hold = due[when]
+            if type(hold) is list:  # several due at this time: the first made goes first
+                holds = hold
+                hold = holds.pop(0)
+                if not holds:
+                    del due[when]
+            else:
+                del due[when]
             if live.get(hold.owner) is not hold:
                 continue  # released early (killed, evicted, migrated)
             del live[hold.owner]
