@@ -106,6 +106,8 @@ class ResourceLedger:
         (``truly_free``, with ``visible=False``); for code that reads one machine at each event."""
         cap, alloc = self._cap, self._alloc
         if visible:
+            if self._n_res == 2:  # CPU and memory: the common case, spelt out (it runs at every release)
+                return [cap[machine, 0] - alloc[machine, 0], cap[machine, 1] - alloc[machine, 1]]
             return [cap[machine, r] - alloc[machine, r] for r in range(self._n_res)]
         hid = self._hid
         return [cap[machine, r] - alloc[machine, r] - hid[machine, r] for r in range(self._n_res)]

@@ -101,26 +101,27 @@ class ShadowProbe:
         if self.series is not None:
             self.series.set(t, self.meter.shadow_of(0))
 
-    def _free(self, m: int) -> list:
-        return self.csv.ledger.row(m)
-
     def on_release(self, task, t: float) -> None:
+        m = task.machine
         if self.event_log is not None:
-            self.event_log.append((t, "release", task.machine, tuple(task.demand)))
+            self.event_log.append((t, "release", m, tuple(task.demand)))
         if self.active:
-            self.meter.release(t, task.machine, task.demand, self._free(task.machine))
-            self._record(t)
+            self.meter.release(t, m, task.demand, self.csv.ledger.row(m))
+            if self.series is not None:
+                self._record(t)
 
     def on_commit(self, task, t: float) -> None:
+        m = task.machine
         if self.event_log is not None:
-            self.event_log.append((t, "alloc", task.machine, tuple(task.demand)))
+            self.event_log.append((t, "alloc", m, tuple(task.demand)))
         if self.active:
-            m = task.machine
-            if self.meter.has_released(m):  # otherwise the allocation cannot touch the shadow
-                self.meter.allocate(t, m, self._free(m))
+            meter = self.meter
+            if meter.has_released(m):  # otherwise the allocation cannot touch the shadow
+                meter.allocate(t, m, self.csv.ledger.row(m))
             else:
-                self.meter.advance(t)
-            self._record(t)
+                meter.advance(t)
+            if self.series is not None:
+                self._record(t)
 
     def on_sync(self, view, t: float) -> None:
         # a synchronous refresh calls this once per view at the same time: the first one counts
@@ -164,6 +165,8 @@ class RMScheduler(Scheduler):
         self.srm = ShadowResourceManager(n, r)
         self.srm.next_update = cfg.shadow_period()
         self.frng = np.random.default_rng([cfg.seed, 0xF117E])  # the filter's draws only
+        # ... handed out from blocks: the same numbers in the same order as one frng.random() each
+        self._filter_draws = UniformBuffer(self.frng)
         self.running: dict[int, RMRun] = {}  # task id -> live run on shadow resources
         self.on_machine: list[dict[int, RMRun]] = [dict() for _ in range(n)]
         # filter factors (3) and (4): exponentially weighted estimates
@@ -203,9 +206,9 @@ class RMScheduler(Scheduler):
         self._rate_t = now
         threshold = self.filter.threshold(*self.factors(now))
         normal, diverted = [], []
-        ratio = self.filter.ratio
+        ratio, eligible, draw = self.filter.ratio, self.filter.eligible, self._filter_draws.next
         for t in tasks:
-            if self.filter.eligible(t.duration, t.demand, t.job.priority, threshold) and self.frng.random() < ratio:
+            if eligible(t.duration, t.demand, t.job.priority, threshold) and draw() < ratio:
                 diverted.append(t)
             else:
                 normal.append(t)

@@ -98,11 +98,12 @@ class RMFilter:
 
     def eligible(self, duration: float, demand, priority: int, threshold: float) -> bool:
         """Short enough, small enough, low-priority (so preemptible) - before the ``ratio`` draw."""
-        return (
-            duration <= threshold
-            and priority <= self.max_priority
-            and all(d <= m for d, m in zip(demand, self.max_demand))
-        )
+        if not (duration <= threshold and priority <= self.max_priority):
+            return False
+        for d, m in zip(demand, self.max_demand):  # a loop, not all(generator): once per arriving task
+            if d > m:
+                return False
+        return True
 
     def queue_key(self, duration: float, demand, priority: int, seq: int) -> tuple:
         """Sort key of the RM queue (smallest first); ``seq`` (arrival order) breaks ties."""
