@@ -41,8 +41,10 @@ from __future__ import annotations
 import argparse
 import gc
 import heapq
+import json
 import os
 import resource
+import subprocess
 import sys
 import time
 
@@ -193,6 +195,55 @@ def bench_runs(quick: bool, modes: str, reference: bool = False) -> None:
             bench("paper scale, 300 s", cfg)
 
 
+#: what a fresh process runs for ``--part checkout``: one paper-scale slice by the code under ``src`` (or by
+#: this checkout), printing its CPU time and what it computed. An editable install is found before
+#: ``sys.path``, so its finder is taken out first.
+_SLICE = """
+import json, os, sys, time
+src = sys.argv[1]
+if src:
+    sys.meta_path[:] = [f for f in sys.meta_path if "__editable__" not in repr(f)]
+    sys.path.insert(0, src)
+os.environ["CLUSTER_SIM_PROGRESS"] = "off"
+from cluster_sim.rminer import RMinerConfig
+from cluster_sim.rminer.model import RMinerModel
+from cluster_sim.rminer.simulation import collect
+from cluster_sim.engine.model import gc_paused
+import cluster_sim
+cfg = RMinerConfig.paper().replace(mode=sys.argv[2], horizon=float(sys.argv[3]))
+c0, t0 = time.process_time(), time.perf_counter()
+model = RMinerModel(cfg, record_series=False)
+model.run_until(cfg.horizon)
+with gc_paused(True):
+    model.check_invariants()
+    res = collect(model)
+print(json.dumps(dict(cpu=time.process_time() - c0, wall=time.perf_counter() - t0, tasks=res.tasks_submitted,
+                      summary=repr(sorted(res.summary().items())), where=os.path.dirname(cluster_sim.__file__))))
+"""
+
+
+def bench_against_checkout(src: str, horizon: float, modes: str, rounds: int) -> None:
+    """The same paper-scale slice by an older checkout's code (``src``: a directory holding its ``cluster_sim``,
+    e.g. ``git archive b71cc94 cluster_sim | tar -x -C /tmp/before``) and by this one, in fresh processes taken
+    in turns (the machine is shared: alternating spreads its load over both), the RATIO of their CPU times
+    (the median of each side's rounds), and whether both computed the same metrics."""
+    for mode in modes.split(","):
+        times: dict[str, list[float]] = {"before": [], "now": []}
+        summaries = {}
+        for _ in range(rounds):
+            for side, where in (("before", src), ("now", "")):
+                out = subprocess.run([sys.executable, "-c", _SLICE, where, mode, str(horizon)], check=True,
+                                     capture_output=True, text=True).stdout
+                r = json.loads(out.strip().splitlines()[-1])
+                times[side].append(r["cpu"])
+                summaries[side] = r["summary"]
+                print(f"  {side:<6} mode={mode:<5} {horizon:g} s slice, {r['tasks']:,} tasks: cpu {r['cpu']:6.2f}s "
+                      f"wall {r['wall']:6.2f}s (code in {r['where']}) load {os.getloadavg()[0]:.1f}", flush=True)
+        before, now = (sorted(times[k])[len(times[k]) // 2] for k in ("before", "now"))
+        print(f"RATIO before / now = {before / now:4.2f}x CPU time (medians of {rounds}: {before:.2f}s / {now:.2f}s), "
+              f"mode={mode}; same metrics: {summaries['before'] == summaries['now']}", flush=True)
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true",
@@ -200,9 +251,19 @@ def main(argv=None) -> None:
     ap.add_argument("--modes", default="none,smart", help="modes for the full paper-scale runs")
     ap.add_argument("--reference", action="store_true",
                     help="run the full paper-scale runs by today's reference path too (doubles the time)")
-    ap.add_argument("--part", choices=("runs", "sweep", "all"), default="all",
-                    help="single runs, the paper-scale Fig. 4 sweep in-process vs LocalCluster, or both")
+    ap.add_argument("--part", choices=("runs", "sweep", "all", "checkout"), default="all",
+                    help="single runs, the paper-scale Fig. 4 sweep in-process vs LocalCluster, or both; "
+                         "'checkout': a paper-scale slice by an older checkout's code (--before) against this one")
+    ap.add_argument("--before", help="with --part checkout: a directory holding an older checkout's cluster_sim")
+    ap.add_argument("--slice", type=float, default=15.0, help="with --part checkout: simulated seconds of the slice")
+    ap.add_argument("--rounds", type=int, default=3, help="with --part checkout: runs of each side, in turns")
     args = ap.parse_args(argv)
+    if args.part == "checkout":
+        if not args.before or not os.path.isdir(os.path.join(args.before, "cluster_sim")):
+            raise ValueError(f"--before={args.before!r} is not allowed: give a directory holding an older checkout's "
+                             "cluster_sim (git archive <commit> cluster_sim | tar -x -C <dir>)")
+        bench_against_checkout(args.before, args.slice, args.modes, args.rounds)
+        return
     if args.part in ("runs", "all"):
         bench_runs(args.quick, args.modes, args.reference)
     if args.part in ("sweep", "all"):

@@ -117,7 +117,8 @@ class ShadowMeter:
 
     def release(self, t: float, machine: int, amount, free_after) -> None:
         """A task released ``amount`` on ``machine`` in the CSV; the views learn it at the next sync."""
-        self.advance(t)
+        if t != self.last_t:
+            self.advance(t)
         rel = self._released[machine]
         if not any(rel):
             self._dirty.append(machine)
