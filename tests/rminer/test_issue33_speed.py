@@ -136,3 +136,28 @@ def test_no_garbage_collection_passes_over_the_tasks_while_running():
     assert full == [] and collector_on and not any(collector_on)
     assert gc.isenabled()  # back on after the run
     assert sum(j.n_tasks for j in model.arrived) > 2000
+
+
+def test_the_ledger_and_the_shadow_view_copy_with_their_element_views():
+    """Both read and write one machine's entries through memoryviews of their arrays: a copy (pickle, deepcopy)
+    must get views of its own arrays, not share (or lose) the original's."""
+    import copy
+    import pickle
+
+    from cluster_sim.engine.ledger import ResourceLedger
+    from cluster_sim.rminer.shadow_view import ShadowResourceManager
+
+    led = ResourceLedger(np.array([[4, 8], [2, 2]]))
+    led.hold(0, (1, 2), until=1.0, owner="a")
+    for twin in (pickle.loads(pickle.dumps(led)), copy.deepcopy(led)):
+        twin.hold(0, (3, 6), until=2.0, owner="b")
+        assert twin.allocated[0].tolist() == [4, 8] and twin.row(0) == [0, 0]
+        assert [h.owner for h in twin.pop_due(5.0)] == ["a", "b"] and twin.row(0) == [4, 8]
+    assert led.allocated[0].tolist() == [1, 2] and led.row(0) == [3, 6]
+
+    srm = ShadowResourceManager(n_machines=2, n_resources=2)
+    srm.echo_release(0.1, machine=1, amount=np.array([4, 1]))
+    twin = pickle.loads(pickle.dumps(srm))
+    twin.allocate_rm(1, np.array([3, 1]))
+    assert twin.available[1].tolist() == [1, 0] and twin.occupied[1].tolist() == [3, 1]
+    assert srm.available[1].tolist() == [4, 1] and srm.occupied[1].tolist() == [0, 0]
