@@ -35,7 +35,10 @@ blocks (the same numbers); commits and settling read their fields once. ``--part
 paper-scale slice by an older checkout's code (``git archive b71cc94 cluster_sim | tar -x -C DIR``) and by this
 one in fresh processes in turns and prints the RATIO of their CPU times. Measured, SmartRM, 10 s slices (83k
 tasks), 3 rounds at load average 13-16: before 4.11/4.18/4.30 s CPU, now 3.67/3.80/3.57 s, 1.14x (medians),
-same metrics; 15 s slices (125k tasks) at 14.5-15: 7.52/6.67 s against 6.34/5.96 s, about 1.15x. FULL_RUN_LINE
+same metrics; 15 s slices (125k tasks) at 14.5-15: 7.52/6.67 s against 6.34/5.96 s, about 1.15x; the final code,
+10 s slices at 24-26: 4.57/4.50 s against 3.70/3.79 s, 1.20x, same metrics. The full 300 s SmartRM run (2.51 M
+tasks), once: 140 s CPU, 1,731 s wall at load average 16-24 (9 sessions on 2 cores), peak RSS 1.2 GB (last
+round's 153 s CPU was at load 5; CPU time itself grows with contention, so the two do not compare exactly).
 Not the factor of 2.5 the issue asks: what is left has no single large part (a py-spy sample of a 30 s slice:
 the ledger's heap pops 7%, committing 17% in all, the two RMiner listeners 10%, the RM scheduler's decisions 8%,
 arrivals and the filter 12%, the rest under 2% each); a further factor needs fewer Python calls per task (the
