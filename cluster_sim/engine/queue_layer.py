@@ -35,7 +35,7 @@ import math
 from bisect import bisect_right
 from typing import Callable, Iterable
 
-import mesa
+from .._mesa import mesa  # mesa without its stack walk (cluster_sim/_mesa.py)
 
 from .agents import JobManager
 from .metrics import StepIntegral
