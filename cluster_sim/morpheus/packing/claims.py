@@ -61,7 +61,7 @@ CLAIMS = [
               "runs, ci seeds 0-11): (1) the run held back on purpose, a §9.3 case Fig. 10 does not have, was "
               "counted: static misses it on 10 of 12 seeds; without it static is 7/94 against users' 11/94. A run "
               "that starts up to 2 minutes after its reservation misses no more often than one that waits for it "
-              "(6/21 and 12/52 with work kept; 0/21 and 5/52 as configured). "
+              "(one reservation per run: 6/21 and 12/52 with work kept, 0/21 and 5/52 with running tasks kept). "
               "(2) Not LowCost's stretching: with worst_case='resume' and one reservation per run, "
               "min_parallelism 0, 0.5 and 1 give 31, 31 and 40/106 (users 16/106). (3) R*'s shape: R* from each "
               "run's own submission misses 44/106 with work kept; 17 of 24 such misses (seeds 0-5) had an R* "
