@@ -110,6 +110,10 @@ class CapstoneConfig(Config):
     #: plans and the views scale with the cluster): bench/capstone.py measured 0.7-1.3 ms per task at default
     #: (16 machines) and 1.1 ms at paper (500 machines, 133 s for the day) on the shared 2-core machine
     SECONDS_PER_TASK, SECONDS_PER_TASK_MACHINE = 8e-4, 6e-7
+    #: CPU seconds of Lab 07's IPA and RAA per stage of the day (the resource plans, with ``stageopt`` and ``raa``
+    #: on): bench/capstone.py measured 10 ms at default (142 stages), almost all of it the latency model's
+    #: per-call cost (four predictions a stage), whatever the stage's width
+    SECONDS_PER_STAGE_PLAN = 0.01
 
     def switches(self) -> dict[str, bool]:
         return {s: getattr(self, s) for s in SWITCHES}
@@ -128,10 +132,11 @@ class CapstoneConfig(Config):
 
     def work(self) -> Work:
         tasks = self.job_rate() * self.horizon * self.mean_tasks_per_job()
+        plans = tasks / self.MEAN_WIDTH * self.SECONDS_PER_STAGE_PLAN if self.stageopt and self.raa else 0.0
         return Work(tasks, "tasks", f"{count(tasks)} tasks = {self.job_rate():.3g} jobs/s x horizon {self.horizon:g} s x "
                                     f"{self.mean_tasks_per_job():g} tasks per job",
                     up=("machines", "load", "horizon"), down=("mean_task_duration",),
-                    seconds=tasks * (self.SECONDS_PER_TASK + self.machines * self.SECONDS_PER_TASK_MACHINE))
+                    seconds=tasks * (self.SECONDS_PER_TASK + self.machines * self.SECONDS_PER_TASK_MACHINE) + plans)
 
     @classmethod
     def ci(cls):
