@@ -111,8 +111,8 @@ class CapstoneConfig(Config):
     #: (16 machines) and 1.1 ms at paper (500 machines, 133 s for the day) on the shared 2-core machine
     SECONDS_PER_TASK, SECONDS_PER_TASK_MACHINE = 8e-4, 6e-7
     #: CPU seconds of Lab 07's IPA and RAA per stage of the day (the resource plans, with ``stageopt`` and ``raa``
-    #: on): bench/capstone.py measured 10 ms at default (142 stages), almost all of it the latency model's
-    #: per-call cost (four predictions a stage), whatever the stage's width
+    #: on): bench/capstone.py measured 10 ms at default (142 stages) and 9.5 ms at paper (12,117 stages), almost
+    #: all of it the latency model's per-call cost (four predictions a stage), whatever the stage's width
     SECONDS_PER_STAGE_PLAN = 0.01
 
     def switches(self) -> dict[str, bool]:
