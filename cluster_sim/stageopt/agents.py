@@ -46,10 +46,7 @@ class StagePlanningScheduler(Scheduler):
 
     def _plan(self, tasks) -> None:
         free = self.view.free
-        # the stage's largest demand per resource (vertices sized by a resource plan differ): every planned
-        # slot fits any of its tasks
-        demand = np.asarray(tasks[0].demand if len(tasks) == 1 else np.max([t.demand for t in tasks], axis=0),
-                            dtype=float)
+        demand = np.asarray(tasks[0].demand, dtype=float)
         m, n = len(tasks), free.shape[0]
         alpha = max(self.alpha, -(-m // n))
         cap = slots_per_machine(np.maximum(free, 0), np.maximum(demand, 1e-9), alpha)
