@@ -12,7 +12,8 @@ Measured on 2026-11-26 with the stage optimiser's resource plans (Lab 07's IPA a
 on the shared 2-core machine at a load average of 15-19 (seven workers):
 
 * ``default`` (65 jobs, 1,425 tasks, 16 machines): all five on 14.8 s wall, **1.7 s CPU** (the
-  resource plans of its 142 stages 1.4 s CPU); the plain engine 0.2 s CPU: 7.7x in CPU time;
+  resource plans of its 142 stages 1.4 s CPU) at load 14.7; again at load 24.7, 24.9 s wall, 1.6 s CPU;
+  the plain engine 0.1-0.2 s CPU, so the ratio (7.7x and 25x in CPU time) is mostly the plans, and noisy;
 * ``paper`` (4,858 jobs, 121,065 tasks, 500 machines): all five on 1,111 s wall, **163.5 s CPU**
   (the resource plans of its 12,117 stages 115.1 s CPU, 9.5 ms a stage; the run 48 s); the plain
   engine 7.7 s CPU: 21x in CPU time. The day itself took 57 s of wall time to build.
