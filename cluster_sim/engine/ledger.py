@@ -38,6 +38,8 @@ import heapq
 
 import numpy as np
 
+from ..validate import whole_numbers
+
 
 class Hold:
     """Resources held on one machine until ``finish`` by ``owner`` (released by the ledger)."""
@@ -156,6 +158,10 @@ class ResourceLedger:
 
     # ---- untimed allocations ------------------------------------------------------------------
     def allocate(self, machine: int, demand) -> None:
+        # the direct API checks its demand (the rows are written through int64 memoryviews, which would refuse a
+        # fraction with a TypeError after writing the entries before it); commits go through try_hold, whose
+        # demands are the tasks', checked whole when the tasks were made
+        demand = whole_numbers(demand, "demand")
         if not self.fits(machine, demand):
             raise ValueError(
                 f"demand {tuple(demand)} does not fit on machine {machine}: "
@@ -206,7 +212,8 @@ class ResourceLedger:
         return hold
 
     def hold(self, machine: int, demand, until: float, owner, *, visible: bool = True, queue=None) -> Hold:
-        """:meth:`try_hold`, raising ``ValueError`` if the demand does not fit."""
+        """:meth:`try_hold`, raising ``ValueError`` if the demand is not whole numbers or does not fit."""
+        demand = whole_numbers(demand, "demand")
         hold = self.try_hold(machine, demand, until, owner, visible=visible, queue=queue)
         if hold is None:
             room = self.free[machine] if visible else self.truly_free[machine]

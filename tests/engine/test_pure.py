@@ -21,6 +21,19 @@ def test_ledger_allocate_release_and_flows():
     ledger.check()
 
 
+def test_ledger_refuses_a_fractional_demand_before_writing_anything():
+    """The rows are written through int64 memoryviews (the RMiner speed-up): a fraction must be a ValueError that
+    names the entry, with nothing half-written, not a TypeError from the view."""
+    ledger = ResourceLedger(np.array([[4, 4], [4, 4]]))
+    with pytest.raises(ValueError, match=r"demand\[1\]=0.5 is not allowed: need whole numbers"):
+        ledger.allocate(0, (1, 0.5))
+    with pytest.raises(ValueError, match=r"demand\[0\]=1.5 is not allowed"):
+        ledger.hold(1, (1.5, 1), until=1.0, owner="t")
+    assert ledger.allocated.sum() == 0 and not ledger.holds()
+    ledger.allocate(0, (1.0, 2.0))  # whole floats are whole numbers
+    assert ledger.free[0].tolist() == [3, 2]
+
+
 def test_ledger_check_names_the_broken_rule():
     ledger = ResourceLedger(np.array([[4, 8]]))
     ledger.allocated[0] = [5, 1]
