@@ -114,6 +114,7 @@ class Queue:
         self.jobs: list[Job] = []  # jobs with pending tasks, in the queue's order
         self.keys: list = []  # their ordering keys (for insertion)
         self.needs = np.zeros((0, n_resources))  # each job's next gang's total demand, row by row
+        self._least: list | None = None  # the startable needs' smallest amount per resource (None: to compute)
         self.usage = StepIntegral()  # CPU held over time
 
     def add(self, job: Job, need: np.ndarray) -> None:
@@ -123,6 +124,20 @@ class Queue:
         self.jobs.insert(i, job)
         self.keys.insert(i, key)
         self.needs = np.insert(self.needs, i, need, axis=0)
+        self._least = None
+
+    def set_need(self, job: Job, need: np.ndarray) -> None:
+        """``job``'s next gang changed (tasks released, started or taken back)."""
+        self.needs[self.jobs.index(job)] = need
+        self._least = None
+
+    @property
+    def least_need(self) -> list:
+        """The smallest startable need per resource, as plain numbers: no gang of this queue fits a room
+        this does not fit (a necessary test, cheap enough to run on every queue at every admission)."""
+        if self._least is None:
+            self._least = self.startable_needs.min(axis=0).tolist()
+        return self._least
 
     @property
     def startable_needs(self) -> np.ndarray:
@@ -134,6 +149,7 @@ class Queue:
         i = self.jobs.index(job)
         del self.jobs[i], self.keys[i]
         self.needs = np.delete(self.needs, i, axis=0)
+        self._least = None
 
     @property
     def leaf(self) -> bool:
@@ -204,6 +220,8 @@ class CapacityScheduler(mesa.Agent):
         self._waiting = 0
         self._pass_scheduled = False
         self._used_now: dict | None = None  # queue -> used, while one admission decision reads a fixed state
+        self._used_list: dict = {}  # queue -> used as plain ints, likewise (valid only while _used_now is)
+        self._over: set[str] = set()  # queues holding some usage above a lowered maximum (excess > 0)
         self._pass_call = model.callback(self._pass)
         self.admissions: list[tuple[float, int, int, int]] = []  # (time, job, tasks, gang size expected)
         self.preempted = 0
@@ -245,7 +263,15 @@ class CapacityScheduler(mesa.Agent):
         # every queue whose maximum may have moved: this one, its subtree (rescaled) and its ancestors
         for node in self._subtree(q) + q.path()[1:]:
             node.excess = np.maximum(node.excess, self.used(node) - node.maximum).clip(min=0)
+            self._note_excess(node)
         self._request_pass()
+
+    def _note_excess(self, node: Queue) -> None:
+        """Keep the set of queues with an excess: only they need shrinking after each pass."""
+        if node.excess.any():
+            self._over.add(node.name)
+        else:
+            self._over.discard(node.name)
 
     def follow(self, name: str, times, guaranteed, maximum=None) -> None:
         """Schedule :meth:`set_capacity` of ``name`` at each of ``times`` (e.g. a reservation's
@@ -278,8 +304,27 @@ class CapacityScheduler(mesa.Agent):
         if node.leaf:
             used = self.csv.ledger.queue_used.get(node.name)
             used = self._nothing if used is None else used
+        else:  # whole amounts: the sum is exact in any order, and plain ints add faster than arrays
+            used = np.array(self._used_ints(node), dtype=np.int64)
+        if memo is not None:
+            memo[node.name] = used
+        return used
+
+    def _used_ints(self, node: Queue) -> list:
+        """:meth:`used` as plain ints (one list per queue): what the scan of every queue at every
+        admission reads, where a numpy operation on two numbers costs more than the numbers."""
+        memo = self._used_list if self._used_now is not None else None
+        if memo is not None:
+            hit = memo.get(node.name)
+            if hit is not None:
+                return hit
+        if node.leaf:
+            used = self.csv.ledger.queue_used.get(node.name)
+            used = self._nothing.tolist() if used is None else used.tolist()
         else:
-            used = sum((self.used(c) for c in node.children), self._nothing)
+            used = self._nothing.tolist()
+            for c in node.children:
+                used = [a + b for a, b in zip(used, self._used_ints(c))]
         if memo is not None:
             memo[node.name] = used
         return used
@@ -287,7 +332,7 @@ class CapacityScheduler(mesa.Agent):
     def _ratio(self, node: Queue) -> float:
         """How served a queue is: its dominant share of its guarantee (YARN sorts by used/capacity)."""
         best = 0.0  # plain floats: two numbers per queue, compared at every admission
-        for u, g in zip(self.used(node).tolist(), node.guaranteed.tolist()):
+        for u, g in zip(self._used_ints(node), node.guaranteed.tolist()):
             best = max(best, u / g if g > 0 else (math.inf if u > 0 else 0.0))
         return best
 
@@ -318,7 +363,7 @@ class CapacityScheduler(mesa.Agent):
         if new:
             queue.add(job, self._need(job))
         else:
-            queue.needs[queue.jobs.index(job)] = self._need(job)
+            queue.set_need(job, self._need(job))
         self._waiting += len(tasks)
         self.model.queue_changed(len(tasks))
         self._request_pass()
@@ -362,8 +407,10 @@ class CapacityScheduler(mesa.Agent):
             while self._preempt_one():
                 while self._admit_one():
                     pass
-        for q in self.queues.values():  # a lowered maximum's excess shrinks as work finishes
+        for name in list(self._over):  # a lowered maximum's excess shrinks as work finishes (others have none)
+            q = self.queues[name]
             q.excess = np.minimum(q.excess, (self.used(q) - q.maximum).clip(min=0))
+            self._note_excess(q)
         if self._waiting:
             self.csv.wait_for_release(self)
 
@@ -378,8 +425,16 @@ class CapacityScheduler(mesa.Agent):
     def _starved(self) -> set[str]:
         """Leaf queues with a waiting gang that fits within their guarantee (work they are owed; without
         backfill, only the gang at the head counts)."""
-        return {q.name for q in self.leaves
-                if q.jobs and ((self.used(q) + q.startable_needs) <= q.guaranteed + 1e-9).all(axis=1).any()}
+        return {q.name for q in self.leaves if self._owed(q)}
+
+    def _owed(self, q: Queue) -> bool:
+        """Whether leaf ``q`` has a waiting gang that fits within its guarantee. Most queues fail the test
+        on their smallest need per resource (plain numbers); the rest are tested gang by gang."""
+        if not q.jobs:
+            return False
+        if not all(u + n <= g + 1e-9 for u, n, g in zip(self._used_ints(q), q.least_need, q.guaranteed.tolist())):
+            return False  # not even the smallest amounts fit: no gang does (the same sums as below)
+        return bool(((self.used(q) + q.startable_needs) <= q.guaranteed + 1e-9).all(axis=1).any())
 
     def _order(self, node: Queue):
         """Leaves in the order they are served: the least served child first, at every level."""
@@ -412,18 +467,39 @@ class CapacityScheduler(mesa.Agent):
         fits = (needs <= room + 1e-9) & (needs <= (free.sum(axis=0) if free_total is None else free_total))
         return np.flatnonzero(fits.all(axis=1))
 
+    def _may_fit(self, q: Queue, starved: bool, free_total: list, limits: dict) -> bool:
+        """A necessary test for :meth:`_candidates` on plain numbers: does the queue's smallest need per
+        resource fit its room at every level and the free total? Same sums and comparisons, so a queue
+        that fails it has no candidate; it runs on every queue with work at every admission (a hundred
+        Morpheus queues), where the full test's numpy calls on two numbers cost more than the numbers."""
+        least = q.least_need
+        for n in q.path():
+            lim = limits.get(n.name)
+            if lim is None:
+                m = n.maximum.tolist()
+                lim = limits[n.name] = [min(a, b) for a, b in zip(m, n.guaranteed.tolist())] if starved else m
+            for need, a, u, f in zip(least, lim, self._used_ints(n), free_total):
+                if not (need <= (a - u) + 1e-9 and need <= f):
+                    return False
+        return True
+
     def _admit_one(self) -> bool:
         """Admit the first gang that fits, serving queues in order; True if one was admitted.
 
         Nothing changes the ledger until a gang starts, so the scan reads each queue's use once
         (a parent's sums all its leaves: read per queue and per level, that grew with the queues
-        times the waiting jobs) and the cluster's free total once."""
-        self._used_now = {}
+        times the waiting jobs) and the cluster's free total once. Every queue with work is served in
+        order, but only those whose smallest need fits (:meth:`_may_fit`) are tested gang by gang."""
+        self._used_now, self._used_list = {}, {}
         try:
-            limits = self._limits()
+            starved = any(self._owed(q) for q in self.leaves)
+            limits = _Limits(self.queues, starved)
             free = self.csv.ledger.truly_free
             free_total = free.sum(axis=0)
+            total_list, plain = free_total.tolist(), {}
             for q in list(self._order(self.root)):
+                if not self._may_fit(q, starved, total_list, plain):
+                    continue
                 for i in self._candidates(q, limits, free, free_total):
                     job = q.jobs[i]
                     gang = self._gang(job)
@@ -436,6 +512,7 @@ class CapacityScheduler(mesa.Agent):
             return False
         finally:
             self._used_now = None
+            self._used_list = {}
 
     def _place(self, gang: list[Task], free: np.ndarray, policy=None, rng=None) -> list[int] | None:
         """A machine for every task of the gang on the true free resources, or None. A gang the
@@ -471,7 +548,7 @@ class CapacityScheduler(mesa.Agent):
             q.drop(job)
             del self._pending[job.id]
         else:
-            q.needs[q.jobs.index(job)] = self._need(job)
+            q.set_need(job, self._need(job))
         q.usage.set(self.model.time, float(self.used(q)[0]))
 
     def _preempt_one(self) -> bool:
@@ -513,7 +590,7 @@ class CapacityScheduler(mesa.Agent):
         if new:
             queue.add(job, self._need(job))
         else:
-            queue.needs[queue.jobs.index(job)] = self._need(job)
+            queue.set_need(job, self._need(job))
         self._waiting += 1
         self.model.queue_changed(1)
 
@@ -535,6 +612,7 @@ class CapacityScheduler(mesa.Agent):
             taken += 1
         for node in q.path():
             node.excess = np.minimum(node.excess, (self.used(node) - node.maximum).clip(min=0))
+            self._note_excess(node)
         if taken:
             self._request_pass()
         return taken
@@ -576,6 +654,20 @@ class CapacityScheduler(mesa.Agent):
                                              f"the machines have room for its gang of {len(gang)}")
 
 
+class _Limits(dict):
+    """:meth:`CapacityScheduler._limits` computed only for the queues asked for (the few whose gangs
+    may fit), not for every queue at every admission."""
+
+    def __init__(self, queues: dict, starved: bool):
+        super().__init__()
+        self.queues, self.starved = queues, starved
+
+    def __missing__(self, name: str) -> np.ndarray:
+        q = self.queues[name]
+        limit = self[name] = np.minimum(q.maximum, q.guaranteed) if self.starved else q.maximum
+        return limit
+
+
 def _total_demand(tasks: list[Task]) -> np.ndarray:
     total = np.zeros(len(tasks[0].demand), dtype=float)
     for t in tasks:
@@ -592,12 +684,15 @@ class CapacityClusterModel(ClusterModel):
     ``preemption`` as for :class:`CapacityScheduler`. Jobs go to the queue named by ``job.queue``.
     """
 
+    #: the central scheduler's class (a subclass may name another, e.g. a benchmark's reference scan)
+    capacity_scheduler_class = CapacityScheduler
+
     def __init__(self, config, queues: list[QueueSpec] | None = None, *, elastic: bool = True,
                  preemption: bool = False, **kwargs):
         super().__init__(config, **kwargs)
         # the central scheduler needs only the substrate and the queues: it exists from construction
         # on, so a lab can set capacities (``set_capacity``, ``follow``) before the run starts
-        self.capacity_scheduler = CapacityScheduler(self, list(queues) if queues else [QueueSpec("default")],
+        self.capacity_scheduler = self.capacity_scheduler_class(self, list(queues) if queues else [QueueSpec("default")],
                                                     self.policy, elastic=elastic, preemption=preemption)
 
     def make_schedulers(self, policy: Callable) -> list:
