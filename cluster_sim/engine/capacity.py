@@ -96,12 +96,23 @@ class QueueSpec:
 
 
 class Queue:
-    """A queue of the tree at run time: capacities (absolute resource vectors) and pending jobs."""
+    """A queue of the tree at run time: capacities (absolute resource vectors) and pending jobs.
+
+    Every change of its jobs or capacities puts it in ``changed`` (a set its scheduler shares and empties
+    when it brings its cached numbers up to date: see :meth:`CapacityScheduler._refresh`)."""
 
     def __init__(self, name: str, parent: "Queue | None", order, n_resources: int, backfill: bool = True):
         self.name, self.parent = name, parent
         self.backfill = backfill
         self.children: list[Queue] = []
+        self.changed: set = set()
+        # the scheduler's cached numbers, as plain numbers (valid once it has refreshed them): what the
+        # queue holds, its ratio and whether it is owed work (leaves), whether its smallest need fits
+        # its own room, by whether some queue is starved (leaves)
+        self.used_ints: list = [0] * n_resources
+        self.ratio = 0.0
+        self.owed = False
+        self.own_fit: list = [None, None]
         self.guaranteed = np.zeros(n_resources, dtype=float)
         self.maximum = np.zeros(n_resources, dtype=float)
         self.excess = np.zeros(n_resources, dtype=float)  # usage above a lowered maximum, shrinking
@@ -117,6 +128,24 @@ class Queue:
         self._least: list | None = None  # the startable needs' smallest amount per resource (None: to compute)
         self.usage = StepIntegral()  # CPU held over time
 
+    @property
+    def guaranteed(self) -> np.ndarray:
+        return self._guaranteed
+
+    @guaranteed.setter
+    def guaranteed(self, value: np.ndarray) -> None:
+        self._guaranteed = value
+        self.changed.add(self)
+
+    @property
+    def maximum(self) -> np.ndarray:
+        return self._maximum
+
+    @maximum.setter
+    def maximum(self, value: np.ndarray) -> None:
+        self._maximum = value
+        self.changed.add(self)
+
     def add(self, job: Job, need: np.ndarray) -> None:
         """A job with newly pending tasks joins the queue at its place in the order."""
         key = self.key(job)
@@ -125,11 +154,13 @@ class Queue:
         self.keys.insert(i, key)
         self.needs = np.insert(self.needs, i, need, axis=0)
         self._least = None
+        self.changed.add(self)
 
     def set_need(self, job: Job, need: np.ndarray) -> None:
         """``job``'s next gang changed (tasks released, started or taken back)."""
         self.needs[self.jobs.index(job)] = need
         self._least = None
+        self.changed.add(self)
 
     @property
     def least_need(self) -> list:
@@ -150,6 +181,7 @@ class Queue:
         del self.jobs[i], self.keys[i]
         self.needs = np.delete(self.needs, i, axis=0)
         self._least = None
+        self.changed.add(self)
 
     @property
     def leaf(self) -> bool:
@@ -221,6 +253,10 @@ class CapacityScheduler(mesa.Agent):
         self._pass_scheduled = False
         self._used_now: dict | None = None  # queue -> used, while one admission decision reads a fixed state
         self._used_list: dict = {}  # queue -> used as plain ints, likewise (valid only while _used_now is)
+        self._changed: set[Queue] = set(self.queues.values())  # queues whose cached numbers are out of date
+        for q in self.queues.values():
+            q.changed = self._changed
+        self._n_owed = 0  # leaves owed work (Queue.owed): some queue is starved while it is above 0
         self._over: set[str] = set()  # queues holding some usage above a lowered maximum (excess > 0)
         self._pass_call = model.callback(self._pass)
         self.admissions: list[tuple[float, int, int, int]] = []  # (time, job, tasks, gang size expected)
@@ -304,6 +340,8 @@ class CapacityScheduler(mesa.Agent):
         if node.leaf:
             used = self.csv.ledger.queue_used.get(node.name)
             used = self._nothing if used is None else used
+        elif memo is not None:  # in a scan: the cached sum, brought up to date as the scan began
+            used = np.array(node.used_ints, dtype=np.int64)
         else:  # whole amounts: the sum is exact in any order, and plain ints add faster than arrays
             used = np.array(self._used_ints(node), dtype=np.int64)
         if memo is not None:
@@ -331,10 +369,36 @@ class CapacityScheduler(mesa.Agent):
 
     def _ratio(self, node: Queue) -> float:
         """How served a queue is: its dominant share of its guarantee (YARN sorts by used/capacity)."""
-        best = 0.0  # plain floats: two numbers per queue, compared at every admission
-        for u, g in zip(self._used_ints(node), node.guaranteed.tolist()):
-            best = max(best, u / g if g > 0 else (math.inf if u > 0 else 0.0))
-        return best
+        return _dominant_share(self._used_ints(node), node.guaranteed)
+
+    def _refresh(self) -> None:
+        """Bring the scan's cached numbers up to date, for the queues whose use (the ledger names them),
+        jobs or capacities changed since the last scan: a leaf's use, ratio and whether it is owed work,
+        and its ancestors' use (changed by the same whole amounts, so the sums stay exact)."""
+        ledger = self.csv.ledger
+        changed = self._changed
+        if ledger.queues_changed:
+            queues = self.queues
+            changed.update(queues[name] for name in ledger.queues_changed if name in queues)
+            ledger.queues_changed.clear()
+        if not changed:
+            return
+        for q in changed:  # any order: each leaf's numbers are its own, its ancestors' change by sums
+            if not q.leaf:
+                continue
+            used = ledger.queue_used.get(q.name)
+            used = self._nothing.tolist() if used is None else used.tolist()
+            old = q.used_ints
+            if used != old:
+                for n in q.path()[1:]:
+                    n.used_ints = [a + b - c for a, b, c in zip(n.used_ints, used, old)]
+                q.used_ints = used
+            q.ratio = _dominant_share(used, q.guaranteed)
+            owed = self._owed(q)
+            self._n_owed += owed - q.owed
+            q.owed = owed
+            q.own_fit = [None, None]
+        changed.clear()
 
     # ---- jobs arriving, tasks released -----------------------------------------------------------
     def route(self, job: Job) -> Queue:
@@ -437,9 +501,10 @@ class CapacityScheduler(mesa.Agent):
         return bool(((self.used(q) + q.startable_needs) <= q.guaranteed + 1e-9).all(axis=1).any())
 
     def _order(self, node: Queue):
-        """Leaves in the order they are served: the least served child first, at every level."""
+        """Leaves in the order they are served: the least served child first, at every level (from the
+        cached numbers: call :meth:`_refresh` first)."""
         children = [c for c in node.children if self._has_work(c)]
-        children.sort(key=lambda c: (self._ratio(c), c.name))
+        children.sort(key=lambda c: (c.ratio if c.leaf else _dominant_share(c.used_ints, c.guaranteed), c.name))
         for c in children:
             if c.leaf:
                 yield c
@@ -467,38 +532,57 @@ class CapacityScheduler(mesa.Agent):
         fits = (needs <= room + 1e-9) & (needs <= (free.sum(axis=0) if free_total is None else free_total))
         return np.flatnonzero(fits.all(axis=1))
 
-    def _may_fit(self, q: Queue, starved: bool, free_total: list, limits: dict) -> bool:
+    def _may_fit(self, q: Queue, starved: bool, free_total: list, rooms: dict) -> bool:
         """A necessary test for :meth:`_candidates` on plain numbers: does the queue's smallest need per
-        resource fit its room at every level and the free total? Same sums and comparisons, so a queue
-        that fails it has no candidate; it runs on every queue with work at every admission (a hundred
-        Morpheus queues), where the full test's numpy calls on two numbers cost more than the numbers."""
+        resource fit its room at every level and the free total? The same sums and comparisons, level by
+        level (``need <= min(room) + 1e-9`` is ``need <= room + 1e-9`` at every level, as rounding is
+        monotone), so a queue that fails it has no candidate. It runs on every queue with work at every
+        admission (a hundred Morpheus queues): the leaf's own level is cached until the leaf changes,
+        its ancestors' rooms (``rooms``) are computed once per scan."""
         least = q.least_need
-        for n in q.path():
-            lim = limits.get(n.name)
-            if lim is None:
-                m = n.maximum.tolist()
-                lim = limits[n.name] = [min(a, b) for a, b in zip(m, n.guaranteed.tolist())] if starved else m
-            for need, a, u, f in zip(least, lim, self._used_ints(n), free_total):
-                if not (need <= (a - u) + 1e-9 and need <= f):
-                    return False
+        if not all(n <= f for n, f in zip(least, free_total)):
+            return False
+        own = q.own_fit[starved]
+        if own is None:
+            own = q.own_fit[starved] = all(n <= r + 1e-9 for n, r in zip(least, self._room(q, starved)))
+        if not own:
+            return False
+        node = q.parent
+        while node is not None:
+            room = rooms.get(node.name)
+            if room is None:
+                room = rooms[node.name] = self._room(node, starved)
+            if not all(n <= r + 1e-9 for n, r in zip(least, room)):
+                return False
+            node = node.parent
         return True
+
+    @staticmethod
+    def _room(node: Queue, starved: bool) -> list:
+        """``limit - used`` of ``node`` in plain numbers (its limit as :meth:`_limits` says), from the cache."""
+        m = node.maximum.tolist()
+        limit = [min(a, b) for a, b in zip(m, node.guaranteed.tolist())] if starved else m
+        return [a - u for a, u in zip(limit, node.used_ints)]
 
     def _admit_one(self) -> bool:
         """Admit the first gang that fits, serving queues in order; True if one was admitted.
 
-        Nothing changes the ledger until a gang starts, so the scan reads each queue's use once
-        (a parent's sums all its leaves: read per queue and per level, that grew with the queues
-        times the waiting jobs) and the cluster's free total once. Every queue with work is served in
-        order, but only those whose smallest need fits (:meth:`_may_fit`) are tested gang by gang."""
+        Nothing changes the ledger until a gang starts, so the scan reads each queue's use once and the
+        cluster's free total once. The numbers of each queue (its use, ratio, whether it is owed work)
+        are cached and refreshed only for the queues that changed since the last scan
+        (:meth:`_refresh`): a Morpheus cycle has a hundred queues, and one admission changes one of them.
+        Every queue with work is served in order, but only those whose smallest need fits
+        (:meth:`_may_fit`) are tested gang by gang."""
+        self._refresh()
         self._used_now, self._used_list = {}, {}
         try:
-            starved = any(self._owed(q) for q in self.leaves)
+            starved = self._n_owed > 0
             limits = _Limits(self.queues, starved)
             free = self.csv.ledger.truly_free
             free_total = free.sum(axis=0)
-            total_list, plain = free_total.tolist(), {}
+            total_list, rooms = free_total.tolist(), {}
             for q in list(self._order(self.root)):
-                if not self._may_fit(q, starved, total_list, plain):
+                if not self._may_fit(q, starved, total_list, rooms):
                     continue
                 for i in self._candidates(q, limits, free, free_total):
                     job = q.jobs[i]
@@ -622,6 +706,16 @@ class CapacityScheduler(mesa.Agent):
         """No queue over its limit (maximum, plus what it held above a lowered maximum), every
         pending task queued, gangs whole, and no job waiting while its queue and the machines have
         room for its gang."""
+        self._refresh()  # the scan's cached numbers: each queue's use, ratio and whether it is owed work
+        for q in self.queues.values():
+            fresh = self._used_ints(q)
+            if q.used_ints != fresh:
+                raise AssertionError(f"queue {q.name!r}: the scheduler's cached use {q.used_ints} is not what it holds, {fresh}")
+            if q.leaf and q is not self.root and (q.ratio != self._ratio(q) or q.owed != self._owed(q)):
+                raise AssertionError(f"queue {q.name!r}: cached ratio {q.ratio} and owed {q.owed}, they are "
+                                     f"{self._ratio(q)} and {self._owed(q)}")
+        if self._n_owed != len(self._starved()):
+            raise AssertionError(f"the scheduler counts {self._n_owed} queues owed work, they are {sorted(self._starved())}")
         for q in self.queues.values():
             used = self.used(q)
             if (used > q.maximum + q.excess + 1e-9).any():
@@ -652,6 +746,15 @@ class CapacityScheduler(mesa.Agent):
                     if self._place(gang, free, policy=first_fit, rng=np.random.default_rng(0)) is not None:
                         raise AssertionError(f"job {q.jobs[i].id} waits in queue {q.name!r} although its queue and "
                                              f"the machines have room for its gang of {len(gang)}")
+
+
+def _dominant_share(used: list, guaranteed: np.ndarray) -> float:
+    """A queue's dominant share of its guarantee: the largest used / guaranteed over the resources (a
+    resource guaranteed nothing counts as infinitely served if used, not at all if not)."""
+    best = 0.0  # plain floats: two numbers per queue, compared at every admission
+    for u, g in zip(used, guaranteed.tolist()):
+        best = max(best, u / g if g > 0 else (math.inf if u > 0 else 0.0))
+    return best
 
 
 class _Limits(dict):

@@ -73,6 +73,8 @@ class ResourceLedger:
         self._allocated_total = [0] * self.capacity.shape[1]
         self._released_total = [0] * self.capacity.shape[1]
         self.queue_used: dict = {}  # queue -> resource vector held by holds charged to it
+        # queues whose queue_used changed since their reader (the capacity scheduler) last emptied this set
+        self.queues_changed: set = set()
         self._heap: list = []  # (finish, seq, hold): stale entries (released early) are skipped
         self._live: dict = {}  # owner -> its current hold
         self._seq = 0
@@ -155,6 +157,7 @@ class ResourceLedger:
             if used is None:
                 used = self.queue_used[queue] = np.zeros(self.capacity.shape[1], dtype=np.int64)
             used += demand
+            self.queues_changed.add(queue)
         hold = Hold(owner, machine, demand, until, visible, queue)
         self._live[owner] = hold
         heapq.heappush(self._heap, (until, self._seq, hold))
@@ -186,6 +189,7 @@ class ResourceLedger:
         self._flow(self._released_total, hold.demand)
         if hold.queue is not None:
             self.queue_used[hold.queue] -= hold.demand
+            self.queues_changed.add(hold.queue)
         if min(rows[hold.machine].tolist()) < 0:  # runs at every release: cheaper than (row < 0).any()
             raise AssertionError(f"machine {hold.machine} released more than it held: {rows[hold.machine].tolist()}")
 
