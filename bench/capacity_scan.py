@@ -72,6 +72,15 @@ class FullScan(Counting):
             best = max(best, u / g if g > 0 else (np.inf if u > 0 else 0.0))
         return best
 
+    def _order(self, node):
+        children = [c for c in node.children if self._has_work(c)]
+        children.sort(key=lambda c: (self._ratio(c), c.name))
+        for c in children:
+            if c.leaf:
+                yield c
+            else:
+                yield from self._order(c)
+
     def _starved(self):
         return {q.name for q in self.leaves
                 if q.jobs and ((self.used(q) + q.startable_needs) <= q.guaranteed + 1e-9).all(axis=1).any()}
