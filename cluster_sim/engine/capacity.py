@@ -252,7 +252,6 @@ class CapacityScheduler(mesa.Agent):
         self._waiting = 0
         self._pass_scheduled = False
         self._used_now: dict | None = None  # queue -> used, while one admission decision reads a fixed state
-        self._used_list: dict = {}  # queue -> used as plain ints, likewise (valid only while _used_now is)
         self._changed: set[Queue] = set(self.queues.values())  # queues whose cached numbers are out of date
         for q in self.queues.values():
             q.changed = self._changed
@@ -340,31 +339,29 @@ class CapacityScheduler(mesa.Agent):
         if node.leaf:
             used = self.csv.ledger.queue_used.get(node.name)
             used = self._nothing if used is None else used
-        elif memo is not None:  # in a scan: the cached sum, brought up to date as the scan began
-            used = np.array(node.used_ints, dtype=np.int64)
-        else:  # whole amounts: the sum is exact in any order, and plain ints add faster than arrays
+        else:  # whole amounts: the cached sums are exact, whatever the order of their changes
             used = np.array(self._used_ints(node), dtype=np.int64)
         if memo is not None:
             memo[node.name] = used
         return used
 
     def _used_ints(self, node: Queue) -> list:
-        """:meth:`used` as plain ints (one list per queue): what the scan of every queue at every
-        admission reads, where a numpy operation on two numbers costs more than the numbers."""
-        memo = self._used_list if self._used_now is not None else None
-        if memo is not None:
-            hit = memo.get(node.name)
-            if hit is not None:
-                return hit
+        """:meth:`used` as plain ints: a leaf's from the ledger, a parent's from the scheduler's cached
+        sums (brought up to date first), as summing a hundred leaves at every admission cost more than
+        the admission."""
         if node.leaf:
             used = self.csv.ledger.queue_used.get(node.name)
-            used = self._nothing.tolist() if used is None else used.tolist()
-        else:
-            used = self._nothing.tolist()
-            for c in node.children:
-                used = [a + b for a, b in zip(used, self._used_ints(c))]
-        if memo is not None:
-            memo[node.name] = used
+            return self._nothing.tolist() if used is None else used.tolist()
+        self._refresh()
+        return list(node.used_ints)
+
+    def _summed_ints(self, node: Queue) -> list:
+        """What ``node`` holds, summed from the ledger over its leaves (what the cache must equal)."""
+        if node.leaf:
+            return self._used_ints(node)
+        used = self._nothing.tolist()
+        for c in node.children:
+            used = [a + b for a, b in zip(used, self._summed_ints(c))]
         return used
 
     def _ratio(self, node: Queue) -> float:
@@ -503,8 +500,8 @@ class CapacityScheduler(mesa.Agent):
     def _order(self, node: Queue):
         """Leaves in the order they are served: the least served child first, at every level (from the
         cached numbers: call :meth:`_refresh` first)."""
-        children = [c for c in node.children if self._has_work(c)]
-        children.sort(key=lambda c: (c.ratio if c.leaf else _dominant_share(c.used_ints, c.guaranteed), c.name))
+        children = [c for c in node.children if (c.jobs if not c.children else self._has_work(c))]
+        children.sort(key=lambda c: (c.ratio if not c.children else _dominant_share(c.used_ints, c.guaranteed), c.name))
         for c in children:
             if c.leaf:
                 yield c
@@ -574,7 +571,7 @@ class CapacityScheduler(mesa.Agent):
         Every queue with work is served in order, but only those whose smallest need fits
         (:meth:`_may_fit`) are tested gang by gang."""
         self._refresh()
-        self._used_now, self._used_list = {}, {}
+        self._used_now = {}
         try:
             starved = self._n_owed > 0
             limits = _Limits(self.queues, starved)
@@ -582,7 +579,7 @@ class CapacityScheduler(mesa.Agent):
             free_total = free.sum(axis=0)
             total_list, rooms = free_total.tolist(), {}
             for q in list(self._order(self.root)):
-                if not self._may_fit(q, starved, total_list, rooms):
+                if q.own_fit[starved] is False or not self._may_fit(q, starved, total_list, rooms):
                     continue
                 for i in self._candidates(q, limits, free, free_total):
                     job = q.jobs[i]
@@ -596,7 +593,6 @@ class CapacityScheduler(mesa.Agent):
             return False
         finally:
             self._used_now = None
-            self._used_list = {}
 
     def _place(self, gang: list[Task], free: np.ndarray, policy=None, rng=None) -> list[int] | None:
         """A machine for every task of the gang on the true free resources, or None. A gang the
@@ -708,7 +704,7 @@ class CapacityScheduler(mesa.Agent):
         room for its gang."""
         self._refresh()  # the scan's cached numbers: each queue's use, ratio and whether it is owed work
         for q in self.queues.values():
-            fresh = self._used_ints(q)
+            fresh = self._summed_ints(q)
             if q.used_ints != fresh:
                 raise AssertionError(f"queue {q.name!r}: the scheduler's cached use {q.used_ints} is not what it holds, {fresh}")
             if q.leaf and q is not self.root and (q.ratio != self._ratio(q) or q.owed != self._owed(q)):
