@@ -497,16 +497,18 @@ class CapacityScheduler(mesa.Agent):
             return False  # not even the smallest amounts fit: no gang does (the same sums as below)
         return bool(((self.used(q) + q.startable_needs) <= q.guaranteed + 1e-9).all(axis=1).any())
 
-    def _order(self, node: Queue):
+    def _order(self, node: Queue, starved: bool):
         """Leaves in the order they are served: the least served child first, at every level (from the
-        cached numbers: call :meth:`_refresh` first)."""
-        children = [c for c in node.children if (c.jobs if not c.children else self._has_work(c))]
+        cached numbers: call :meth:`_refresh` first). Leaves whose smallest need is known not to fit their
+        own room are left out before sorting: the scan would pass over them, and the others keep their order."""
+        children = [c for c in node.children
+                    if (c.jobs and c.own_fit[starved] is not False if not c.children else self._has_work(c))]
         children.sort(key=lambda c: (c.ratio if not c.children else _dominant_share(c.used_ints, c.guaranteed), c.name))
         for c in children:
             if c.leaf:
                 yield c
             else:
-                yield from self._order(c)
+                yield from self._order(c, starved)
 
     def _has_work(self, node: Queue) -> bool:
         return bool(node.jobs) if node.leaf else any(self._has_work(c) for c in node.children)
@@ -578,8 +580,8 @@ class CapacityScheduler(mesa.Agent):
             free = self.csv.ledger.truly_free
             free_total = free.sum(axis=0)
             total_list, rooms = free_total.tolist(), {}
-            for q in list(self._order(self.root)):
-                if q.own_fit[starved] is False or not self._may_fit(q, starved, total_list, rooms):
+            for q in list(self._order(self.root, starved)):
+                if not self._may_fit(q, starved, total_list, rooms):
                     continue
                 for i in self._candidates(q, limits, free, free_total):
                     job = q.jobs[i]
