@@ -15,9 +15,9 @@ gang by gang (counted work, which does not depend on the machine's load).
 
 Measured (2-core machine shared with other sessions; wall times are noisy, the counts are not):
 
-* ``--fraction 0.25`` of the paper day, arm ``morpheus`` (11,551 admissions, identical): reference 29.1 s
-  CPU (125 s wall), engine 4.2 s CPU (18.8 s wall), RATIO 0.144 (7x less CPU); queues tested gang by gang
-  602,812 against 13,040 (0.022). Load average 16-20 (seven sessions on two cores).
+* ``--fraction 0.25`` of the paper day, arm ``morpheus`` (11,551 admissions, identical): reference 29-31 s
+  CPU (125-168 s wall), engine 4.2 s CPU (19-24 s wall), RATIO 0.134-0.144 (7x less CPU); queues tested gang
+  by gang 602,812 against 13,040 (0.022). Load average 16-25 (seven sessions on two cores).
 * ``--preset default`` (the whole 240-minute cycle, 657 admissions): RATIO 0.56 (0.34 s against 0.19 s CPU).
 
     .venv/bin/python bench/capacity_scan.py                   # a quarter of the paper day
