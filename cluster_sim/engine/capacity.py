@@ -708,12 +708,14 @@ class CapacityScheduler(mesa.Agent):
         for q in self.queues.values():
             fresh = self._summed_ints(q)
             if q.used_ints != fresh:
-                raise AssertionError(f"queue {q.name!r}: the scheduler's cached use {q.used_ints} is not what it holds, {fresh}")
+                raise AssertionError(f"queue {q.name!r}: the scheduler's cached use {q.used_ints} is not what it "
+                                     f"holds, {fresh}")
             if q.leaf and q is not self.root and (q.ratio != self._ratio(q) or q.owed != self._owed(q)):
                 raise AssertionError(f"queue {q.name!r}: cached ratio {q.ratio} and owed {q.owed}, they are "
                                      f"{self._ratio(q)} and {self._owed(q)}")
         if self._n_owed != len(self._starved()):
-            raise AssertionError(f"the scheduler counts {self._n_owed} queues owed work, they are {sorted(self._starved())}")
+            raise AssertionError(f"the scheduler counts {self._n_owed} queues owed work, they are "
+                                 f"{sorted(self._starved())}")
         for q in self.queues.values():
             used = self.used(q)
             if (used > q.maximum + q.excess + 1e-9).any():
@@ -793,8 +795,9 @@ class CapacityClusterModel(ClusterModel):
         super().__init__(config, **kwargs)
         # the central scheduler needs only the substrate and the queues: it exists from construction
         # on, so a lab can set capacities (``set_capacity``, ``follow``) before the run starts
-        self.capacity_scheduler = self.capacity_scheduler_class(self, list(queues) if queues else [QueueSpec("default")],
-                                                    self.policy, elastic=elastic, preemption=preemption)
+        specs = list(queues) if queues else [QueueSpec("default")]
+        self.capacity_scheduler = self.capacity_scheduler_class(self, specs, self.policy, elastic=elastic,
+                                                                preemption=preemption)
 
     def make_schedulers(self, policy: Callable) -> list:
         return [self.capacity_scheduler]

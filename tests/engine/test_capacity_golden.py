@@ -23,6 +23,8 @@ def _diffs(part: str, got: dict) -> list[str]:
 @pytest.mark.xdist_group("golden")
 @pytest.mark.parametrize("part", ["engine", "morpheus", "wing"])
 def test_seeded_runs_on_the_capacity_scheduler_give_the_records_they_gave_before(part):
-    got = {"engine": golden.engine_scenarios, "morpheus": golden.morpheus_scenarios, "wing": golden.wing_scenarios}[part]()
+    scenarios = {"engine": golden.engine_scenarios, "morpheus": golden.morpheus_scenarios,
+                 "wing": golden.wing_scenarios}
+    got = scenarios[part]()
     diffs = _diffs(part, got)
     assert not diffs, f"{len(diffs)} records changed:\n" + "\n".join(diffs[:40])
