@@ -96,12 +96,23 @@ class QueueSpec:
 
 
 class Queue:
-    """A queue of the tree at run time: capacities (absolute resource vectors) and pending jobs."""
+    """A queue of the tree at run time: capacities (absolute resource vectors) and pending jobs.
+
+    Every change of its jobs or capacities puts it in ``changed`` (a set its scheduler shares and empties
+    when it brings its cached numbers up to date: see :meth:`CapacityScheduler._refresh`)."""
 
     def __init__(self, name: str, parent: "Queue | None", order, n_resources: int, backfill: bool = True):
         self.name, self.parent = name, parent
         self.backfill = backfill
         self.children: list[Queue] = []
+        self.changed: set = set()
+        # the scheduler's cached numbers, as plain numbers (valid once it has refreshed them): what the
+        # queue holds, its ratio and whether it is owed work (leaves), whether its smallest need fits
+        # its own room, by whether some queue is starved (leaves)
+        self.used_ints: list = [0] * n_resources
+        self.ratio = 0.0
+        self.owed = False
+        self.own_fit: list = [None, None]
         self.guaranteed = np.zeros(n_resources, dtype=float)
         self.maximum = np.zeros(n_resources, dtype=float)
         self.excess = np.zeros(n_resources, dtype=float)  # usage above a lowered maximum, shrinking
@@ -114,7 +125,26 @@ class Queue:
         self.jobs: list[Job] = []  # jobs with pending tasks, in the queue's order
         self.keys: list = []  # their ordering keys (for insertion)
         self.needs = np.zeros((0, n_resources))  # each job's next gang's total demand, row by row
+        self._least: list | None = None  # the startable needs' smallest amount per resource (None: to compute)
         self.usage = StepIntegral()  # CPU held over time
+
+    @property
+    def guaranteed(self) -> np.ndarray:
+        return self._guaranteed
+
+    @guaranteed.setter
+    def guaranteed(self, value: np.ndarray) -> None:
+        self._guaranteed = value
+        self.changed.add(self)
+
+    @property
+    def maximum(self) -> np.ndarray:
+        return self._maximum
+
+    @maximum.setter
+    def maximum(self, value: np.ndarray) -> None:
+        self._maximum = value
+        self.changed.add(self)
 
     def add(self, job: Job, need: np.ndarray) -> None:
         """A job with newly pending tasks joins the queue at its place in the order."""
@@ -123,6 +153,22 @@ class Queue:
         self.jobs.insert(i, job)
         self.keys.insert(i, key)
         self.needs = np.insert(self.needs, i, need, axis=0)
+        self._least = None
+        self.changed.add(self)
+
+    def set_need(self, job: Job, need: np.ndarray) -> None:
+        """``job``'s next gang changed (tasks released, started or taken back)."""
+        self.needs[self.jobs.index(job)] = need
+        self._least = None
+        self.changed.add(self)
+
+    @property
+    def least_need(self) -> list:
+        """The smallest startable need per resource, as plain numbers: no gang of this queue fits a room
+        this does not fit (a necessary test, cheap enough to run on every queue at every admission)."""
+        if self._least is None:
+            self._least = self.startable_needs.min(axis=0).tolist()
+        return self._least
 
     @property
     def startable_needs(self) -> np.ndarray:
@@ -134,6 +180,8 @@ class Queue:
         i = self.jobs.index(job)
         del self.jobs[i], self.keys[i]
         self.needs = np.delete(self.needs, i, axis=0)
+        self._least = None
+        self.changed.add(self)
 
     @property
     def leaf(self) -> bool:
@@ -204,6 +252,11 @@ class CapacityScheduler(mesa.Agent):
         self._waiting = 0
         self._pass_scheduled = False
         self._used_now: dict | None = None  # queue -> used, while one admission decision reads a fixed state
+        self._changed: set[Queue] = set(self.queues.values())  # queues whose cached numbers are out of date
+        for q in self.queues.values():
+            q.changed = self._changed
+        self._n_owed = 0  # leaves owed work (Queue.owed): some queue is starved while it is above 0
+        self._over: set[str] = set()  # queues holding some usage above a lowered maximum (excess > 0)
         self._pass_call = model.callback(self._pass)
         self.admissions: list[tuple[float, int, int, int]] = []  # (time, job, tasks, gang size expected)
         self.preempted = 0
@@ -245,7 +298,15 @@ class CapacityScheduler(mesa.Agent):
         # every queue whose maximum may have moved: this one, its subtree (rescaled) and its ancestors
         for node in self._subtree(q) + q.path()[1:]:
             node.excess = np.maximum(node.excess, self.used(node) - node.maximum).clip(min=0)
+            self._note_excess(node)
         self._request_pass()
+
+    def _note_excess(self, node: Queue) -> None:
+        """Keep the set of queues with an excess: only they need shrinking after each pass."""
+        if node.excess.any():
+            self._over.add(node.name)
+        else:
+            self._over.discard(node.name)
 
     def follow(self, name: str, times, guaranteed, maximum=None) -> None:
         """Schedule :meth:`set_capacity` of ``name`` at each of ``times`` (e.g. a reservation's
@@ -278,18 +339,63 @@ class CapacityScheduler(mesa.Agent):
         if node.leaf:
             used = self.csv.ledger.queue_used.get(node.name)
             used = self._nothing if used is None else used
-        else:
-            used = sum((self.used(c) for c in node.children), self._nothing)
+        else:  # whole amounts: the cached sums are exact, whatever the order of their changes
+            used = np.array(self._used_ints(node), dtype=np.int64)
         if memo is not None:
             memo[node.name] = used
         return used
 
+    def _used_ints(self, node: Queue) -> list:
+        """:meth:`used` as plain ints: a leaf's from the ledger, a parent's from the scheduler's cached
+        sums (brought up to date first), as summing a hundred leaves at every admission cost more than
+        the admission."""
+        if node.leaf:
+            used = self.csv.ledger.queue_used.get(node.name)
+            return self._nothing.tolist() if used is None else used.tolist()
+        self._refresh()
+        return list(node.used_ints)
+
+    def _summed_ints(self, node: Queue) -> list:
+        """What ``node`` holds, summed from the ledger over its leaves (what the cache must equal)."""
+        if node.leaf:
+            return self._used_ints(node)
+        used = self._nothing.tolist()
+        for c in node.children:
+            used = [a + b for a, b in zip(used, self._summed_ints(c))]
+        return used
+
     def _ratio(self, node: Queue) -> float:
         """How served a queue is: its dominant share of its guarantee (YARN sorts by used/capacity)."""
-        best = 0.0  # plain floats: two numbers per queue, compared at every admission
-        for u, g in zip(self.used(node).tolist(), node.guaranteed.tolist()):
-            best = max(best, u / g if g > 0 else (math.inf if u > 0 else 0.0))
-        return best
+        return _dominant_share(self._used_ints(node), node.guaranteed)
+
+    def _refresh(self) -> None:
+        """Bring the scan's cached numbers up to date, for the queues whose use (the ledger names them),
+        jobs or capacities changed since the last scan: a leaf's use, ratio and whether it is owed work,
+        and its ancestors' use (changed by the same whole amounts, so the sums stay exact)."""
+        ledger = self.csv.ledger
+        changed = self._changed
+        if ledger.queues_changed:
+            queues = self.queues
+            changed.update(queues[name] for name in ledger.queues_changed if name in queues)
+            ledger.queues_changed.clear()
+        if not changed:
+            return
+        for q in changed:  # any order: each leaf's numbers are its own, its ancestors' change by sums
+            if not q.leaf:
+                continue
+            used = ledger.queue_used.get(q.name)
+            used = self._nothing.tolist() if used is None else used.tolist()
+            old = q.used_ints
+            if used != old:
+                for n in q.path()[1:]:
+                    n.used_ints = [a + b - c for a, b, c in zip(n.used_ints, used, old)]
+                q.used_ints = used
+            q.ratio = _dominant_share(used, q.guaranteed)
+            owed = self._owed(q)
+            self._n_owed += owed - q.owed
+            q.owed = owed
+            q.own_fit = [None, None]
+        changed.clear()
 
     # ---- jobs arriving, tasks released -----------------------------------------------------------
     def route(self, job: Job) -> Queue:
@@ -318,7 +424,7 @@ class CapacityScheduler(mesa.Agent):
         if new:
             queue.add(job, self._need(job))
         else:
-            queue.needs[queue.jobs.index(job)] = self._need(job)
+            queue.set_need(job, self._need(job))
         self._waiting += len(tasks)
         self.model.queue_changed(len(tasks))
         self._request_pass()
@@ -362,8 +468,10 @@ class CapacityScheduler(mesa.Agent):
             while self._preempt_one():
                 while self._admit_one():
                     pass
-        for q in self.queues.values():  # a lowered maximum's excess shrinks as work finishes
+        for name in list(self._over):  # a lowered maximum's excess shrinks as work finishes (others have none)
+            q = self.queues[name]
             q.excess = np.minimum(q.excess, (self.used(q) - q.maximum).clip(min=0))
+            self._note_excess(q)
         if self._waiting:
             self.csv.wait_for_release(self)
 
@@ -378,18 +486,29 @@ class CapacityScheduler(mesa.Agent):
     def _starved(self) -> set[str]:
         """Leaf queues with a waiting gang that fits within their guarantee (work they are owed; without
         backfill, only the gang at the head counts)."""
-        return {q.name for q in self.leaves
-                if q.jobs and ((self.used(q) + q.startable_needs) <= q.guaranteed + 1e-9).all(axis=1).any()}
+        return {q.name for q in self.leaves if self._owed(q)}
 
-    def _order(self, node: Queue):
-        """Leaves in the order they are served: the least served child first, at every level."""
-        children = [c for c in node.children if self._has_work(c)]
-        children.sort(key=lambda c: (self._ratio(c), c.name))
+    def _owed(self, q: Queue) -> bool:
+        """Whether leaf ``q`` has a waiting gang that fits within its guarantee. Most queues fail the test
+        on their smallest need per resource (plain numbers); the rest are tested gang by gang."""
+        if not q.jobs:
+            return False
+        if not all(u + n <= g + 1e-9 for u, n, g in zip(self._used_ints(q), q.least_need, q.guaranteed.tolist())):
+            return False  # not even the smallest amounts fit: no gang does (the same sums as below)
+        return bool(((self.used(q) + q.startable_needs) <= q.guaranteed + 1e-9).all(axis=1).any())
+
+    def _order(self, node: Queue, starved: bool):
+        """Leaves in the order they are served: the least served child first, at every level (from the
+        cached numbers: call :meth:`_refresh` first). Leaves whose smallest need is known not to fit their
+        own room are left out before sorting: the scan would pass over them, and the others keep their order."""
+        children = [c for c in node.children
+                    if (c.jobs and c.own_fit[starved] is not False if not c.children else self._has_work(c))]
+        children.sort(key=lambda c: (c.ratio if not c.children else _dominant_share(c.used_ints, c.guaranteed), c.name))
         for c in children:
             if c.leaf:
                 yield c
             else:
-                yield from self._order(c)
+                yield from self._order(c, starved)
 
     def _has_work(self, node: Queue) -> bool:
         return bool(node.jobs) if node.leaf else any(self._has_work(c) for c in node.children)
@@ -412,18 +531,58 @@ class CapacityScheduler(mesa.Agent):
         fits = (needs <= room + 1e-9) & (needs <= (free.sum(axis=0) if free_total is None else free_total))
         return np.flatnonzero(fits.all(axis=1))
 
+    def _may_fit(self, q: Queue, starved: bool, free_total: list, rooms: dict) -> bool:
+        """A necessary test for :meth:`_candidates` on plain numbers: does the queue's smallest need per
+        resource fit its room at every level and the free total? The same sums and comparisons, level by
+        level (``need <= min(room) + 1e-9`` is ``need <= room + 1e-9`` at every level, as rounding is
+        monotone), so a queue that fails it has no candidate. It runs on every queue with work at every
+        admission (a hundred Morpheus queues): the leaf's own level is cached until the leaf changes,
+        its ancestors' rooms (``rooms``) are computed once per scan."""
+        least = q.least_need
+        if not all(n <= f for n, f in zip(least, free_total)):
+            return False
+        own = q.own_fit[starved]
+        if own is None:
+            own = q.own_fit[starved] = all(n <= r + 1e-9 for n, r in zip(least, self._room(q, starved)))
+        if not own:
+            return False
+        node = q.parent
+        while node is not None:
+            room = rooms.get(node.name)
+            if room is None:
+                room = rooms[node.name] = self._room(node, starved)
+            if not all(n <= r + 1e-9 for n, r in zip(least, room)):
+                return False
+            node = node.parent
+        return True
+
+    @staticmethod
+    def _room(node: Queue, starved: bool) -> list:
+        """``limit - used`` of ``node`` in plain numbers (its limit as :meth:`_limits` says), from the cache."""
+        m = node.maximum.tolist()
+        limit = [min(a, b) for a, b in zip(m, node.guaranteed.tolist())] if starved else m
+        return [a - u for a, u in zip(limit, node.used_ints)]
+
     def _admit_one(self) -> bool:
         """Admit the first gang that fits, serving queues in order; True if one was admitted.
 
-        Nothing changes the ledger until a gang starts, so the scan reads each queue's use once
-        (a parent's sums all its leaves: read per queue and per level, that grew with the queues
-        times the waiting jobs) and the cluster's free total once."""
+        Nothing changes the ledger until a gang starts, so the scan reads each queue's use once and the
+        cluster's free total once. The numbers of each queue (its use, ratio, whether it is owed work)
+        are cached and refreshed only for the queues that changed since the last scan
+        (:meth:`_refresh`): a Morpheus cycle has a hundred queues, and one admission changes one of them.
+        Every queue with work is served in order, but only those whose smallest need fits
+        (:meth:`_may_fit`) are tested gang by gang."""
+        self._refresh()
         self._used_now = {}
         try:
-            limits = self._limits()
+            starved = self._n_owed > 0
+            limits = _Limits(self.queues, starved)
             free = self.csv.ledger.truly_free
             free_total = free.sum(axis=0)
-            for q in list(self._order(self.root)):
+            total_list, rooms = free_total.tolist(), {}
+            for q in list(self._order(self.root, starved)):
+                if not self._may_fit(q, starved, total_list, rooms):
+                    continue
                 for i in self._candidates(q, limits, free, free_total):
                     job = q.jobs[i]
                     gang = self._gang(job)
@@ -471,7 +630,7 @@ class CapacityScheduler(mesa.Agent):
             q.drop(job)
             del self._pending[job.id]
         else:
-            q.needs[q.jobs.index(job)] = self._need(job)
+            q.set_need(job, self._need(job))
         q.usage.set(self.model.time, float(self.used(q)[0]))
 
     def _preempt_one(self) -> bool:
@@ -513,7 +672,7 @@ class CapacityScheduler(mesa.Agent):
         if new:
             queue.add(job, self._need(job))
         else:
-            queue.needs[queue.jobs.index(job)] = self._need(job)
+            queue.set_need(job, self._need(job))
         self._waiting += 1
         self.model.queue_changed(1)
 
@@ -535,6 +694,7 @@ class CapacityScheduler(mesa.Agent):
             taken += 1
         for node in q.path():
             node.excess = np.minimum(node.excess, (self.used(node) - node.maximum).clip(min=0))
+            self._note_excess(node)
         if taken:
             self._request_pass()
         return taken
@@ -544,6 +704,18 @@ class CapacityScheduler(mesa.Agent):
         """No queue over its limit (maximum, plus what it held above a lowered maximum), every
         pending task queued, gangs whole, and no job waiting while its queue and the machines have
         room for its gang."""
+        self._refresh()  # the scan's cached numbers: each queue's use, ratio and whether it is owed work
+        for q in self.queues.values():
+            fresh = self._summed_ints(q)
+            if q.used_ints != fresh:
+                raise AssertionError(f"queue {q.name!r}: the scheduler's cached use {q.used_ints} is not what it "
+                                     f"holds, {fresh}")
+            if q.leaf and q is not self.root and (q.ratio != self._ratio(q) or q.owed != self._owed(q)):
+                raise AssertionError(f"queue {q.name!r}: cached ratio {q.ratio} and owed {q.owed}, they are "
+                                     f"{self._ratio(q)} and {self._owed(q)}")
+        if self._n_owed != len(self._starved()):
+            raise AssertionError(f"the scheduler counts {self._n_owed} queues owed work, they are "
+                                 f"{sorted(self._starved())}")
         for q in self.queues.values():
             used = self.used(q)
             if (used > q.maximum + q.excess + 1e-9).any():
@@ -576,6 +748,29 @@ class CapacityScheduler(mesa.Agent):
                                              f"the machines have room for its gang of {len(gang)}")
 
 
+def _dominant_share(used: list, guaranteed: np.ndarray) -> float:
+    """A queue's dominant share of its guarantee: the largest used / guaranteed over the resources (a
+    resource guaranteed nothing counts as infinitely served if used, not at all if not)."""
+    best = 0.0  # plain floats: two numbers per queue, compared at every admission
+    for u, g in zip(used, guaranteed.tolist()):
+        best = max(best, u / g if g > 0 else (math.inf if u > 0 else 0.0))
+    return best
+
+
+class _Limits(dict):
+    """:meth:`CapacityScheduler._limits` computed only for the queues asked for (the few whose gangs
+    may fit), not for every queue at every admission."""
+
+    def __init__(self, queues: dict, starved: bool):
+        super().__init__()
+        self.queues, self.starved = queues, starved
+
+    def __missing__(self, name: str) -> np.ndarray:
+        q = self.queues[name]
+        limit = self[name] = np.minimum(q.maximum, q.guaranteed) if self.starved else q.maximum
+        return limit
+
+
 def _total_demand(tasks: list[Task]) -> np.ndarray:
     total = np.zeros(len(tasks[0].demand), dtype=float)
     for t in tasks:
@@ -592,13 +787,17 @@ class CapacityClusterModel(ClusterModel):
     ``preemption`` as for :class:`CapacityScheduler`. Jobs go to the queue named by ``job.queue``.
     """
 
+    #: the central scheduler's class (a subclass may name another, e.g. a benchmark's reference scan)
+    capacity_scheduler_class = CapacityScheduler
+
     def __init__(self, config, queues: list[QueueSpec] | None = None, *, elastic: bool = True,
                  preemption: bool = False, **kwargs):
         super().__init__(config, **kwargs)
         # the central scheduler needs only the substrate and the queues: it exists from construction
         # on, so a lab can set capacities (``set_capacity``, ``follow``) before the run starts
-        self.capacity_scheduler = CapacityScheduler(self, list(queues) if queues else [QueueSpec("default")],
-                                                    self.policy, elastic=elastic, preemption=preemption)
+        specs = list(queues) if queues else [QueueSpec("default")]
+        self.capacity_scheduler = self.capacity_scheduler_class(self, specs, self.policy, elastic=elastic,
+                                                                preemption=preemption)
 
     def make_schedulers(self, policy: Callable) -> list:
         return [self.capacity_scheduler]

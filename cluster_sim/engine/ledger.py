@@ -76,6 +76,8 @@ class ResourceLedger:
         self._allocated_total = [0] * self.capacity.shape[1]
         self._released_total = [0] * self.capacity.shape[1]
         self.queue_used: dict = {}  # queue -> resource vector held by holds charged to it
+        # queues whose queue_used changed since their reader (the capacity scheduler) last emptied this set
+        self.queues_changed: set = set()
         # When holds come due: a heap of bare release times (one per hold; a float heap compares about
         # twice as fast as one of (time, seq, hold) tuples, and there is one push and one pop per task)
         # and the holds due at each time, one or a list in the order they were made (the tie order).
@@ -198,6 +200,7 @@ class ResourceLedger:
             if used is None:
                 used = self.queue_used[queue] = np.zeros(self.capacity.shape[1], dtype=np.int64)
             used += demand
+            self.queues_changed.add(queue)
         hold = Hold(owner, machine, demand, until, visible, queue)
         self._live[owner] = hold
         heapq.heappush(self._heap, until)
@@ -243,6 +246,7 @@ class ResourceLedger:
             total[r] += d
         if hold.queue is not None:
             self.queue_used[hold.queue] -= hold.demand
+            self.queues_changed.add(hold.queue)
         if negative:
             row = (self.allocated if hold.visible else self.hidden)[m]
             raise AssertionError(f"machine {m} released more than it held: {row.tolist()}")

@@ -1,0 +1,63 @@
+"""The capacity scheduler's admission scan does work in proportion to what can change, not to the queues
+(issue 33: a hundred Morpheus queues made every admission test every queue). Work is counted, not timed."""
+
+import pytest
+
+from cluster_sim.engine import CapacityClusterModel, CapacityScheduler, ClusterConfig, Job, QueueSpec, Stage, Task
+
+
+class Counting(CapacityScheduler):
+    tested: list
+
+    def _candidates(self, q, limits, free, free_total=None):
+        self.tested.append(q.name)
+        return super()._candidates(q, limits, free, free_total)
+
+
+class CountingModel(CapacityClusterModel):
+    capacity_scheduler_class = Counting
+
+
+def job(job_id, arrival, n, queue, cpu=1, duration=10.0):
+    j = Job(id=job_id, arrival=arrival, queue=queue)
+    j.stages.append(Stage(0, [Task(job_id * 1000 + k, j, 0, (cpu, 1), duration) for k in range(n)]))
+    return j
+
+
+def reserved_model(n_full=60, **kw):
+    """``n_full`` reservation queues whose capacity is all in use, each with a task waiting, beside an ad hoc
+    queue that takes the rest of the cluster in a stream of short jobs (Lab 03's shape)."""
+    queues = [QueueSpec(f"r{i:02d}", share=0.0, max_share=0.0) for i in range(n_full)] + [QueueSpec("adhoc", 0.0, 1.0)]
+    jobs = [job(i, 0.0, 2, f"r{i:02d}", duration=1000.0) for i in range(n_full)]
+    jobs += [job(n_full + k, 1.0 + k, 3, "adhoc") for k in range(40)]
+    config = ClusterConfig(machines=20, cpu_per_machine=8, mem_per_machine=64, placement="first_fit", horizon=200.0)
+    model = CountingModel(config, queues, jobs=jobs, **kw)
+    model.capacity_scheduler.tested = []
+    for i in range(n_full):  # one container each: the first task runs, the second waits for the reservation
+        model.capacity_scheduler.set_capacity(f"r{i:02d}", (1, 1))
+    return model
+
+
+def test_queues_whose_smallest_need_cannot_fit_are_not_tested_gang_by_gang():
+    model = reserved_model()  # not checked every event: the check tests every queue itself
+    model.run_until(200.0)
+    sched = model.capacity_scheduler
+    tested = len(sched.tested)
+    model.check_invariants()
+    admitted = len(sched.admissions)
+    assert admitted == 60 + 40 * 3  # every reservation's first task, every ad hoc task
+    waiting = {f"r{i:02d}" for i in range(60)}
+    assert all(len(model.capacity_scheduler.queues[q].jobs) == 1 for q in waiting)  # each still has a task waiting
+    # the full scan tested every full queue with work at every admission (thousands of tests); now a queue is
+    # tested only when its smallest need fits its room: about once per admission
+    assert 0 < tested <= 2 * admitted, f"{tested} queues tested gang by gang for {admitted} admissions"
+
+
+def test_the_invariants_catch_a_stale_cache():
+    model = reserved_model(n_full=3)
+    model.run_until(5.0)
+    model.check_invariants()
+    q = model.capacity_scheduler.queues["r01"]
+    q.used_ints = [u + 1 for u in q.used_ints]  # as if a release had not been seen
+    with pytest.raises(AssertionError, match="r01.*cached use"):
+        model.check_invariants()
