@@ -168,3 +168,30 @@ def test_lab05s_closures_are_the_pair_based_ones_on_seeded_days(config):
     ids = w.jobs["job"]
     for name, col in (("value", "agg_value_true"), ("compute", "agg_compute_true")):
         np.testing.assert_array_equal(w.jobs[col].to_numpy(), old_truth[name].reindex(ids).to_numpy())
+
+
+def test_the_configs_bytes_per_closure_pair_cover_what_the_closure_holds(monkeypatch):
+    # WingConfig.work() estimates the closure's memory as CLOSURE_PAIR_BYTES per (ancestor, descendant) pair;
+    # 12,000 jobs each reading three of the 60 before it: 3.7M pairs within the window
+    from cluster_sim.wing.scheduling.config import CLOSURE_PAIR_BYTES
+
+    rng = np.random.default_rng(0)
+    n = 12_000
+    job = np.repeat(np.arange(1, n), 3)
+    deps = pd.DataFrame({"job": job, "depOn": job - rng.integers(1, 60, len(job))})
+    deps = deps[deps["depOn"] >= 0].drop_duplicates()
+    jobs = pd.DataFrame({"job": np.arange(n), "submit": np.arange(n) * 1.0, "end": np.arange(n) + 0.5})
+    built = {"pairs": 0}
+
+    def counted(*args, **kwargs):
+        out = _pair_sums(*args, **kwargs)
+        built["pairs"] += len(out[0])
+        return out
+
+    monkeypatch.setattr(multihop, "_pair_sums", counted)
+    tracemalloc.start()
+    owl_closure(deps, {"k": pd.Series(rng.random(n), index=np.arange(n))}, omega=400.0, jobs=jobs)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert built["pairs"] > 3_000_000
+    assert peak <= CLOSURE_PAIR_BYTES * built["pairs"], f"{peak / built['pairs']:.1f} bytes a pair"
