@@ -60,6 +60,32 @@ Value at this size (one seed, not a claim): 20%: PRIO 57.6%, Wing-Direct 51.8%, 
 Oracle Wing-Agg 63.0%; 40%: PRIO 80.2%, Wing-Direct 76.6%, Wing-Agg 79.5%.
 
     .venv/bin/python bench/wing.py --part scheduling          # only Lab 05's section
+    .venv/bin/python bench/wing.py --part scheduling --sched-jobs-per-day 40000 --capacities 0.4
+
+Issue 33 (a paper-scale day, 40k jobs, through ``prepare`` and the six policies at one capacity in 5 min and
+8 GB) is NOT met: WingConfig refuses that size before building anything (estimated 184 GiB: 9.7 billion
+(ancestor, descendant) pairs within ω over the two weeks of history, at 20 bytes each). Measured on the
+5,000-a-day lake (seed 0, CPU seconds because the shared machine ran at load 15-23):
+
+* the history's closure within ω holds 174M pairs (2,475 a history job, not the 650 once counted at 5.8k:
+  that was at fewer organisations); :func:`owl_closure` now adds each job's pairs to the aggregates as they
+  are built and forgets them once its last upstream job has read them: 42M held at once instead of 174M,
+  peak RSS 3.0 GiB instead of 6.3 GiB, 58 s CPU instead of 85 s, aggregates identical bit for bit
+  (tests/wing/test_closure_streamed.py keeps the pair-based code as the oracle). The Oracles' closure is
+  limited to what the run's jobs read (``needed=``): 54M pairs instead of 101M, 14.6 s CPU instead of
+  25.0 s, the run's values identical;
+* what is left is the definition: every job reachable within a week, each pair weighted by all its paths.
+  A per-job window (a pair counts while the descendant is submitted within ω of the ancestor's end) does
+  not fold into a DP over jobs: the aggregate of job u is the whole-DAG aggregate on the jobs submitted by
+  end(u) + ω, a different graph for every job. At 40k a day the pairs grow to about 12 billion (2,475 a
+  job times 8.5, the fit's jobs_per_day ** 1.03): about 4,000 s of CPU at today's 0.33 µs a pair and about
+  46 GB for the quarter held at once;
+* the runs: the capacity scheduler's scans that cannot change a decision in Lab 05 (starved queues without
+  elasticity, excess over a lowered maximum when none was lowered) are skipped; at 5,000 jobs a day and 40%
+  capacity under profiling, PRIO took 11.7 s CPU and Wing-MIL 23.3 s, of which those scans were a sixth
+  and a tenth. What remains is ``_candidates`` per queue per admission (30 queues).
+
+RESULTS_5K
 """
 
 from __future__ import annotations
@@ -260,7 +286,10 @@ def main() -> None:
             capacities = tuple(float(c) for c in args.capacities.split(","))
         except ValueError:
             raise SystemExit(f"--capacities={args.capacities!r} is not allowed: give numbers in (0, 1] separated by commas")
-        scheduling(per_day, args.seed, capacities)
+        try:
+            scheduling(per_day, args.seed, capacities)
+        except ValueError as e:  # a size over the config's caps is refused before anything is built
+            raise SystemExit(f"refused: {e}")
 
 
 def pipeline_section(quick: bool, seed: int) -> None:
