@@ -53,6 +53,8 @@ class LabRun:
     notebook: Path
     scale: str
     seconds: float = 0.0
+    cpu_seconds: float | None = None  # the kernel's CPU time (and its children's): a busy machine's wall time is not
+    load: tuple[float, float] | None = None  # the 1-minute load average at the start and at the end
     error: str | None = None
     executed: Path | None = None
     cells: list = field(default_factory=list)
@@ -137,6 +139,7 @@ def execute(path: Path, scale: str, out_dir: Path, timeout: int) -> LabRun:
 
     run = LabRun(path, scale)
     out = out_dir / path.name
+    load0, cpu0 = os.getloadavg()[0], _cpu_seconds()
     t0 = time.perf_counter()
     try:
         pm.execute_notebook(str(path), str(out), parameters={"interactive": False, "preset": scale},
@@ -145,6 +148,7 @@ def execute(path: Path, scale: str, out_dir: Path, timeout: int) -> LabRun:
     except Exception as err:  # a failed lab is reported, the others still run
         run.error = f"{type(err).__name__}: {str(err).strip()[-2000:]}"
     run.seconds = time.perf_counter() - t0
+    run.cpu_seconds, run.load = _cpu_seconds() - cpu0, (load0, os.getloadavg()[0])
     if out.exists():
         run.executed = out
         nb = nbformat.read(out, as_version=4)
@@ -155,6 +159,26 @@ def execute(path: Path, scale: str, out_dir: Path, timeout: int) -> LabRun:
         run.figures = figure_cells(nb)
         run.claims = claim_rows(nb)
     return run
+
+
+def _cpu_seconds() -> float:
+    """CPU seconds of this process and of its children that have ended (the kernel ends when its notebook has run,
+    and its own children, e.g. Dask workers, count once the kernel reaped them): on a shared machine this, not the
+    wall time, is what a lab costs."""
+    import resource
+
+    return sum(r.ru_utime + r.ru_stime for r in (resource.getrusage(resource.RUSAGE_SELF),
+                                                  resource.getrusage(resource.RUSAGE_CHILDREN)))
+
+
+def timing(run: LabRun) -> str:
+    """'612.3 s wall, 598.1 s CPU, load 1.2-1.4': wall time alone misleads when other work shares the cores."""
+    text = f"{run.seconds:.1f} s wall"
+    if run.cpu_seconds is not None:
+        text += f", {run.cpu_seconds:.1f} s CPU"
+    if run.load is not None:
+        text += f", load {run.load[0]:.1f}-{run.load[1]:.1f}"
+    return text
 
 
 def claim_rows(nb) -> list[dict]:
@@ -232,7 +256,7 @@ def build_report(runs: list[LabRun], scale: str, out_dir: Path, total_seconds: f
     rows = "\n".join(f"| {k} | {v} |" for k, v in env.items())
     failed = [r for r in runs if r.error]
     summary = "\n".join(
-        f"| [{r.lab}](#{r.lab}) | {claim_counts(r)} | {r.seconds:.1f} s | "
+        f"| [{r.lab}](#{r.lab}) | {claim_counts(r)} | {timing(r)} | "
         f"[{r.notebook.name}]({r.notebook.stem}.html) |" for r in runs)
     write_claims_csv(runs, out_dir / "claims.csv")
     cells = [nbformat.v4.new_markdown_cell(
@@ -243,13 +267,14 @@ def build_report(runs: list[LabRun], scale: str, out_dir: Path, total_seconds: f
         f"paired interval and a verdict; a claim that must reproduce and does not fails the notebook). The counts "
         f"below are read from those tables (every row is in `claims.csv`).\n\n"
         f"{len(runs) - len(failed)} of {len(runs)} labs ran to the end; total wall time "
-        f"{total_seconds:.0f} s.\n\n| lab | claims | wall time | executed notebook |\n| --- | --- | --- | --- |\n"
+        f"{total_seconds:.0f} s. A lab's CPU time is its kernel's: on a machine others share, the wall time grows with the "
+        f"load and the CPU time does not.\n\n| lab | claims | time | executed notebook |\n| --- | --- | --- | --- |\n"
         f"{summary}\n\n## Environment\n\n| | |\n| --- | --- |\n{rows}")]
     for r in runs:
         status = f"**failed**: `{r.error}`" if r.error else f"claims: {claim_counts(r)}"
         cells.append(nbformat.v4.new_markdown_cell(
             f'<a id="{r.lab}"></a>\n\n## {_title(r.notebook)}\n\n`{r.notebook.name}` at preset `{scale}`: '
-            f"{r.seconds:.1f} s wall time; {status}."))
+            f"{timing(r)}; {status}."))
         cells.extend(r.cells)
         if r.figures:
             cells.append(nbformat.v4.new_markdown_cell(
@@ -294,7 +319,7 @@ def main(argv: list[str] | None = None) -> int:
     for path in paths:
         print(f"running {path.name} at {args.scale} ...", flush=True)
         run = execute(path, args.scale, out_dir, args.timeout)
-        print(f"  {run.seconds:.1f} s, {'FAILED: ' + run.error.splitlines()[0] if run.error else claim_counts(run)}",
+        print(f"  {timing(run)}, {'FAILED: ' + run.error.splitlines()[0] if run.error else claim_counts(run)}",
               flush=True)
         runs.append(run)
     report = build_report(runs, args.scale, out_dir, time.perf_counter() - t0)

@@ -31,7 +31,9 @@ def test_every_lab_has_a_paper_vs_ours_section_and_closing_claims():
 
 def test_the_report_holds_every_labs_section(tmp_path):
     runs = [LabRun(p, "ci", seconds=1.0, cells=report_cells(nbformat.read(p, as_version=4))) for p in notebooks()]
+    runs[0].cpu_seconds, runs[0].load = 0.7, (3.5, 2.3)  # a shared machine: the CPU time and the load are shown
     html = build_report(runs, "ci", tmp_path, 8.0).read_text()
+    assert "1.0 s wall, 0.7 s CPU, load 3.5-2.3" in html
     assert len(runs) >= 8
     for r in runs:
         assert f'id="{r.lab}"' in html, r.lab
