@@ -551,7 +551,6 @@ class _Pairs:
         self.size = 0
         self._a = [np.zeros(1024, np.int32), np.zeros(1024), np.zeros(1024, np.int32)]
         self.start, self.count = np.zeros(n, np.int64), np.zeros(n, np.int64)
-        self.peak = 0  # the most pairs held at once
 
     def append(self, up: np.ndarray, first: np.ndarray, *columns) -> None:
         """Store the pairs of the jobs ``up[first]`` (``columns``: down, wt, length, grouped by ``up``)."""
@@ -566,7 +565,6 @@ class _Pairs:
         self.start[up[first]] = self.size + first
         self.count[up[first]] = np.diff(np.r_[first, len(columns[0])])
         self.size = new
-        self.peak = max(self.peak, new)
 
     def drop(self, jobs: np.ndarray) -> None:
         """Forget the pairs of ``jobs`` (no upstream job reads them any more); compact when they are most of it."""
