@@ -1,9 +1,9 @@
 """Settings and fixtures for the whole test session.
 
 Lab sweeps go through :func:`cluster_sim.sweep.run_grid`, which caches results on disk. A test must
-exercise the code, not read what an earlier run left in the user's cache, so each session (each
-xdist worker, and the notebook kernels it starts, which inherit the environment) gets an empty
-cache of its own.
+exercise the code, not read what an earlier run left in the user's cache, so each run (its xdist
+workers, and the notebook kernels they start, which inherit the environment) gets an empty cache
+of its own.
 
 ``executed`` is the notebook execution layer's fixture (tests/notebook_runs.py): each notebook is
 executed once per preset in a run, and every check that needs it reads that one execution.
@@ -19,7 +19,15 @@ import pytest
 
 from notebook_runs import Execution, NotebookRun, execute
 
-os.environ["CLUSTER_SIM_SWEEP_CACHE"] = tempfile.mkdtemp(prefix="cluster_sim-sweeps-")
+#: the run's own sweep cache, made by the first process of a run (pytest itself, or xdist's controller) and inherited
+#: by its workers: one cache for the run, so a pool one worker computed (a notebook's claims, executed in a kernel
+#: that inherits it) is read, not computed again, by the other worker's test of the same claims (tests/engine's tour
+#: claims, tests/shaper's, tests/wing's Lab 04 seeds) or by the tour's seed-override run, whose pool shares all but
+#: three seeds. Entries are keyed by what computes them (the code's fingerprint, cluster_sim/sweep.py), so an entry
+#: is what the code under test computes, and concurrent writers are safe (tests/test_sweep.py).
+RUN_CACHE = "CLUSTER_SIM_TEST_RUN_SWEEP_CACHE"
+os.environ.setdefault(RUN_CACHE, tempfile.mkdtemp(prefix="cluster_sim-sweeps-"))
+os.environ["CLUSTER_SIM_SWEEP_CACHE"] = os.environ[RUN_CACHE]
 # Sweeps run in the process that asks for them: the two xdist workers already use both cores, and a
 # notebook's sweep that starts its own Dask cluster under that load only adds start-up time. Tests of
 # the Dask routes pass client= explicitly.

@@ -20,7 +20,10 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 KERNEL = "cluster_sim"  # the project's kernel, registered by `make setup` in .venv (never another Python)
-CELL_TIMEOUT = 300  # seconds a cell may take: a hung kernel fails the test instead of hanging CI
+#: seconds a cell may take: a guard against a hung kernel (it fails the test instead of hanging CI), never a speed
+#: check. Lab 05's claims cell (404 runs at ci, cold cache) took 259 s at load average 14 and passed 300 s at 20,
+#: failing both of its executions on the shared 2-core machine; nbgrader's guard (test_nbgrader.HANG) is an hour
+CELL_TIMEOUT = 1800
 #: how a kernel ends once its notebook has run (nbclient's ``shutdown_kernel``): every output is in by then, and
 #: a graceful shutdown (atexit hooks, the interpreter's teardown) cost 1-3 s of each execution; the kernel's
 #: process group is killed, so nothing it started outlives it. The nbgrader round trip sets the same.

@@ -12,8 +12,10 @@ a reservation queue for periodic jobs and organisation queues for the rest. The 
   first served;
 * ``shaper``: each job gives back, at every vertex completion, the tokens its remaining stages cannot
   use (the greedy resource shaper); off, a job holds its tokens until it ends;
-* ``stageopt``: each stage is placed by IPA on the scheduler's (stale) view; off, task by task with
-  the config's ``placement`` policy;
+* ``stageopt``: each stage gets Lab 07's resource plan (IPA's placement and RAA's cores and memory
+  for each vertex on the learned latency model, before the day runs: :mod:`.plans`; ``raa=False``
+  keeps one token per vertex) and is placed by Lab 06's IPA on the scheduler's (stale) view; off, one
+  token per vertex, placed task by task with the config's ``placement`` policy;
 * ``rminer``: SmartRM diverts short tasks to a Resource Miner scheduler that runs them on shadow
   resources (released but not yet visible to any view); off, NoRM.
 
@@ -45,7 +47,7 @@ LAYERS = {
     "morpheus": "admission and reservation (the queue layer's reservation queue)",
     "wing": "ordering (which waiting job the organisation queues admit first)",
     "shaper": "the job's own holding (tokens it keeps while it runs)",
-    "stageopt": "placement of a stage (which machines its tasks go to)",
+    "stageopt": "placement and size of a stage (which machines its vertices go to, and the cores each holds)",
     "rminer": "the schedulers' view of the cluster (resources no view shows yet)",
 }
 
@@ -57,8 +59,11 @@ class CapstoneConfig(Config):
     morpheus: bool = param(False, doc="Morpheus: reservations sized by R* for periodic jobs (Lab 03)")
     wing: bool = param(False, doc="Wing: value-aware ordering of the organisation queues (Lab 05)")
     shaper: bool = param(False, doc="the shaper: jobs release tokens their remaining stages cannot use (Lab 01)")
-    stageopt: bool = param(False, doc="the stage optimiser: IPA places each stage (Lab 06)")
+    stageopt: bool = param(False, doc="the stage optimiser: RAA sizes and IPA places each stage (Labs 06-07)")
     rminer: bool = param(False, doc="Resource Miner: SmartRM harvests shadow resources (Labs 08-09)")
+    raa: bool = param(True, widget=False,
+                      doc="with the stage optimiser on: RAA also chooses each stage's resource plan (Lab 07); "
+                          "off, IPA placement only (Lab 06)")
     # the cluster: the engine's fields (Labs 06 and 08-09 run on it), with the day's defaults and ranges
     machines: int = field_of(ClusterConfig, "machines", 16, lo=2, hi=2000, step=2, slider=(4, 64))
     cpu_per_machine: int = field_of(ClusterConfig, "cpu_per_machine", 8, lo=4, hi=128, widget=False,
@@ -105,6 +110,10 @@ class CapstoneConfig(Config):
     #: plans and the views scale with the cluster): bench/capstone.py measured 0.7-1.3 ms per task at default
     #: (16 machines) and 1.1 ms at paper (500 machines, 133 s for the day) on the shared 2-core machine
     SECONDS_PER_TASK, SECONDS_PER_TASK_MACHINE = 8e-4, 6e-7
+    #: CPU seconds of Lab 07's IPA and RAA per stage of the day (the resource plans, with ``stageopt`` and ``raa``
+    #: on): bench/capstone.py measured 10 ms at default (142 stages) and 9.5 ms at paper (12,117 stages), almost
+    #: all of it the latency model's per-call cost (four predictions a stage), whatever the stage's width
+    SECONDS_PER_STAGE_PLAN = 0.01
 
     def switches(self) -> dict[str, bool]:
         return {s: getattr(self, s) for s in SWITCHES}
@@ -123,10 +132,11 @@ class CapstoneConfig(Config):
 
     def work(self) -> Work:
         tasks = self.job_rate() * self.horizon * self.mean_tasks_per_job()
+        plans = tasks / self.MEAN_WIDTH * self.SECONDS_PER_STAGE_PLAN if self.stageopt and self.raa else 0.0
         return Work(tasks, "tasks", f"{count(tasks)} tasks = {self.job_rate():.3g} jobs/s x horizon {self.horizon:g} s x "
                                     f"{self.mean_tasks_per_job():g} tasks per job",
                     up=("machines", "load", "horizon"), down=("mean_task_duration",),
-                    seconds=tasks * (self.SECONDS_PER_TASK + self.machines * self.SECONDS_PER_TASK_MACHINE))
+                    seconds=tasks * (self.SECONDS_PER_TASK + self.machines * self.SECONDS_PER_TASK_MACHINE) + plans)
 
     @classmethod
     def ci(cls):

@@ -90,10 +90,14 @@ class JobSpec:
     def n_tasks(self) -> int:
         return sum(self.widths)
 
-    def graph(self) -> StageGraph:
-        """The shaper's stage graph (stages ``s0``, ``s1``, ...)."""
+    def graph(self, widths: tuple[int, ...] | None = None) -> StageGraph:
+        """The shaper's stage graph (stages ``s0``, ``s1``, ...): each stage's vertices, or ``widths``
+        (each stage's tokens, when its vertices hold several: the stage optimiser's resource plans)."""
         names = [f"s{i}" for i in range(len(self.widths))]
-        return StageGraph(dict(zip(names, self.widths)),
+        widths = self.widths if widths is None else widths
+        if len(widths) != len(names):
+            raise ValueError(f"widths={widths!r} is not allowed for job {self.id}: need one per stage ({len(names)})")
+        return StageGraph(dict(zip(names, widths)),
                           [(names[p], names[i]) for i, ps in enumerate(self.parents) for p in ps])
 
 
@@ -111,8 +115,10 @@ class Day:
     requests: dict  # periodic template -> the PeriodicJob it asked the plan for (None: no window for R*)
     allocations: dict  # periodic template -> its Allocation in the plan (None: refused)
 
-    def engine_jobs(self) -> list[Job]:
-        """Fresh engine jobs (a run changes its jobs' states): one task (1 CPU, 1 memory) per vertex."""
+    def engine_jobs(self, plans=None) -> list[Job]:
+        """Fresh engine jobs (a run changes its jobs' states): one task (1 CPU, 1 memory) per vertex, or,
+        with the stage optimiser's ``plans`` (:func:`~cluster_sim.capstone.plans.resource_plans`), each
+        vertex's cores and memory and its duration under its stage's plan."""
         out, tid = [], 0
         for spec in self.jobs:
             job = Job(id=spec.id, arrival=spec.arrival, priority=spec.priority, queue=spec.org, tag=spec)
@@ -121,7 +127,12 @@ class Day:
                 for p in ps:
                     children[p].append(i)
             for i, d in enumerate(spec.durations):
-                tasks = [Task(tid + k, job, i, (1, 1), float(x)) for k, x in enumerate(d)]
+                if plans is None:
+                    tasks = [Task(tid + k, job, i, (1, 1), float(x)) for k, x in enumerate(d)]
+                else:
+                    plan = plans.stages[spec.id, i]
+                    tasks = [Task(tid + k, job, i, (int(c), int(m)), float(x))
+                             for k, ((c, m), x) in enumerate(zip(plan.theta.tolist(), plan.durations))]
                 tid += len(tasks)
                 job.stages.append(Stage(i, tasks, spec.parents[i], tuple(children[i])))
             out.append(job)
@@ -200,7 +211,7 @@ def run_reservation(alloc, instance: int, step: float) -> tuple[int, float, floa
 
 def make_day(config: CapstoneConfig) -> Day:
     """The config's day (remembered: every arm of an ablation builds the same day once)."""
-    return _make_day(config.replace(**{s: False for s in config.switches()}))
+    return _make_day(config.replace(**{s: False for s in config.switches()}, raa=True))
 
 
 #: days remembered: a sweep varies the seed fastest, so every arm of an ablation cycles through the whole

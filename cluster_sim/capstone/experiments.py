@@ -7,7 +7,7 @@ The metrics (each the mechanism's own, read off the same run):
 * ``value_share`` (Wing): downloads after their job ended (the value attained) / all downloads of
   the day's jobs (what was achievable);
 * ``idle_held_share`` (the shaper): the integral of tokens held by jobs but not used by a running
-  task / (tokens x day);
+  task / (tokens x day); ``held_share``: all tokens held by jobs / (tokens x day);
 * ``mean_stage_latency`` (the stage optimiser): release of a stage to its last vertex's end, over
   completed stages (seconds);
 * ``utilisation`` (Resource Miner): CPU held by running tasks, visible or on shadow resources /
@@ -49,17 +49,19 @@ class CapstoneResult:
 
 
 def arm_name(switches: dict) -> str:
-    """``none``, ``all``, ``<mechanism>`` (alone) or ``all-<mechanism>`` (all but one)."""
+    """``none``, ``all``, ``<mechanism>`` (alone) or ``all-<mechanism>`` (all but one); with the stage
+    optimiser on but ``raa`` off (IPA placement only), the name ends in ``[ipa]``."""
     on = [s for s in SWITCHES if switches[s]]
+    ipa_only = "[ipa]" if switches["stageopt"] and not switches.get("raa", True) else ""
     if not on:
         return "none"
     if len(on) == len(SWITCHES):
-        return "all"
+        return "all" + ipa_only
     if len(on) == 1:
-        return on[0]
+        return on[0] + ipa_only
     if len(on) == len(SWITCHES) - 1:
-        return "all-" + next(s for s in SWITCHES if not switches[s])
-    return "+".join(on)
+        return "all-" + next(s for s in SWITCHES if not switches[s]) + ipa_only
+    return "+".join(on) + ipa_only
 
 
 def run_model(config: CapstoneConfig, *, day: Day | None = None, check_every_event: bool = False,
@@ -107,6 +109,7 @@ def summarise(model: CapstoneModel) -> CapstoneResult:
         slo_violation_rate=float(violated.mean()) if len(periodic) else math.nan,
         value_share=value / len(downloads) if len(downloads) else math.nan,
         idle_held_share=(held - running) / (T * H),
+        held_share=held / (T * H),
         mean_stage_latency=float(latencies.mean()) if len(latencies) else math.nan,
         utilisation=running / (cap * H),
         shadow_utilisation=model.csv.hidden_usage[0].total(H) / (cap * H),
@@ -142,5 +145,5 @@ def ablation(config: CapstoneConfig, seeds, *, points: list[dict] | None = None,
     """The day at every arm (:func:`arms`, or ``points``) and seed, through ``run_grid``; an ``arm`` column names each."""
     frame = run_grid(run, config, arms() if points is None else points, seeds, metrics=metrics_of,
                      client=client, cache=cache)
-    frame.insert(0, "arm", [arm_name(row) for row in frame[list(SWITCHES)].to_dict("records")])
+    frame.insert(0, "arm", [arm_name(row) for row in frame[[*SWITCHES, "raa"]].to_dict("records")])
     return frame

@@ -41,6 +41,7 @@ from ..shaper.shaper import ResourceShaper
 from ..stageopt.agents import IPAScheduler
 from .config import CapstoneConfig
 from .day import Day, make_day
+from .plans import resource_plans
 
 __all__ = ["RELEASE_CHOICES", "RESERVED", "CapstoneJobManager", "CapstoneModel", "IPARMAwareScheduler",
            "engine_config", "keep_reservation"]
@@ -71,24 +72,33 @@ class CapstoneJobManager(TokenJobManager):
 
     def __init__(self, model: "CapstoneModel", job, scheduler):
         super().__init__(model, job, scheduler)
-        # one shaper per job: it tree-ifies the job's graph once and keeps the trees
+        plans = model.plans
+        # one shaper per job: it tree-ifies the job's graph once and keeps the trees; under the stage
+        # optimiser's resource plans a stage weighs its vertices' tokens
         self.shaper = ResourceShaper() if model.shaping else None
         if self.shaper is not None:
-            self.graph = job.tag.graph()
+            self.graph = job.tag.graph(None if plans is None else plans.widths(job.id))
             self.names = [f"s{i}" for i in range(len(job.stages))]
+
+    def tokens_of(self, task) -> int:
+        """One token per CPU unit: a vertex's cores under the stage optimiser's plan (1 otherwise)."""
+        return task.demand[0]
 
     @property
     def demand(self) -> int:
-        """Tokens the job could use now: its vertices at the schedulers or running, and those waiting for a token."""
-        return self.in_use + sum(len(tasks) for _, tasks in self.ready)
+        """Tokens the job could use now: its vertices' at the schedulers or running, and those waiting for a token."""
+        return self.in_use + sum(self.tokens_of(t) for _, tasks in self.ready for t in tasks)
 
     def request(self) -> tuple[int, str]:
         """A periodic run asks its Morpheus reservation (when Morpheus is on); every other job asks its
-        user's tokens in its organisation's queue."""
-        spec = self.job.tag
+        user's tokens in its organisation's queue. Under the stage optimiser's resource plans the user's
+        tokens follow the day's rule in tokens, and a reservation is at least the run's largest vertex."""
+        spec, plans = self.job.tag, self.model.plans
+        tokens = spec.tokens if plans is None else plans.tokens[spec.id]
         if self.model.config_capstone.morpheus and spec.reservation is not None:
-            return spec.reservation[0], RESERVED
-        return spec.tokens, spec.org
+            least = 1 if plans is None else max(self.tokens_of(t) for s in self.job.stages for t in s.tasks)
+            return max(spec.reservation[0], least), RESERVED
+        return tokens, spec.org
 
     def watched(self, task) -> bool:
         return self.shaper is not None or super().watched(task)
@@ -96,8 +106,8 @@ class CapstoneJobManager(TokenJobManager):
     def tokens_to_release(self, task) -> int:
         if self.shaper is None:
             return 0
-        completed = dict(zip(self.names, self.completed))
-        running = dict(zip(self.names, self.in_flight))
+        completed = dict(zip(self.names, self.tokens_completed))
+        running = dict(zip(self.names, self.tokens_in_flight))
         release = self.shaper.tokens_to_release(self.graph, self.held, completed, running)
         self.model.shaper_log.append((self.job.id, completed, running, self.held, release))
         return release
@@ -113,6 +123,7 @@ class CapstoneModel(QueuedModel, RMinerModel):
     """
 
     job_manager_class = CapstoneJobManager
+    plans = None  # Lab 07's resource plans of the day's stages, with the stage optimiser on
 
     def __init__(self, config: CapstoneConfig, *, day: Day | None = None, tokens: int | None = None,
                  release_rule=None, check_every_event: bool = False):
@@ -129,6 +140,11 @@ class CapstoneModel(QueuedModel, RMinerModel):
         self.shaper_log: list[tuple] = []  # (job, completed, running, held before, released) per completion
         self.queue_tokens = config.tokens if tokens is None else tokens  # the queue layer's
         self.release_rule = release_rule
+        # Lab 07's resource plans of the day's stages (None: one token per vertex)
+        self.plans = resource_plans(config) if config.stageopt and config.raa else None
+        if self.plans is not None and set(self.plans.tokens) != {j.id for j in day.jobs}:
+            raise ValueError("day= is not the config's day: the stage optimiser's resource plans are made for "
+                             "make_day(config)'s jobs")
 
     def make_queue_layer(self) -> QueueLayer:
         """The engine's queue layer: the organisations of the day, ordered first come first served or, with
@@ -198,5 +214,6 @@ class CapstoneModel(QueuedModel, RMinerModel):
             self.layer.take_back(manager, tokens)
 
     def make_jobs(self, rng):
-        """The day's jobs (the same at every switch setting)."""
-        return self.day.engine_jobs()
+        """The day's jobs (the same at every switch setting; with the resource plans, each vertex sized and
+        timed by its stage's plan)."""
+        return self.day.engine_jobs(self.plans)

@@ -20,7 +20,7 @@ import math
 from collections import deque
 from typing import TYPE_CHECKING, Callable, Iterable, Protocol, runtime_checkable
 
-import mesa
+from .._mesa import mesa  # mesa without its stack walk (cluster_sim/_mesa.py)
 import numpy as np
 from mesa.time import Priority
 

@@ -42,7 +42,7 @@ from bisect import bisect_right
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
-import mesa
+from .._mesa import mesa  # mesa without its stack walk (cluster_sim/_mesa.py)
 import numpy as np
 from mesa.time import Priority
 

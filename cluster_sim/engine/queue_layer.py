@@ -10,8 +10,9 @@ first above the second:
   not fit may go first) or the **reservation** queue :data:`RESERVED` (reservations set capacity
   aside for it: see :meth:`QueueLayer.reserve`);
 * the layer admits what fits and never preempts: admission is the only decision it takes;
-* a :class:`TokenJobManager` holds its job's tokens and hands at most that many of its tasks to its
-  placement scheduler at once (released stage by stage, as the engine's job manager does); it may
+* a :class:`TokenJobManager` holds its job's tokens and hands its tasks to its placement scheduler
+  while the tokens they hold (:meth:`TokenJobManager.tokens_of`: one per task by default) fit in what
+  it holds (released stage by stage, as the engine's job manager does); it may
   give tokens back before its job ends (:meth:`TokenJobManager.tokens_to_release`), and gives the
   rest back when the job ends.
 
@@ -35,7 +36,7 @@ import math
 from bisect import bisect_right
 from typing import Callable, Iterable
 
-import mesa
+from .._mesa import mesa  # mesa without its stack walk (cluster_sim/_mesa.py)
 
 from .agents import JobManager
 from .metrics import StepIntegral
@@ -248,7 +249,11 @@ class QueueLayer(mesa.Agent):
         reserved = 0
         for m in managers:
             if m.held < m.in_use:
-                raise AssertionError(f"job {m.job.id} has {m.in_use} tasks at schedulers or running on {m.held} tokens")
+                raise AssertionError(f"job {m.job.id}'s tasks at schedulers or running hold {m.in_use} tokens, "
+                                     f"the job holds {m.held}")
+            if m.ready and m.held and not m.in_use and m.tokens_of(m.ready[0][1][0]) > m.held:
+                raise AssertionError(f"job {m.job.id} holds {m.held} tokens and its next task needs "
+                                     f"{m.tokens_of(m.ready[0][1][0])}: it can never run")
             if m.queue == RESERVED:
                 reserved += m.held
             elif m.queue is not None:
@@ -272,11 +277,11 @@ class QueueLayer(mesa.Agent):
 
 
 class TokenJobManager(JobManager):
-    """A job holding tokens: at most that many of its tasks at the schedulers or running.
+    """A job holding tokens: its tasks at the schedulers or running hold at most that many.
 
     Seams: :meth:`request` (how many tokens, in which queue; default: its widest stage's tasks in
-    ``job.queue``) and :meth:`tokens_to_release` (tokens to give back after one of its tasks completed;
-    default none).
+    ``job.queue``), :meth:`tokens_of` (the tokens one task holds; default 1) and
+    :meth:`tokens_to_release` (tokens to give back after one of its tasks completed; default none).
     """
 
     def __init__(self, model, job, scheduler):
@@ -287,12 +292,20 @@ class TokenJobManager(JobManager):
         self.owed = 0  # tokens to hand back as soon as they are unused (QueueLayer.take_back)
         self.queue: str | None = None
         self.ready: list[list] = []  # [stage, tasks not yet handed] in release order
-        self.in_flight = [0] * n  # handed to a scheduler, not finished
-        self.completed = [0] * n
+        self.in_flight = [0] * n  # tasks handed to a scheduler, not finished
+        self.completed = [0] * n  # tasks completed
+        self.tokens_in_flight = [0] * n  # the tokens those tasks hold
+        self.tokens_completed = [0] * n  # the tokens completed tasks held
 
     @property
     def in_use(self) -> int:
-        return sum(self.in_flight)
+        """Tokens held by the job's tasks at the schedulers or running."""
+        return sum(self.tokens_in_flight)
+
+    def tokens_of(self, task) -> int:
+        """Tokens ``task`` holds from its hand-over to a scheduler to its end: 1 here (one per task); a lab
+        whose tasks differ in size overrides it (a whole number from 1 to what its job asks for)."""
+        return 1
 
     def request(self) -> tuple[int, str]:
         """``(tokens, queue)`` this job asks the layer for (default: its widest stage's tasks, at most the
@@ -324,22 +337,36 @@ class TokenJobManager(JobManager):
         self.dispatch()
 
     def dispatch(self) -> None:
-        """Hand waiting tasks to the scheduler, stage by stage, while tokens allow."""
+        """Hand waiting tasks to the scheduler, stage by stage and in order, while their tokens fit in
+        what the job holds unused (a task that does not fit waits, and so do the tasks behind it)."""
         room = self.held - self.in_use
         while self.ready and room > 0:
             entry = self.ready[0]
             s, tasks = entry
-            batch, entry[1] = tasks[:room], tasks[room:]
+            n = need = 0
+            for task in tasks:
+                k = self.tokens_of(task)
+                if need + k > room:
+                    break
+                need += k
+                n += 1
+            if n == 0:
+                return
+            batch, entry[1] = tasks[:n], tasks[n:]
             if not entry[1]:
                 self.ready.pop(0)
-            self.in_flight[s] += len(batch)
-            room -= len(batch)
+            self.in_flight[s] += n
+            self.tokens_in_flight[s] += need
+            room -= need
             self.scheduler.enqueue(batch)
 
     def on_task_finished(self, task) -> None:
         s = task.stage
+        k = self.tokens_of(task)
         self.in_flight[s] -= 1
         self.completed[s] += 1
+        self.tokens_in_flight[s] -= k
+        self.tokens_completed[s] += k
         super().on_task_finished(task)  # children released, or the job finished
         if self.stages_left == 0:
             return

@@ -31,7 +31,7 @@ import math
 from collections import deque
 from dataclasses import dataclass
 
-import mesa
+from .._mesa import mesa  # mesa without its stack walk (cluster_sim/_mesa.py)
 import numpy as np
 
 from cluster_sim.engine import ClusterConfig, ClusterModel, JobManager

@@ -27,7 +27,9 @@ def density_clusters_1d(rows, bandwidth: float | None = None, bins: int = 256) -
 
     The KDE is binned (a histogram smoothed with a Gaussian of ``bandwidth`` in log10 units;
     default Silverman's rule), so the cost is O(m + bins). Labels are numbered from the cluster
-    of the largest instances (label 0) downwards.
+    of the largest instances (label 0) downwards, without gaps: a density minimum with no instance
+    between it and the next makes no cluster (an empty one would be asked about a representative of
+    0 rows).
     """
     r = finite_array(rows, "rows", nonneg=True, what="input row counts")
     if r.ndim != 1 or r.size == 0:
@@ -52,7 +54,8 @@ def density_clusters_1d(rows, bandwidth: float | None = None, bins: int = 256) -
     interior = np.flatnonzero((dens[1:-1] < dens[:-2]) & (dens[1:-1] <= dens[2:])) + 1
     cuts = edges[interior] + (edges[1] - edges[0]) / 2
     labels_low_first = np.searchsorted(cuts, x, side="right")
-    return (cuts.size - labels_low_first).astype(np.int64)
+    # numbered consecutively in the same order (np.unique sorts): the clusters and their order are unchanged
+    return np.unique(cuts.size - labels_low_first, return_inverse=True)[1].reshape(-1).astype(np.int64)
 
 
 def dbscan_clusters_1d(rows, eps: float = 0.05, min_samples: int = 5) -> np.ndarray:

@@ -57,11 +57,14 @@ def _texts(fig: Figure) -> list[tuple[str, Text]]:
         if id(artist) in all_ticks and id(artist) not in drawn_ticks:
             continue
         seen.add(id(artist))
-        found.append((_describe(fig, artist), artist))
+        found.append((_describe(fig, artist, id(artist) in drawn_ticks), artist))
     return found
 
 
-def _describe(fig: Figure, t: Text) -> str:
+def _describe(fig: Figure, t: Text, tick_label: bool) -> str:
+    """What ``t`` is; ``tick_label``: it is the label of a tick its axis draws (found by :func:`_texts`, which
+    updated each axis's ticks once: asking ``get_ticklabels`` here updated them again for every text, the check's
+    main cost)."""
     text = t.get_text().replace("\n", " ")
     short = text if len(text) <= 60 else text[:57] + "..."
     for ax in fig.axes:
@@ -69,8 +72,8 @@ def _describe(fig: Figure, t: Text) -> str:
             return f"title {short!r}"
         if t is ax.xaxis.label or t is ax.yaxis.label:
             return f"axis label {short!r}"
-        if t in ax.get_xticklabels(which="both") or t in ax.get_yticklabels(which="both"):
-            return f"tick label {short!r}"
+    if tick_label:
+        return f"tick label {short!r}"
     if fig._suptitle is t:
         return f"title {short!r}"
     return f"text {short!r}"

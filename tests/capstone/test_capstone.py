@@ -16,11 +16,16 @@ from hypothesis import strategies as st
 from cluster_sim.capstone import SWITCHES, CapstoneConfig, CapstoneModel, ablation, arms, make_day, run, run_model
 from cluster_sim.capstone.day import ALPHA, SKYLINE_STEPS, rstar_containers
 from cluster_sim.capstone.model import engine_config
+from cluster_sim.capstone.plans import cluster_machines, resource_plans, stage_inputs
 from cluster_sim.engine import ClusterModel
 from cluster_sim.morpheus import ReprovisionRule, ReservationPlan, fit_skyline
 from cluster_sim.rminer.model import RMinerModel
 from cluster_sim.shaper.shaper import ResourceShaper
 from cluster_sim.stageopt.agents import IPAScheduler
+from cluster_sim.stageopt.config import ResourcePlanConfig
+from cluster_sim.stageopt.experiments import trained_model
+from cluster_sim.stageopt.optimizer import StageOptimizer
+from cluster_sim.stageopt.workload import resource_grid
 from cluster_sim.wing.scheduling.workload import value_efficiency
 
 SMALL = CapstoneConfig.ci().replace(horizon=400.0)
@@ -56,10 +61,13 @@ def capstone(config, **kwargs):
 # ---- invariants after every event ---------------------------------------------------------------
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(switches=st.tuples(*[st.booleans()] * 5), machines=st.integers(4, 12), load=st.floats(0.3, 1.4),
-       update_delay=st.sampled_from([0.0, 1.0, 5.0]), seed=st.integers(0, 50), schedulers=st.integers(1, 4))
-def test_invariants_hold_after_every_event_with_any_switches(switches, machines, load, update_delay, seed, schedulers):
+       update_delay=st.sampled_from([0.0, 1.0, 5.0]), seed=st.integers(0, 50), schedulers=st.integers(1, 4),
+       raa=st.booleans())
+def test_invariants_hold_after_every_event_with_any_switches(switches, machines, load, update_delay, seed, schedulers,
+                                                             raa):
     config = CapstoneConfig.ci().replace(**dict(zip(SWITCHES, switches)), machines=machines, load=load,
-                                         update_delay=update_delay, seed=seed, schedulers=schedulers, horizon=300.0)
+                                         update_delay=update_delay, seed=seed, schedulers=schedulers, horizon=300.0,
+                                         raa=raa)
     model = run_model(config, check_every_event=True)  # raises AssertionError naming the first broken rule
     assert model.layer.held.value <= model.layer.total
 
@@ -79,10 +87,70 @@ def test_with_every_switch_off_the_run_equals_the_plain_engine_on_the_same_jobs(
 
 # ---- one switch on: the lab's own decisions -----------------------------------------------------
 def test_stageopt_alone_places_as_lab_06s_ipa_scheduler_on_the_same_jobs():
-    config = SMALL.replace(stageopt=True)
+    config = SMALL.replace(stageopt=True, raa=False)  # IPA placement only: one token per vertex
     ours, lab = capstone(config), plain(config, scheduler_class=IPAScheduler)
     assert records(ours) == records(lab)
     assert records(ours) != records(capstone(SMALL))  # and IPA does change where tasks run
+
+
+def lab_07_optimizer():
+    """Lab 07's stage optimiser, built here from Lab 07's public functions (not the capstone's)."""
+    c = ResourcePlanConfig.ci()
+    model = trained_model(c.seed, c.train_stages, c.levels, c.trace_noise, c.max_iter)[0]
+    return StageOptimizer(model, theta0=(1.0, 1.0), alpha=c.alpha, grid=resource_grid((1.0, 2.0, 4.0), (1.0, 2.0, 4.0)))
+
+
+def test_stageopt_gives_every_stage_lab_07s_resource_plan_and_the_engine_runs_it():
+    """Issue 32: under stageopt every vertex held one token for its day's duration (IPA placement only).
+    Each stage gets the plan Lab 07's RAA chooses on IPA's placement of the same stage, and the engine runs
+    each vertex with it: its cores as tokens and CPU, its memory, its duration scaled by the model's latency
+    under the plan over that under θ0."""
+    config = SMALL.replace(stageopt=True)
+    model = run_model(config, check_every_event=True)
+    so, machines = lab_07_optimizer(), cluster_machines(config)
+    tasks = {(t.job.id, t.stage): [] for j in model.arrived for t in j.tasks}
+    for j in model.arrived:
+        for t in j.tasks:
+            tasks[t.job.id, t.stage].append(t)
+    sizes = set()
+    for spec in model.day.jobs:
+        if spec.id not in {j.id for j in model.arrived}:
+            continue
+        for s, d in enumerate(spec.durations):
+            stage = stage_inputs(config, spec.id, s, d)
+            ipa = so.ipa(stage, machines)
+            raa = so.raa(stage, machines, ipa)  # Lab 07's RAA Path + WUN, called through its own API
+            ran = tasks[spec.id, s]
+            assert [t.demand for t in ran] == [tuple(int(x) for x in th) for th in raa.theta], (spec.id, s)
+            np.testing.assert_array_equal([t.duration for t in ran], d * raa.predicted_latency / ipa.predicted_latency)
+            sizes |= {t.demand for t in ran}
+    assert len(sizes) > 1 and sizes != {(1, 1)}  # RAA does size vertices differently
+    # the queue layer counts a vertex's cores: a job's tasks at the schedulers or running never hold more than it
+    assert any(m.tokens_completed != m.completed for m in model.job_managers.values())
+
+
+def test_under_the_resource_plans_jobs_ask_the_days_rule_in_tokens_and_the_shaper_weighs_tokens():
+    config = SMALL.replace(stageopt=True, shaper=True, morpheus=True, load=1.2)
+    model = run_model(config, check_every_event=True)
+    plans = model.plans
+    for spec in model.day.jobs:
+        widths = plans.widths(spec.id)
+        largest = max(int(plans.stages[spec.id, s].theta[:, 0].max()) for s in range(len(spec.widths)))
+        peak = ResourceShaper().peak(spec.graph(widths), {})
+        assert plans.tokens[spec.id] == max(largest, min(config.tokens // 4, math.ceil(config.over_allocation * peak)))
+    log = model.shaper_log
+    assert sum(r[-1] for r in log) > 0
+    graphs = {j.id: j.graph(plans.widths(j.id)) for j in model.day.jobs}
+    for job, completed, running, held, released in log:  # Lab 01's shaper on the graph in tokens
+        assert released == ResourceShaper().tokens_to_release(graphs[job], held, completed, running)
+
+
+def test_stage_inputs_refuse_durations_that_are_not_positive_naming_them():
+    for bad in ([], [1.0, math.nan], [2.0, -1.0], [0.0]):
+        with pytest.raises(ValueError, match="durations"):
+            stage_inputs(SMALL, 0, 0, bad)
+    with pytest.raises(ValueError, match="widths"):
+        make_day(SMALL).jobs[0].graph((1,) * 9)
 
 
 def test_rminer_alone_decides_as_labs_08_09s_smartrm_on_the_same_jobs():
@@ -192,6 +260,16 @@ def test_the_same_config_and_seed_give_identical_results_and_another_seed_anothe
     a, b = run(config), run(config)
     assert a.metrics == b.metrics and a.jobs.equals(b.jobs)
     assert run(config.replace(seed=1)).metrics != a.metrics
+
+
+def test_the_resource_plans_are_the_same_for_the_same_config_and_seed():
+    config = SMALL.replace(stageopt=True)
+    a, b = run_model(config), run_model(config)
+    assert records(a) == records(b)
+    assert [t.demand for j in a.arrived for t in j.tasks] == [t.demand for j in b.arrived for t in j.tasks]
+    # a plan handed out is a copy: editing it changes no later run
+    resource_plans(config).stages[0, 0].durations[:] = 1.0
+    assert records(run_model(config)) == records(a)
 
 
 def test_an_ablation_builds_each_day_once_however_many_arms_cycle_through_the_seeds():

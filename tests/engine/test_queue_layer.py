@@ -135,3 +135,46 @@ def test_a_job_asking_for_a_queue_the_layer_lacks_or_too_many_tokens_is_refused(
     model.start()
     with pytest.raises(ValueError, match="reservation: need a whole number"):
         model.layer.reserve(0, -1)
+
+
+def test_tasks_that_hold_several_tokens_fit_in_what_their_job_holds():
+    """Issue 32: a task held one token whatever its size. ``tokens_of`` sizes it (here: its CPU units); a job
+    hands its tasks to the schedulers in order while their tokens fit in what it holds unused."""
+    config = ClusterConfig.ci().replace(horizon=120.0, job_rate=2.0, mean_task_cpu=2.5)
+    seen = []
+
+    class CpuTokens(QueuedClusterModel):
+        class job_manager_class(TokenJobManager):
+            def tokens_of(self, task):
+                return task.demand[0]
+
+            def request(self):
+                largest = max(t.demand[0] for t in self.job.tasks)
+                return min(max(largest, 6), self.model.layer.total), self.job.queue
+
+        def after_event(self):
+            super().after_event()
+            for m in self.job_managers.values():
+                running = sum(t.demand[0] for t in m.job.tasks if t.released == t.released and t.finish != t.finish)
+                seen.append((m.in_use, running, sum(m.in_flight), m.held))
+
+    model = CpuTokens(config, jobs=jobs_of(config, 2), check_every_event=True)
+    model.run_until(config.horizon)
+    assert all(in_use == running <= held for in_use, running, _, held in seen)
+    assert any(in_use > tasks for in_use, _, tasks, _ in seen)  # tasks did hold several tokens
+    assert sum(t.state == "completed" for j in model.arrived for t in j.tasks) > 0
+
+
+def test_a_job_holding_fewer_tokens_than_its_next_task_needs_breaks_the_invariants():
+    config = ClusterConfig.ci().replace(horizon=60.0, mean_task_cpu=3.0)
+
+    class TooFew(QueuedClusterModel):
+        class job_manager_class(TokenJobManager):
+            def tokens_of(self, task):
+                return task.demand[0] + 1
+
+            def request(self):
+                return 1, self.job.queue
+
+    with pytest.raises(AssertionError, match="can never run"):
+        TooFew(config, jobs=jobs_of(config, 1), check_every_event=True).run_until(config.horizon)

@@ -35,3 +35,23 @@ def test_dra_switched_off_fails_its_claim(monkeypatch):
     table = packing_claims_table(MorpheusConfig.ci(), cache=False)
     with pytest.raises(claims.ClaimFailed, match="dra_beats_static"):
         claims.check(table)
+
+
+def test_section_9_2_claims_count_the_trace_runs_not_the_run_held_back_on_purpose():
+    # before: static_beats_users and its siblings counted the run held back late_start minutes (Fig. 12's
+    # adversarial delay, §9.3) as a §9.2 violation; the paper's Fig. 10 is measured on the trace's runs, with no
+    # run delayed on purpose, and static Morpheus misses that run by design (10 of 12 ci seeds: it has no DRA)
+    from cluster_sim.morpheus.packing.claims import CLAIMS, run_metrics
+
+    result = simulation.run(MorpheusConfig.ci().replace(arm="morpheus", seed=1))
+    runs = result.runs
+    assert runs.held_back.sum() == 1 and runs[runs.held_back].violated.all(), "seed 1's held-back run should miss"
+    row = run_metrics(result)
+    trace = runs[~runs.held_back]
+    assert row["trace_violation_rate"] == pytest.approx(trace.violated.sum() / len(trace))
+    assert row["trace_violation_rate"] < row["violation_rate"]
+    by_key = {c.key: c for c in CLAIMS}
+    for key in ("static_beats_users", "dra_beats_users", "packing_only_vs_users", "model_only_vs_users"):
+        assert by_key[key].metric == "trace_violation_rate", f"{key} counts the run held back on purpose"
+    # DRA's own claim keeps every run: rescuing the held-back run is what §7's mechanism is for
+    assert by_key["dra_beats_static"].metric == "violation_rate"

@@ -10,7 +10,8 @@ import pandas as pd
 import pytest
 
 from cluster_sim.morpheus import MorpheusConfig
-from cluster_sim.morpheus.packing.experiments import fig10a
+from cluster_sim.morpheus.packing.experiments import fig10a, on_the_trace
+from cluster_sim.morpheus.packing.simulation import compare, run
 
 
 def test_factor_is_checked():
@@ -27,3 +28,15 @@ def test_rows_per_arm_with_the_target_and_the_sizes_tried():
     for arm, row in t.iterrows():
         assert c.machines in row.tried
         assert (pd.isna(row.machines) and math.isnan(row.share)) or row.share == row.machines / c.machines
+
+
+def test_fig10_measures_the_trace_without_the_run_held_back():
+    """§9.2's Fig. 10 has no run delayed on purpose (that is §9.3's Fig. 12): the searches run on the trace, whose
+    runs are the same draws with none held back."""
+    c = MorpheusConfig.ci()
+    held, trace = run(c.replace(arm="user")).runs, run(on_the_trace(c).replace(arm="user")).runs
+    assert held.held_back.sum() == 1 and not trace.held_back.any()
+    assert len(held) == len(trace)
+    t = fig10a(c, seeds=(0,), max_machines=c.machines, cache=False, arms=("morpheus",))
+    users = compare(on_the_trace(c), arms=("user",), seeds=(0,), cache=False)
+    assert float(t.users_violation_rate.iloc[0]) == float(users.loc["user", "slo_violation_rate"])

@@ -147,3 +147,27 @@ def test_every_figure_a_notebook_draws_is_readable(run, executed):
     figures, problems = layout_findings(executed(run).notebook)
     assert figures, f"{run.id} drew no figure (or its kernel did not check them: CLUSTER_SIM_LAYOUT_CHECK)"
     assert not problems, f"{run.id}: {len(problems)} problem(s):\n" + "\n".join(problems[:20])
+
+
+def test_the_check_updates_ticks_a_fixed_number_of_times_however_many_texts(monkeypatch):
+    """Its cost is a draw of the figure: finding what each text is once updated every axis's ticks again for every
+    text (518 updates here where 206 do with one label; on the tour's overview figure the check took as long as its
+    PNG, in every notebook run). Counted work, not a stopwatch."""
+    from matplotlib.axis import Axis
+
+    calls = []
+    original = Axis._update_ticks
+    monkeypatch.setattr(Axis, "_update_ticks", lambda axis: calls.append(axis) or original(axis))
+
+    def updates(n_texts: int) -> int:
+        fig, (a, b) = new_figure(ncols=2, size=(8.0, 3.0))
+        for ax in (a, b):
+            ax.plot([0, 1], [0, 1], label="data")
+            ax.set_title("a title")
+        for k in range(n_texts):
+            a.annotate(f"{k}", (k / max(n_texts, 1), 0.5), fontsize=4)
+        calls.clear()
+        assert layout_problems(fig) is not None
+        return len(calls)
+
+    assert updates(40) == updates(1)

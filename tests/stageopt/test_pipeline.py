@@ -1,5 +1,7 @@
 """Workload, latency model, clustered IPA, the stage optimiser, baselines, experiments, Mesa layer."""
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -118,3 +120,28 @@ def test_mesa_layer_ipa_beats_fuxi_on_stage_latency_and_keeps_invariants():
     assert ipa.mean() < fuxi.mean()
     with pytest.raises(ValueError, match="planner='best'"):
         run_cluster(cfg, "best")
+
+
+def test_density_clusters_are_numbered_without_gaps_and_ipa_predicts_no_empty_cluster():
+    """Issue 32 (found through the capstone's small stages): a density minimum with no instance beyond it
+    gave a label to no instance ([0 2 2 2 0 0 0]); clustered IPA then asked the model about an empty
+    cluster's representative of 0 rows (log10(0): a RuntimeWarning in every notebook that planned it)."""
+    import warnings
+
+    from cluster_sim.stageopt.clustering import density_clusters_1d
+    from cluster_sim.stageopt.latency_model import LatencyModel, simulate_traces
+    from cluster_sim.stageopt.optimizer import StageOptimizer
+    from cluster_sim.stageopt.workload import make_machines, make_stage
+
+    rows = np.array([3860550.0, 1128209.0, 1387541.0, 1250789.0, 2009878.0, 2264116.0, 2098917.0])
+    labels = density_clusters_1d(rows)
+    assert sorted(set(labels.tolist())) == list(range(labels.max() + 1)), labels
+    assert labels[np.argmax(rows)] == 0  # still numbered from the largest instances down
+    rng = np.random.default_rng(3)
+    model = LatencyModel(max_iter=20).fit(simulate_traces(rng, stages=10, instances_per_stage=10, machines=10))
+    stage = dataclasses.replace(make_stage(rng, rows.size), rows=rows)
+    so = StageOptimizer(model, theta0=(1.0, 1.0))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        machines = make_machines(rng, 8)
+        so.raa(stage, machines, so.ipa(stage, machines))

@@ -24,9 +24,13 @@ TINY_INSTANCES = 40
 
 
 def run_metrics(result) -> dict:
-    """A claims run's row: the worst-case violation rate of its periodic runs and the cluster shares."""
+    """A claims run's row: the worst-case violation rate of its periodic runs, the same rate over the runs not
+    held back on purpose (``trace_violation_rate``: §9.2's experiment is the trace's runs; the deliberately
+    delayed run is §9.3's Fig. 12, an adversarial case for DRA), and the cluster shares."""
     runs = len(result.runs)
+    trace = result.runs[~result.runs.held_back]
     return dict(runs=runs, violations=result.violations, violation_rate=result.violations / runs if runs else 0.0,
+                trace_violation_rate=float(trace.violated.mean()) if len(trace) else 0.0,
                 reserved_share=result.reserved_share, utilisation=result.utilisation, grants=result.grants,
                 above_reservation=result.above_reservation)
 
@@ -39,33 +43,43 @@ CLAIMS = [
           why="the mechanism of §7 on our workload: a run that outgrows R* gets more containers only with DRA",
           hint="more seeds (a larger pool), or check the Reprovisioner's caps (rho, hold_seconds)"),
     Claim("dra_beats_users", "Morpheus (with DRA) has fewer worst-case SLO violations than the users' own "
-          "provisioning on the same cluster", "§9.2, Fig. 10", "violation_rate",
+          "provisioning on the same cluster (the trace's runs)", "§9.2, Fig. 10", "trace_violation_rate",
           treatment={"arm": "morpheus_dra"}, baseline={"arm": "user"}, direction="lower",
           paper_text="5-13x fewer violations", must=False,
-          why="reported: measured over 12 ci seeds the pooled counts are 9/106 against 15/106, but the paired "
-              "interval at our pool sizes straddles zero at some seed offsets; the paper's 5-13x comes from a "
-              "month of its trace",
+          why="reported: over ci seeds 0-11 the trace's runs miss 3/94 with DRA against the users' 11/94, but "
+              "the paired interval straddles zero at ci seed offsets 5-9 (it excludes it at 0-4) and at every "
+              "offset 0-9 at default (6 seeds); the paper's 5-13x comes from a month of its trace",
           hint=""),
     Claim("static_beats_users", "Morpheus without reprovisioning (R* packed by LowCost) has fewer worst-case "
-          "violations than the users", "§9.2, Fig. 10a", "violation_rate",
+          "violations than the users (the trace's runs: the run held back on purpose is Fig. 12's, §9.3)",
+          "§9.2, Fig. 10a", "trace_violation_rate",
           treatment={"arm": "morpheus"}, baseline={"arm": "user"}, direction="lower",
           paper_text="19% smaller cluster at equal attainment (Fig. 10a)", must=False,
-          why="reported, does not reproduce (issue 26, measured over ci seeds 0-11 and default seeds 0-5): the "
-              "cause is not the shared queue: one reservation per run (reservations='per_run') moves static "
-              "Morpheus from 17/106 to 17/106 (keep) and 50 to 49/106 (literal). The literal worst case kills "
-              "the tasks a shrinking R* takes back (750 kills over 106 runs; 46 of the 49 misses had one); with "
-              "their work kept (worst_case='resume') static is 31/106 (default 44/156) against users' 15/106 "
-              "(18/156). Of those 31 missed runs, 25 had a reservation whose area covers their work: R* is "
-              "fitted in the LP's fluid model, where any container-minute advances a run, but our runs are "
-              "chains of stages of bounded width, so area reserved in the wrong shape cannot be used; users' "
-              "constant counts do not depend on the shape"),
-    Claim("packing_only_vs_users", "Packing alone (users' counts packed by LowCost)", "Fig. 10a", "violation_rate",
+          why="reported, does not reproduce (issue 26): within noise at ci over the pools of seeds 0-33 (its "
+              "sign changes with the pool) and at default within noise or reversed (pools of seeds 0-9). "
+              "Measured causes (runs missed / "
+              "runs, ci seeds 0-11): (1) the run held back on purpose, a §9.3 case Fig. 10 does not have, was "
+              "counted: static misses it on 10 of 12 seeds; without it static is 7/94 against users' 11/94. A run "
+              "that starts up to 2 minutes after its reservation misses no more often than one that waits for it "
+              "(one reservation per run: 6/21 and 12/52 with work kept, 0/21 and 5/52 with running tasks kept). "
+              "(2) Not LowCost's stretching: with worst_case='resume' and one reservation per run, "
+              "min_parallelism 0, 0.5 and 1 give 31, 31 and 40/106 (users 16/106). (3) R*'s shape: R* from each "
+              "run's own submission misses 44/106 with work kept; 17 of 24 such misses (seeds 0-5) had an R* "
+              "covering their skyline in §5's fluid sense (final debt 0): the LP lets a run 'catch up' later, "
+              "but our stages run at most their width, in tasks minutes long. (4) Not the LP's inputs: history "
+              "skylines are the runs' own unconstrained skylines, task grain and stragglers included; 40 past "
+              "runs instead of 10 take static from 31 to 24/106. (5) In the paper's skyline measure (a run's "
+              "skyline against its provisioning, debt caught up by any later allocation) the trace's runs miss "
+              "9/94 (static) against 8/94 (users): even the paper's own measure does not separate them on our "
+              "workload"),
+    Claim("packing_only_vs_users", "Packing alone (users' counts packed by LowCost)", "Fig. 10a",
+          "trace_violation_rate",
           treatment={"arm": "packing_only"}, baseline={"arm": "user"}, direction="lower",
           paper_text="6% smaller cluster", must=False,
           why="reported: Fig. 10a's breakdown is a cluster size on the paper's trace; ours is the violation rate "
-              "on the same cluster"),
+              "of the trace's runs on the same cluster"),
     Claim("model_only_vs_users", "The job model alone (R* from each run's submission)", "Fig. 10a",
-          "violation_rate", treatment={"arm": "model_only"}, baseline={"arm": "user"}, direction="lower",
+          "trace_violation_rate", treatment={"arm": "model_only"}, baseline={"arm": "user"}, direction="lower",
           paper_text="16% smaller cluster", must=False,
           why="reported: as packing alone; R* without repair misses for the same reason as static Morpheus"),
     Claim("reserved_share_lower", "Morpheus reserves a smaller share of the cluster for periodic jobs than the "

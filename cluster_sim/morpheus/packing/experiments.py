@@ -27,7 +27,7 @@ from .plan import ReservationPlan
 from .simulation import compare, footprint, run
 
 __all__ = ["FIG7", "fig7_example", "lcm_example", "pack_many", "adhoc_in_residual", "competitive_table",
-           "footprints", "fig10a"]
+           "on_the_trace", "footprints", "fig10a"]
 
 #: Fig. 7's job: the paper gives stage 3's 16 of a remaining 38 and the 19 steps left; the rest is ours
 FIG7 = dict(period=20, a=0, d=20, demands=(10, 12, 16, 8), gang=(1, 1, 1, 8))
@@ -148,6 +148,13 @@ def competitive_table(seeds=range(12), *, client=None, cache=None, **tiny) -> pd
     return df[cols].assign(seed=df.seed.astype(int))
 
 
+def on_the_trace(config: MorpheusConfig) -> MorpheusConfig:
+    """The config with no run held back (``late_start=0``): Fig. 10 (§9.2) measures the trace's runs; the run
+    delayed on purpose is §9.3's Fig. 12, an adversarial case for DRA that static arms miss by design (it would
+    count against every static arm in a footprint search). The runs are otherwise the same draws."""
+    return config.replace(late_start=0.0)
+
+
 def footprints(config: MorpheusConfig, arms=("user", "morpheus_dra"), seeds=(0, 1, 2), target: float | None = None,
                shares=(1.0, 0.75, 0.5), *, client=None, cache=None):
     """Fig. 10's measure: the smallest cluster among ``shares`` of the config's machines on which each arm
@@ -156,7 +163,9 @@ def footprints(config: MorpheusConfig, arms=("user", "morpheus_dra"), seeds=(0, 
     current SLO attainment"). Returns ``{"target": ...,
     "arms": {arm: (machines or None, {machines: attainment})}}``. Each size tried is a sweep over the seeds
     (``client`` and ``cache`` go to :func:`cluster_sim.sweep.run_grid`); the arms' searches run one after
-    the other, each stopping where its own attainment falls short."""
+    the other, each stopping where its own attainment falls short. Measured on the trace (no run held back:
+    :func:`on_the_trace`)."""
+    config = on_the_trace(config)
     if target is None:
         table = compare(config, arms=("user",), seeds=seeds, client=client, cache=cache)
         target = 1.0 - float(table.loc["user", "slo_violation_rate"])
@@ -174,7 +183,9 @@ def fig10a(config: MorpheusConfig, seeds=(0, 1, 2), *, factor: float = 5.0, max_
     worst-case violation rate, pooled over ``seeds``, is ``factor`` times lower than the users' own
     provisioning on the config's cluster (attainment ``1 - users' rate / factor``), and that cluster as a
     share of the config's. A row's ``machines`` is None when even ``max_machines`` (default 4x the config's)
-    does not reach it. ``client`` and ``cache`` go to :func:`cluster_sim.sweep.run_grid`."""
+    does not reach it. Measured on the trace (no run held back: :func:`on_the_trace`). ``client`` and ``cache``
+    go to :func:`cluster_sim.sweep.run_grid`."""
+    config = on_the_trace(config)
     if isinstance(factor, bool) or not isinstance(factor, (int, float)) or not factor >= 1:
         raise ValueError(f"factor={factor!r} is out of range: need a number >= 1 (how many times fewer violations)")
     users = compare(config, arms=("user",), seeds=seeds, client=client, cache=cache)

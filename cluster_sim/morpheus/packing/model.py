@@ -26,7 +26,7 @@ import heapq
 import math
 from dataclasses import dataclass, field
 
-import mesa
+from ..._mesa import mesa  # mesa without its stack walk (cluster_sim/_mesa.py)
 import numpy as np
 from mesa.time import Priority
 

@@ -36,7 +36,7 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 
-import mesa
+from ..._mesa import mesa  # mesa without its stack walk (cluster_sim/_mesa.py)
 import numpy as np
 import pandas as pd
 
