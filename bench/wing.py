@@ -60,12 +60,40 @@ Value at this size (one seed, not a claim): 20%: PRIO 57.6%, Wing-Direct 51.8%, 
 Oracle Wing-Agg 63.0%; 40%: PRIO 80.2%, Wing-Direct 76.6%, Wing-Agg 79.5%.
 
     .venv/bin/python bench/wing.py --part scheduling          # only Lab 05's section
+    .venv/bin/python bench/wing.py --part scheduling --sched-jobs-per-day 40000 --capacities 0.4
+
+Issue 33 (a paper-scale day, 40k jobs, through ``prepare`` and the six policies at one capacity in 5 min and
+8 GB) is NOT met: WingConfig refuses that size before building anything (estimated 184 GiB: 9.7 billion
+(ancestor, descendant) pairs within ω over the two weeks of history, at 20 bytes each). Measured on the
+5,000-a-day lake (seed 0, CPU seconds because the shared machine ran at load 15-23):
+
+* the history's closure within ω holds 174M pairs (2,475 a history job, not the 650 once counted at 5.8k:
+  that was at fewer organisations); :func:`owl_closure` now adds each job's pairs to the aggregates as they
+  are built and forgets them once its last upstream job has read them: 42M held at once instead of 174M,
+  peak RSS 3.0 GiB instead of 6.3 GiB, 58 s CPU instead of 85 s, aggregates identical bit for bit
+  (tests/wing/test_closure_streamed.py keeps the pair-based code as the oracle). The Oracles' closure is
+  limited to what the run's jobs read (``needed=``): 54M pairs instead of 101M, 14.6 s CPU instead of
+  25.0 s, the run's values identical;
+* what is left is the definition: every job reachable within a week, each pair weighted by all its paths.
+  A per-job window (a pair counts while the descendant is submitted within ω of the ancestor's end) does
+  not fold into a DP over jobs: the aggregate of job u is the whole-DAG aggregate on the jobs submitted by
+  end(u) + ω, a different graph for every job. At 40k a day the pairs grow to about 12 billion (2,475 a
+  job times 8.5, the fit's jobs_per_day ** 1.03): about 4,000 s of CPU at today's 0.33 µs a pair and about
+  46 GB for the quarter held at once;
+* the runs: profiled at 5,000 jobs a day and 40% capacity, the capacity scheduler spent a sixth of each
+  run looking for starved queues at every admission and every pass re-summed every queue's use to shrink
+  an excess no lowered maximum had created. Both went with the scheduler's cached queue state (issue 33's
+  Lab 03 work: each queue's use, ratio and owed work refreshed only when it changes; identical decisions,
+  tests/engine/test_capacity_golden.py, which covers Wing's policies at ci and default). Before it, at
+  5,000 jobs a day PRIO took 11.7 s CPU and Wing-MIL 23.3 s under cProfile; the six policies at 40k jobs
+  were not run (the closure comes first).
 """
 
 from __future__ import annotations
 
 import argparse
 import math
+import resource
 import time
 
 import networkx as nx
@@ -98,6 +126,24 @@ def timed(fn, *args, **kwargs):
     t0 = time.perf_counter()
     out = fn(*args, **kwargs)
     return out, time.perf_counter() - t0
+
+
+def cpu_timed(fn, *args, **kwargs):
+    """``fn``'s result, wall seconds and CPU seconds of this process (the machine is shared: wall time waits too)."""
+    t0, c0 = time.perf_counter(), time.process_time()
+    out = fn(*args, **kwargs)
+    return out, time.perf_counter() - t0, time.process_time() - c0
+
+
+def peak_rss_gib() -> float:
+    """This process's peak resident memory so far (Linux reports ru_maxrss in KiB)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
+
+
+def load() -> str:
+    """The machine's load average (1, 5, 15 min), to read any time printed beside it."""
+    with open("/proc/loadavg") as f:
+        return " ".join(f.read().split()[:3])
 
 
 def make_day(jobs_per_day: int, seed: int = 0):
@@ -161,9 +207,10 @@ def baseline_ratios(deps: pd.DataFrame, k: pd.Series, jobs: pd.DataFrame, budget
     return rows
 
 
-def plain_engine(config: WingConfig, w) -> tuple[float, int]:
-    """The baseline: the engine alone on the run's jobs, queues and machines (user priority, no Wing inputs)."""
-    t0 = time.perf_counter()
+def plain_engine(config: WingConfig, w) -> tuple[float, int, float]:
+    """The baseline: the engine alone on the run's jobs, queues and machines (user priority, no Wing inputs).
+    Returns its wall seconds, events and CPU seconds."""
+    t0, c0 = time.perf_counter(), time.process_time()
     machines, specs, _ = queue_plan(config, w.peaks, w.jobs.groupby("org")["containers"].max())
     jobs = build_jobs(w, specs is None)
     specs = [QueueSpec(s.name, share=s.share, max_share=s.max_share, order="priority", backfill=config.backfill)
@@ -174,40 +221,48 @@ def plain_engine(config: WingConfig, w) -> tuple[float, int]:
     model.check_invariants()
     done = sum(not math.isnan(j.finish) for j in jobs)
     events = len(jobs) + len(model.capacity_scheduler.admissions) + done + sum(len(j.tasks) for j in jobs)
-    return time.perf_counter() - t0, events
+    return time.perf_counter() - t0, events, time.process_time() - c0
 
 
-def scheduling(jobs_per_day: int, seed: int) -> pd.DataFrame:
-    """Lab 05: every policy at every capacity on one simulated day, each beside a plain engine run."""
+def scheduling(jobs_per_day: int, seed: int, capacities=CAPACITIES) -> pd.DataFrame:
+    """Lab 05: every policy at each capacity on one simulated day, each beside a plain engine run."""
     paper = WingConfig.paper()
     config = paper.replace(jobs_per_day=jobs_per_day, run_days=1, seed=seed,  # a bigger lake on purpose
                            max_jobs=max(paper.max_jobs, (paper.history_days + 1 + TAIL_DAYS) * jobs_per_day))
-    w, t_prep = timed(workload_for, config)
+    work = config.work()
+    print(f"\nLab 05: value-aware scheduling, one simulated day of {jobs_per_day} jobs/day; estimated "
+          f"{work.gib:.1f} GiB ({work.memory_formula}); cap max_memory_gib={config.max_memory_gib:g}")
+    w, t_prep, c_prep = cpu_timed(workload_for, config)
     n = len(w.jobs)
     size = "the size issue 12 names" if n >= 0.9 * ISSUE_JOBS else f"issue 12 names about {ISSUE_JOBS} jobs"
-    print(f"\nLab 05: value-aware scheduling, one simulated day of {jobs_per_day} jobs/day ({size})")
-    print(f"lake and Wing's profiles prepared in {t_prep:.1f} s: {len(w.history)} history jobs, {n} simulated jobs, "
-          f"{len(w.deps)} dependencies among them, {int(w.achievable)} downloads achievable")
-    print(f"{'capacity':>8} {'policy':>19} {'value':>6} {'failed':>6} {'wall':>8} {'events':>7} {'events/s':>9} {'RATIO':>7}")
+    print(f"{n} simulated jobs ({size}); lake and Wing's profiles prepared in {t_prep:.1f} s (CPU {c_prep:.1f} s, "
+          f"load {load()}, peak RSS {peak_rss_gib():.2f} GiB): {len(w.history)} history jobs, "
+          f"{len(w.deps)} dependencies among the run's jobs, {int(w.achievable)} downloads achievable")
+    print(f"{'capacity':>8} {'policy':>19} {'value':>6} {'failed':>6} {'wall':>8} {'CPU':>8} {'events':>7} "
+          f"{'events/s':>9} {'RATIO':>7}")
     rows = []
-    for cap in CAPACITIES:
-        t_plain, ev_plain = plain_engine(config.replace(capacity=cap), w)
-        print(f"{cap:8.1f} {'plain engine':>19} {'':>6} {'':>6} {t_plain:6.2f} s {ev_plain:7d} {ev_plain / t_plain:9.0f} "
-              f"{1.0:6.2f}x")
+    for cap in capacities:
+        t_plain, ev_plain, c_plain = plain_engine(config.replace(capacity=cap), w)
+        print(f"{cap:8.1f} {'plain engine':>19} {'':>6} {'':>6} {t_plain:6.2f} s {c_plain:6.2f} s {ev_plain:7d} "
+              f"{ev_plain / t_plain:9.0f} {1.0:6.2f}x")
         for p in POLICIES:
-            r = run(config.replace(capacity=cap, policy=p))
+            r, _, c_run = cpu_timed(run, config.replace(capacity=cap, policy=p))
             rows.append({"capacity": cap, "policy": POLICY_NAMES[p], "value_share": r.value_share, "failed": r.failed_jobs,
-                         "wall": r.wall_seconds, "events": r.events, "plain": t_plain, "plain_events": ev_plain})
+                         "wall": r.wall_seconds, "cpu": c_run, "events": r.events, "plain": t_plain,
+                         "plain_cpu": c_plain, "plain_events": ev_plain})
             print(f"{cap:8.1f} {POLICY_NAMES[p]:>19} {100 * r.value_share:5.1f}% {r.failed_jobs:6d} {r.wall_seconds:6.2f} s "
-                  f"{r.events:7d} {r.events / r.wall_seconds:9.0f} {r.wall_seconds / t_plain:6.2f}x")
+                  f"{c_run:6.2f} s {r.events:7d} {r.events / r.wall_seconds:9.0f} {r.wall_seconds / t_plain:6.2f}x")
     t = pd.DataFrame(rows)
     wall = t.pivot(index="capacity", columns="policy", values="wall")
     total = t["wall"].sum() + t.groupby("capacity")["plain"].first().sum()
-    print(f"RATIO Wing run / plain engine (median over the {len(t)} runs) = {(t['wall'] / t['plain']).median():.2f}x; "
-          f"PRIO / Wing-Agg = " + ", ".join(f"{c:g}: {wall.loc[c, 'PRIO'] / wall.loc[c, 'Wing-Agg']:.2f}x" for c in CAPACITIES))
+    cpu = t["cpu"].sum() + t.groupby("capacity")["plain_cpu"].first().sum()
+    print(f"RATIO Wing run / plain engine (median over the {len(t)} runs) = {(t['wall'] / t['plain']).median():.2f}x "
+          f"(CPU {(t['cpu'] / t['plain_cpu']).median():.2f}x); PRIO / Wing-Agg = "
+          + ", ".join(f"{c:g}: {wall.loc[c, 'PRIO'] / wall.loc[c, 'Wing-Agg']:.2f}x" for c in capacities))
     print(f"events/s: Wing runs {t['events'].sum() / t['wall'].sum():.0f}, plain engine "
           f"{t.groupby('capacity')['plain_events'].first().sum() / t.groupby('capacity')['plain'].first().sum():.0f}; "
-          f"section total {total:.0f} s (+ {t_prep:.0f} s preparing)")
+          f"section total {total:.0f} s, CPU {cpu:.0f} s (+ {t_prep:.0f} s, CPU {c_prep:.0f} s preparing); "
+          f"peak RSS {peak_rss_gib():.2f} GiB; load {load()}")
     return t
 
 
@@ -219,6 +274,8 @@ def main() -> None:
                     help="Lab 04's pipeline, Lab 05's scheduling section, or both")
     ap.add_argument("--sched-jobs-per-day", type=int, default=None,
                     help="lake size of the scheduling section (default 5000, --quick 300)")
+    ap.add_argument("--capacities", default=",".join(f"{c:g}" for c in CAPACITIES),
+                    help="capacities of the scheduling section, comma-separated (default %(default)s)")
     args = ap.parse_args()
     if args.part in ("all", "pipeline"):
         pipeline_section(args.quick, args.seed)
@@ -226,7 +283,14 @@ def main() -> None:
         per_day = args.sched_jobs_per_day or (300 if args.quick else ISSUE_JOBS)
         if per_day < 20:
             raise SystemExit(f"--sched-jobs-per-day={per_day} is not allowed: need at least 20 (WingConfig.jobs_per_day)")
-        scheduling(per_day, args.seed)
+        try:
+            capacities = tuple(float(c) for c in args.capacities.split(","))
+        except ValueError:
+            raise SystemExit(f"--capacities={args.capacities!r} is not allowed: give numbers in (0, 1] separated by commas")
+        try:
+            scheduling(per_day, args.seed, capacities)
+        except ValueError as e:  # a size over the config's caps is refused before anything is built
+            raise SystemExit(f"refused: {e}")
 
 
 def pipeline_section(quick: bool, seed: int) -> None:

@@ -499,14 +499,15 @@ def _heights(job: np.ndarray, dep: np.ndarray, n: int) -> np.ndarray:
 
 
 def _prepared(deps: pd.DataFrame, omega, jobs):
-    """Codes, Owl's weights and the window's keep-test of a single-hop table (validated as :func:`doubling` does)."""
+    """Codes, Owl's weights, the window's keep-test of a single-hop table (validated as :func:`doubling` does)
+    and the jobs' times (submit, end, ω; None without a window)."""
     deps = check_deps(deps)
     wt = np.asarray(owl_weights(deps), dtype=float)
     job, dep, labels = _codes(deps)
     if omega is None:
-        return job, dep, wt, labels, lambda up, down: np.ones(len(up), dtype=bool)
+        return job, dep, wt, labels, lambda up, down: np.ones(len(up), dtype=bool), None
     submit, end, om = _job_times(jobs, labels, omega, (job, dep))
-    return job, dep, wt, labels, lambda up, down: submit[down] <= end[up] + om
+    return job, dep, wt, labels, lambda up, down: submit[down] <= end[up] + om, (submit, end, om)
 
 
 def _rows_of(nodes: np.ndarray, start: np.ndarray, count: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -537,15 +538,22 @@ def _aggregate(values: dict[str, pd.Series], labels: pd.Index, up, down, wt) -> 
     return out
 
 
+#: pairs no longer read that :class:`_Pairs` may hold before it compacts (beyond as many as it still reads)
+COMPACT_SLACK = 1_000_000
+
+
 class _Pairs:
-    """The closure's pairs as they are built, in arrays that grow by doubling (appending stays linear);
-    codes and lengths in 32 bits (a lake's closure can hold tens of millions of pairs)."""
+    """The pairs of the jobs whose upstream jobs still have to read them, in arrays that grow by doubling
+    (appending stays linear) and are compacted when more than half of what they hold is no longer read;
+    codes and lengths in 32 bits. A job's pairs sit at ``start[job] .. start[job] + count[job]``."""
 
-    def __init__(self):
+    def __init__(self, n: int):
         self.size = 0
-        self._a = [np.zeros(1024, np.int32), np.zeros(1024, np.int32), np.zeros(1024), np.zeros(1024, np.int32)]
+        self._a = [np.zeros(1024, np.int32), np.zeros(1024), np.zeros(1024, np.int32)]
+        self.start, self.count = np.zeros(n, np.int64), np.zeros(n, np.int64)
 
-    def append(self, *columns) -> None:
+    def append(self, up: np.ndarray, first: np.ndarray, *columns) -> None:
+        """Store the pairs of the jobs ``up[first]`` (``columns``: down, wt, length, grouped by ``up``)."""
         new = self.size + len(columns[0])
         if new > len(self._a[0]):
             grown = [np.empty(max(new, 2 * len(a)), a.dtype) for a in self._a]
@@ -554,16 +562,45 @@ class _Pairs:
             self._a = grown
         for a, c in zip(self._a, columns):
             a[self.size:new] = c
+        self.start[up[first]] = self.size + first
+        self.count[up[first]] = np.diff(np.r_[first, len(columns[0])])
         self.size = new
 
-    up = property(lambda self: self._a[0][:self.size])
-    down = property(lambda self: self._a[1][:self.size])
-    wt = property(lambda self: self._a[2][:self.size])
-    length = property(lambda self: self._a[3][:self.size])
+    def drop(self, jobs: np.ndarray) -> None:
+        """Forget the pairs of ``jobs`` (no upstream job reads them any more); compact when they are most of it."""
+        self.count[jobs] = 0
+        live = int(self.count.sum())
+        if self.size > 2 * live + COMPACT_SLACK:
+            keep = np.flatnonzero(self.count)
+            idx, _ = _rows_of(keep, self.start, self.count)
+            self._a = [a[idx] for a in self._a]
+            self.start[keep] = np.cumsum(self.count[keep]) - self.count[keep]
+            self.size = live
+
+    down = property(lambda self: self._a[0][:self.size])
+    wt = property(lambda self: self._a[1][:self.size])
+    length = property(lambda self: self._a[2][:self.size])
+
+
+#: rows (readers' pairs, one hop longer) :func:`owl_closure` builds at once: a level's upstream jobs are taken a
+#: slice at a time (about 40 bytes a row while a slice is summed)
+CLOSURE_SLICE_ROWS = 4_000_000
+
+
+def _horizons(job, dep, n, needed: np.ndarray, until: np.ndarray) -> np.ndarray:
+    """For each job, the latest ``until`` of a needed job upstream of it or itself (-inf: none, it is not needed)."""
+    h = np.where(needed, until, -np.inf)
+    depth = _heights(dep, job, n)  # hops on the longest path from a job with no upstream
+    order = np.argsort(depth[job], kind="stable")  # edges by the depth of their reader
+    starts = np.searchsorted(depth[job][order], np.arange(int(depth.max(initial=0)) + 2))
+    for level in range(1, len(starts) - 1):
+        e = order[starts[level]:starts[level + 1]]
+        np.maximum.at(h, job[e], h[dep[e]])
+    return h
 
 
 def owl_closure(deps: pd.DataFrame, values: dict[str, pd.Series], *, omega: float | None = None,
-                jobs: pd.DataFrame | None = None) -> tuple[dict[str, pd.Series], int]:
+                jobs: pd.DataFrame | None = None, needed=None) -> tuple[dict[str, pd.Series], int]:
     """Owl's aggregate of each Series of ``values`` over every path (within ω), and Algorithm 1's iterations.
 
     The same numbers as the last iteration of :func:`doubling` (equal up to the order of the
@@ -574,34 +611,88 @@ def owl_closure(deps: pd.DataFrame, values: dict[str, pd.Series], *, omega: floa
     iterations are those :func:`doubling` would run: ``floor(log2 D) + 1`` for the longest windowed
     path ``D``.
 
+    Memory holds the pairs still to be read, not the closure: a job's pairs are added to the
+    aggregates as they are built and forgotten once its last upstream job has read them, and a
+    level is built a slice of ``CLOSURE_SLICE_ROWS`` rows at a time. ``needed`` (job ids; None:
+    every job) limits the work to what those jobs' aggregates read: the jobs downstream of them,
+    and of each only the pairs within the latest window of a needed job upstream of it. Their
+    aggregates are bit for bit those of the whole closure; every other job of ``deps`` gets NaN, and
+    the iterations count the paths that start at a needed job.
+
     >>> deps = pd.DataFrame({"job": ["a", "b", "d", "d"], "depOn": ["u", "u", "a", "b"]})
     >>> agg, iterations = owl_closure(deps, {"k": pd.Series({"u": 0.0, "a": 1.0, "b": 0.0, "d": 4.0})})
     >>> agg["k"].to_dict(), iterations
     ({'u': 5.0, 'a': 3.0, 'b': 2.0, 'd': 4.0}, 2)
+    >>> owl_closure(deps, {"k": pd.Series({"u": 0.0, "a": 1.0, "b": 0.0, "d": 4.0})}, needed=["a"])[0]["k"].to_dict()
+    {'u': nan, 'a': 3.0, 'b': nan, 'd': nan}
     """
-    job, dep, wt, labels, keep = _prepared(deps, omega, jobs)
-    n = max(len(labels), 1)
-    height = _heights(job, dep, len(labels))
-    by_level = np.argsort(height[dep], kind="stable")  # edges by the height of their upstream end
-    level_starts = np.searchsorted(height[dep][by_level], np.arange(int(height.max(initial=0)) + 2))
-    start, count = np.zeros(len(labels), np.int64), np.zeros(len(labels), np.int64)
-    pairs = _Pairs()
+    job, dep, wt, labels, keep, times = _prepared(deps, omega, jobs)
+    n_labels = len(labels)
+    n = max(n_labels, 1)
+    if needed is None:
+        active, horizon = np.ones(n_labels, bool), None
+    else:
+        if isinstance(needed, (str, bytes)) or not hasattr(needed, "__len__"):
+            raise ValueError(f"needed={show(needed)} is not allowed: give the job ids whose aggregates are wanted "
+                             "(a list, an array or a Series), or None for every job")
+        wanted = labels.isin(pd.Index(needed))
+        until = times[1] + times[2] if times is not None else np.full(n_labels, np.inf)
+        horizon = _horizons(job, dep, n_labels, wanted, until)
+        active = horizon > -np.inf
+    height = _heights(job, dep, n_labels)
+    use = active[dep]  # edges read for a needed job: their upstream end is needed or downstream of one
+    last_read = np.zeros(n_labels, np.int64)  # the level at which a job's pairs are read for the last time
+    np.maximum.at(last_read, job[use], height[dep[use]])
+    by_level = np.flatnonzero(use)[np.argsort(height[dep[use]], kind="stable")]  # edges by their upstream's height
+    level_starts = np.searchsorted(height[dep[by_level]], np.arange(int(height.max(initial=0)) + 2))
+    kk = {name: k.reindex(labels).to_numpy(float) for name, k in values.items()}
+    ds = {name: np.zeros(n_labels) for name in values}
+    pairs = _Pairs(n_labels)
+    longest = 0
     for h in range(1, len(level_starts) - 1):
-        e = by_level[level_starts[h]:level_starts[h + 1]]
-        reader, up, w = job[e], dep[e], wt[e]
-        idx, edge = _rows_of(reader, start, count)  # the readers' own pairs, built at lower levels
-        u = np.concatenate([up, up[edge]])
-        d = np.concatenate([reader, pairs.down[idx]])
-        ww = np.concatenate([w, w[edge] * pairs.wt[idx]])
-        ln = np.concatenate([np.ones(len(e), np.int64), pairs.length[idx] + 1])
-        ok = keep(u, d)
-        u, d, ww, ln = _pair_sums(u[ok], d[ok], ww[ok], n, ln[ok])
-        first = np.flatnonzero(np.r_[True, u[1:] != u[:-1]]) if u.size else np.zeros(0, np.int64)
-        start[u[first]] = pairs.size + first
-        count[u[first]] = np.diff(np.r_[first, len(u)])
-        pairs.append(u, d, ww, ln)
-    up, down, w, ln = pairs.up, pairs.down, pairs.wt, pairs.length
-    return _aggregate(values, labels, up, down, w), int(ln.max(initial=0)).bit_length()
+        level = by_level[level_starts[h]:level_starts[h + 1]]
+        level = level[np.argsort(dep[level], kind="stable")]  # grouped by upstream job, each in the table's order
+        for e in _slices_by_upstream(level, dep, pairs.count[job[level]], CLOSURE_SLICE_ROWS):
+            reader, up, w = job[e], dep[e], wt[e]
+            idx, edge = _rows_of(reader, pairs.start, pairs.count)  # the readers' own pairs, built at lower levels
+            u = np.concatenate([up, up[edge]])
+            d = np.concatenate([reader, pairs.down[idx]])
+            ww = np.concatenate([w, w[edge] * pairs.wt[idx]])
+            ln = np.concatenate([np.ones(len(e), np.int32), pairs.length[idx] + 1])
+            ok = keep(u, d) if horizon is None or times is None else keep(u, d) & (times[0][d] <= horizon[u])
+            u, d, ww, ln = _pair_sums(u[ok], d[ok], ww[ok], n, ln[ok])
+            if not u.size:
+                continue
+            first = np.flatnonzero(np.r_[True, u[1:] != u[:-1]])
+            group = np.cumsum(np.r_[False, u[1:] != u[:-1]])
+            for name, k in kk.items():  # each job's sum in the order of its pairs, as a bincount over all would add
+                ds[name][u[first]] = np.bincount(group, weights=ww * k[d], minlength=len(first))
+            longest = max(longest, int(ln.max()))
+            readers_left = last_read[u[first]] > h
+            if readers_left.any():
+                rows = np.repeat(readers_left, np.diff(np.r_[first, len(u)]))
+                pairs.append(u[rows], np.flatnonzero(np.r_[True, u[rows][1:] != u[rows][:-1]]),
+                             d[rows], ww[rows], ln[rows])
+        pairs.drop(np.flatnonzero(last_read == h))
+    out = {}
+    for name, k in values.items():
+        total = k + pd.Series(ds[name], index=labels).reindex(k.index, fill_value=0.0)
+        if needed is not None:
+            total[total.index.isin(labels[~wanted])] = np.nan
+        out[name] = total
+    return out, longest.bit_length()
+
+
+def _slices_by_upstream(edges: np.ndarray, dep: np.ndarray, rows: np.ndarray, budget: int) -> list[np.ndarray]:
+    """``edges`` (grouped by upstream job) cut between upstream jobs into slices of about ``budget`` rows
+    (``rows``: each edge's reader's pairs; one job's edges are never split, so a slice may hold more)."""
+    if len(edges) == 0:
+        return []
+    before = np.r_[0, np.cumsum(rows + 1)[:-1]]  # rows built before each edge
+    starts = np.flatnonzero(np.r_[True, dep[edges][1:] != dep[edges][:-1]])
+    bucket = before[starts] // budget
+    cuts = np.r_[starts[np.r_[True, bucket[1:] != bucket[:-1]]], len(edges)]
+    return [edges[a:b] for a, b in zip(cuts[:-1], cuts[1:])]
 
 
 def owl_within_hops(deps: pd.DataFrame, values: dict[str, pd.Series], hops: int, *, omega: float | None = None,
@@ -617,7 +708,7 @@ def owl_within_hops(deps: pd.DataFrame, values: dict[str, pd.Series], hops: int,
     """
     if not isinstance(hops, (int, np.integer)) or isinstance(hops, bool) or hops < 1:
         raise ValueError(f"hops={show(hops)} is not allowed: need an integer >= 1")
-    job, dep, wt, labels, keep = _prepared(deps, omega, jobs)
+    job, dep, wt, labels, keep, _ = _prepared(deps, omega, jobs)
     n = max(len(labels), 1)
     order = np.argsort(job, kind="stable")  # edges grouped by their reader: a path grows upstream through them
     e_job, e_dep, e_wt = job[order], dep[order], wt[order]

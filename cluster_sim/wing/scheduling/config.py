@@ -45,9 +45,11 @@ VALUE_DAYS = 7
 TAIL_DAYS = VALUE_DAYS + 1
 #: Algorithm 1's loop counter at which every lake converges (2**20 hops): "until it converges"
 CONVERGED = 20
-#: peak bytes per closure pair of Owl's aggregates (``owl_closure``: codes and lengths in 32 bits, the
-#: arrays growing by doubling): 37-43 measured at 4.4M, 26M and 44M pairs (1,000-3,000 jobs a day)
-CLOSURE_PAIR_BYTES = 48.0
+#: peak bytes per closure pair of Owl's aggregates (``owl_closure`` holds only the pairs still to be read, 16
+#: bytes each, and builds a level in slices): 12.9 traced on 3.7M pairs (tests/wing/test_closure_streamed.py),
+#: 15.4 of peak RSS on the 174M pairs of bench/wing.py's 5,000 jobs a day (42M held at once; holding every
+#: pair took 37-43 bytes a pair, 6.3 GiB there)
+CLOSURE_PAIR_BYTES = 20.0
 #: the same with ``iterations`` below convergence (``owl_within_hops`` keeps each hop count's pairs:
 #: up to 3.4 times the closure's at 1,000 jobs a day, 24 bytes each, and their concatenation)
 WITHIN_HOPS_PAIR_BYTES = 200.0
@@ -139,9 +141,10 @@ class WingConfig(Config):
         a ProvRepo row) and Owl's closure over the history (or over the run and the week after it, if
         longer), its pairs estimated by :func:`~cluster_sim.wing.lake.closure_pairs_per_job`.
 
-        Measured: the bench's 5,000 jobs a day (``bench/wing.py --part scheduling``) held 1.8 GiB
-        (estimated 3.0); ``paper()`` is estimated at 0.6 GiB. The paper's 40,000 jobs a day at 150
-        organisations would need about 95 GiB (two billion pairs over two weeks of history).
+        Measured: the history's closure at the bench's 5,000 jobs a day (``bench/wing.py --part
+        scheduling``, 174M pairs) peaked at 3.0 GiB of RSS with the lake's rows loaded (estimated 3.1);
+        ``paper()`` is estimated at 0.6 GiB. The paper's 40,000 jobs a day at 30 organisations (the
+        bench's) is estimated at 180 GiB and refused (nearly ten billion pairs over two weeks of history).
         """
         jobs = self.days * self.jobs_per_day
         # the lake and Wing's pipeline (about 0.15 ms a job, plus the closure within ω, which grows faster than

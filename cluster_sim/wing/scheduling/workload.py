@@ -342,8 +342,10 @@ def prepare(config: WingConfig, lake: Lake | None = None) -> ValueWorkload:
     t_after = truth[truth["job"].isin(after["job"])]
     k_t = lake.downloads.groupby("job").size().astype(float).reindex(J["job"], fill_value=0.0)
     comp_t = pd.Series(J["compute"].to_numpy(float), index=J["job"])
-    true_agg, _ = owl_closure(t_after[["job", "depOn"]], {"value": k_t, "compute": comp_t}, omega=omega, jobs=J)
     ids = run["job"]
+    # only the run's jobs' aggregates are read: the closure skips the pairs none of them needs (the days after the run)
+    true_agg, _ = owl_closure(t_after[["job", "depOn"]], {"value": k_t, "compute": comp_t}, omega=omega, jobs=J,
+                              needed=ids)
     run = run.assign(k_true=k_t.reindex(ids).to_numpy(), agg_value_true=true_agg["value"].reindex(ids).to_numpy(),
                      agg_compute_true=true_agg["compute"].reindex(ids).to_numpy())
     run["direct_true"] = run["k_true"] / run["compute"]
