@@ -1,7 +1,7 @@
 """Mesa, imported without walking the whole call stack: ``from .._mesa import mesa`` where a module needs it.
 
 Mesa names the loggers of its modules from the call stack (``create_module_logger`` and ``method_logger`` in
-mesa/mesa_logging.py call ``inspect.stack()`` and ``inspect.getouterframes``), which builds the source context of
+``mesa.mesa_logging`` call ``inspect.stack()`` and ``inspect.getouterframes``), which builds the source context of
 every frame on the stack; for each of importlib's frozen frames that looks the module up through all of
 ``sys.modules`` (python/cpython#92041). Under a notebook's import cell the stack is deep and a kernel holds over a
 thousand modules: the walk was about a sixth of an exercise's first cell (2.0 s of 12.3 s at load average 15), paid

@@ -91,7 +91,7 @@ def test_the_message_check_catches_a_traceback_and_a_second_message():
     good = ("CheckFailed: owl_weights: on random DAG 0 you gave 1/N over the consumers\n"
             "  to look at it: from cluster_sim.checking import show_case; show_case('random DAG 0')")
     assert message_problems("04", good) == []
-    traceback = "Traceback (most recent call last):\n  File \"x.py\", line 1\n" + good
+    traceback = "Traceback (most recent call last):\n  File \"<ipython-input-1>\", line 1\n" + good
     assert any("does not start with" in p for p in message_problems("04", traceback))
     assert any("shows a traceback" in p for p in message_problems("04", traceback))
     assert any("more than one message" in p for p in message_problems("04", good + "\nCheckFailed: again"))
