@@ -29,7 +29,7 @@ from .placement import UniformBuffer, probe_random_fit
 from .rm_filter import FilterFactors, RMFilter
 from .rm_scheduler import NORMAL, SHADOW, rm_choice
 from .shadow_view import ShadowResourceManager
-from .theory import expected_shadow
+from .theory import shadow_of
 
 
 #: how a task first started (0: never): by a normal scheduler, on shadow by the RM scheduler, or
@@ -240,7 +240,7 @@ class RMScheduler(Scheduler):
     def factors(self, now: float) -> tuple[FilterFactors, FilterFactors]:
         cfg = self.cfg
         allocated = float(self.csv.usage[0].value)
-        shadow0 = expected_shadow(cfg.shadow_period(), allocated, cfg.mean_task_duration)
+        shadow0 = shadow_of(cfg.shadow_period(), allocated, cfg.mean_task_duration)  # all checked already
         rate = self._rate * math.exp(-(now - self._rate_t))  # decay to now (tau = 1 s)
         now_f = FilterFactors(len(self.queue), float(self.srm.available[:, 0].sum()), rate,
                               self._success, cfg.update_delay)
@@ -425,17 +425,14 @@ class RMinerStateView(CentralStateView):
             self._release, self._hidden = list(self.release_listeners), list(self.hidden_release_listeners)
             self._commit = list(self.commit_listeners)
 
-    def _fused(self) -> bool:
-        return (self.release_listeners == self._release and self.hidden_release_listeners == self._hidden
-                and self.commit_listeners == self._commit and self.model.probe.event_log is None)
-
     def settle(self) -> None:
         model = self.model
         now = model.time
         ledger = self.ledger
         if ledger.next_release_time() > now:
             return
-        if not self._fused():
+        if (self.release_listeners != self._release or self.hidden_release_listeners != self._hidden
+                or model.probe.event_log is not None):
             super().settle()
             return
         probe, rm = model.probe, model.rm
@@ -474,7 +471,7 @@ class RMinerStateView(CentralStateView):
 
     def commit(self, task, machine: int, *, watched: bool = False, duration: float | None = None,
                visible: bool = True, queue=None) -> bool:
-        if not visible or not self._fused():
+        if not visible or self.commit_listeners != self._commit or self.model.probe.event_log is not None:
             return super().commit(task, machine, watched=watched, duration=duration, visible=visible, queue=queue)
         model = self.model
         now = model.time
