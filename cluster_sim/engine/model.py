@@ -162,9 +162,6 @@ class ClusterModel(mesa.Model):
     #: the class of the per-job managers (the default; ``job_manager_class=...`` or a subclass's class
     #: attribute names another, e.g. one that holds a token budget and shapes it)
     job_manager_class = JobManager
-    #: the class of the central state view (a subclass may handle its cluster events in fewer calls, as
-    #: RMiner's does; it must keep :class:`CentralStateView`'s results)
-    csv_class = CentralStateView
     #: ``"each"``: every scheduling decision is a Mesa event; ``"batched"``: decisions go through
     #: :meth:`schedule_batched` (same order, same results, far fewer Mesa events). A lab whose runs are
     #: decision-bound (RMiner) sets it; ``decision_events=`` in the constructor overrides it.
@@ -213,7 +210,7 @@ class ClusterModel(mesa.Model):
         types = np.arange(n) % config.hardware_types
         self.speed = [speeds[k] for k in types]
         capacity = np.tile(np.array([config.cpu_per_machine, config.mem_per_machine], dtype=np.int64), (n, 1))
-        self.csv = self.csv_class(self, capacity, completion_events=completion_events,
+        self.csv = CentralStateView(self, capacity, completion_events=completion_events,
                                     record_series=record_series)
         self.machines = [Machine(self, i, int(types[i]), self.speed[i]) for i in range(n)]
         # distinct capacity rows, to tell at arrival whether a task can fit anywhere at all
@@ -356,8 +353,8 @@ class ClusterModel(mesa.Model):
     def _pump(self) -> None:
         batched, events = self._batched, self._event_list._events
         self._pump_event = False  # running: calls scheduled meanwhile wait for the loop below
-        # _Call.fire spelt out (three calls fewer per decision) when it would only settle, call and return:
-        # no lab's settle or after_event to go through, no checks after every event
+        # _Call.fire spelt out (up to three calls fewer per decision) when nothing runs after the call: no lab's
+        # after_event, no checks after every event; the engine's settle is the central state's own
         cls = type(self)
         plain = not self.check_every_event and cls.after_event is ClusterModel.after_event
         settle = self.csv.settle if cls.settle is ClusterModel.settle else self.settle

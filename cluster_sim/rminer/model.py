@@ -20,8 +20,8 @@ import math
 import numpy as np
 
 from ..engine import ClusterModel, LocalStateView, Scheduler, StepIntegral
-from ..engine.agents import BLOCKED, DECIDING, IDLE, PLACED, CentralStateView
-from ..engine.workload import COMPLETED, KILLED, RUNNING
+from ..engine.agents import BLOCKED, PLACED
+from ..engine.workload import KILLED, RUNNING
 from .config import RMinerConfig
 from .eviction import conflict_victims
 from .measure import ShadowMeter
@@ -50,54 +50,6 @@ class RMAwareScheduler(Scheduler):
         if model.config.placement == "random":
             return probe_random_fit(self.view.free, task.demand, model.rng, uniforms=model.uniforms)
         return super().choose(task)
-
-    def _decide_head(self) -> None:
-        """The engine's decision (``_decide_head`` -> ``decide`` -> ``choose``, then ``_next``) in one call
-        when this class's own ``decide`` and ``choose`` are the ones in use: a paper-scale run makes 2.5 M of
-        them. Same steps in the same order (tested against the engine's path, ``fused=False``)."""
-        model = self.model
-        fused = self._fused
-        if fused is None:
-            fused = self._fused = self._can_fuse()
-        if not fused:
-            return super()._decide_head()
-        queue = self.queue
-        task = queue.peek()
-        machine = probe_random_fit(self.view.free, task.demand, model.rng, uniforms=model.uniforms)
-        if machine < 0:
-            self.status = BLOCKED
-            self.blocked_decisions += 1
-            self.on_blocked()
-            return
-        task.attempts += 1
-        manager = model.job_managers[task.job.id]
-        if not self.csv.commit(task, machine, watched=manager.watched(task)):
-            self.conflicts += 1
-            self.view.refresh_row(machine)
-            self._next()
-            return
-        self.view.claim(machine, task.demand)
-        queue.remove(task)  # committing may have queued other work ahead of it (a restart)
-        model.queue_changed(-1)
-        self.placed += 1
-        if queue:
-            self.status = DECIDING
-            if model.decision_events == "batched":
-                model.schedule_batched(self._decide_call, after=self.think_time)
-            else:
-                model.schedule(self._decide_call, after=self.think_time)
-        else:
-            self.status = IDLE
-
-    #: whether :meth:`_decide_head` takes its one-call path (decided at the first decision)
-    _fused = None
-
-    def _can_fuse(self) -> bool:
-        """The one-call path spells out the engine's steps: only when no subclass changes one of them."""
-        cls = type(self)
-        return (self.model.fused_events and self.model.config.placement == "random"
-                and cls.decide is Scheduler.decide and cls.choose is RMAwareScheduler.choose
-                and cls._next is Scheduler._next and cls.on_blocked is Scheduler.on_blocked)
 
     def enqueue(self, tasks) -> None:
         rm = self.model.rm
@@ -395,122 +347,6 @@ class RMScheduler(Scheduler):
         self.model.task_ended(task)
 
 
-class RMinerStateView(CentralStateView):
-    """The central state view with RMiner's listeners spelt out in its releases and commits.
-
-    At the paper's scale every task is a commit and a release, and the engine tells each subscriber of
-    each by a call (:class:`ShadowProbe` then :class:`RMScheduler`, in the order they subscribed), which
-    then makes calls of its own. Once the run has started and those two are the only subscribers
-    (:meth:`fuse`), :meth:`settle` and a visible :meth:`commit` do their work in place: the same steps in
-    the same order, in far fewer calls (tested against the engine's path, ``fused_events=False``). Any
-    other subscriber, a trace being recorded, or a lab's own ``task_ended`` falls back to the engine's path.
-    """
-
-    _release = _hidden = _commit = None  # the listener lists this class spells out (set by fuse)
-
-    def fuse(self, model: "RMinerModel") -> None:
-        """Spell out the listeners from now on, if the probe and the RM scheduler are the only subscribers."""
-        probe, rm = model.probe, model.rm
-        release = [probe.on_release] + ([rm.on_release] if rm is not None else [])
-        hidden = [rm.on_hidden_release] if rm is not None else []
-        commit = [probe.on_commit] + ([rm.on_commit] if rm is not None else [])
-        if (self.release_listeners == release and self.hidden_release_listeners == hidden
-                and self.commit_listeners == commit and type(model).task_ended is ClusterModel.task_ended
-                and type(probe).on_release is ShadowProbe.on_release and type(probe).on_commit is ShadowProbe.on_commit
-                and (rm is None or (type(rm).on_release is RMScheduler.on_release
-                                    and type(rm).on_commit is RMScheduler.on_commit
-                                    and type(rm).unblock is Scheduler.unblock))):
-            # the lists themselves (their very elements): a later subscriber changes them, and the
-            # equality checks at each event below then fail fast
-            self._release, self._hidden = list(self.release_listeners), list(self.hidden_release_listeners)
-            self._commit = list(self.commit_listeners)
-
-    def settle(self) -> None:
-        model = self.model
-        now = model.time
-        ledger = self.ledger
-        if ledger.next_release_time() > now:
-            return
-        if (self.release_listeners != self._release or self.hidden_release_listeners != self._hidden
-                or model.probe.event_log is not None):
-            super().settle()
-            return
-        probe, rm = model.probe, model.rm
-        meter, active, series = probe.meter, probe.active, probe.series
-        srm = rm.srm if rm is not None else None
-        job_managers, row = model.job_managers, ledger.row
-        usage, usage_now = self.usage, self._usage_now
-        released = False
-        for hold in ledger.pop_due(now):
-            task, finish = hold.owner, hold.finish
-            task.state, task.finish = COMPLETED, finish
-            if hold.visible:
-                demand, m = task.demand, task.machine
-                for r, d in enumerate(demand):  # _add_usage
-                    usage_now[r] = value = usage_now[r] - d
-                    usage[r].set(finish, value)
-                if active:  # ShadowProbe.on_release
-                    meter.release(finish, m, demand, row(m))
-                    if series is not None:
-                        series.set(finish, meter.shadow_of(0))
-                if rm is not None:  # RMScheduler.on_release
-                    if task.tag == "rm-normal":
-                        rm.normal_path_usage.add(finish, -demand[0])
-                    srm.echo_release(finish, m, demand)
-                    if rm.status == BLOCKED:
-                        rm._next()
-                released = True
-            else:
-                self._add_hidden(finish, task.demand, -1)
-                rm.on_hidden_release(task, finish)
-            manager = job_managers.get(task.job.id)  # ClusterModel.task_ended of a completed task
-            if manager is not None:
-                manager.on_task_finished(task)
-        if released and self._release_waiters:
-            self._request_wake(now)
-
-    def commit(self, task, machine: int, *, watched: bool = False, duration: float | None = None,
-               visible: bool = True, queue=None) -> bool:
-        if not visible or self.commit_listeners != self._commit or self.model.probe.event_log is not None:
-            return super().commit(task, machine, watched=watched, duration=duration, visible=visible, queue=queue)
-        model = self.model
-        now = model.time
-        work = task.duration if duration is None else duration
-        finish = now + work / model.speed[machine]
-        ledger = self.ledger
-        if ledger.try_hold(machine, task.demand, finish, task, visible=True, queue=queue) is None:
-            self.conflicts += 1
-            return False
-        first = math.isnan(task.start)
-        task.state, task.machine = RUNNING, machine
-        if first:
-            task.start = now
-        self.commits += 1
-        usage, usage_now = self.usage, self._usage_now
-        for r, d in enumerate(task.demand):  # _add_usage
-            usage_now[r] = value = usage_now[r] + d
-            usage[r].set(now, value)
-        if watched or self.each_completion or self._release_waiters:
-            self._request_wake(finish)
-        if first:
-            model.task_started(task)
-        probe = model.probe
-        if probe.active:  # ShadowProbe.on_commit
-            meter = probe.meter
-            if meter.has_released(machine):
-                meter.allocate(now, machine, ledger.row(machine))
-            else:
-                meter.advance(now)
-            if probe.series is not None:
-                probe._record(now)
-        rm = model.rm
-        if rm is not None and machine in rm.srm.live:  # RMScheduler.on_commit
-            overflow = rm.srm.echo_allocate(machine, ledger.row(machine))
-            if overflow is not None:
-                rm._resolve_conflict(machine, overflow, now)
-        return True
-
-
 class RMinerModel(ClusterModel):
     """The engine's shared-state cluster with an RM-aware filter, an RM scheduler and a shadow probe.
 
@@ -524,20 +360,14 @@ class RMinerModel(ClusterModel):
     """
 
     scheduler_class = RMAwareScheduler
-    csv_class = RMinerStateView
     #: a paper-scale run is a few million scheduling decisions: batch them (identical results, tested)
     decision_events = "batched"
     #: millions of live tasks and no cyclic garbage: no collector passes over them while running
     pause_gc = True
 
     def __init__(self, config: RMinerConfig, *, check_every_event: bool = False, record_series: bool = True,
-                 fused_events: bool = True, **kwargs):
-        """``kwargs``: the engine's (``scheduler_class``, ``job_manager_class``, ...). ``fused_events=False``
-        takes the engine's path for every decision, commit and release (the reference the one-call paths of
-        :class:`RMAwareScheduler` and :class:`RMinerStateView` are tested against)."""
-        if fused_events not in (True, False):
-            raise ValueError(f"fused_events={fused_events!r} is not allowed: choose True or False")
-        self.fused_events = fused_events
+                 **kwargs):
+        """``kwargs``: the engine's (``scheduler_class``, ``job_manager_class``, ...)."""
         super().__init__(config, check_every_event=check_every_event, record_series=record_series, **kwargs)
         self.record_series = record_series
         self.rm = None  # the RM scheduler, made at the start (after the parallel schedulers) when the mode has one
@@ -561,8 +391,6 @@ class RMinerModel(ClusterModel):
         if config.has_rm:
             self.rm = RMScheduler(self, record_series=self.record_series)
             self.csv.subscribe(self.rm)
-        if self.fused_events and isinstance(self.csv, RMinerStateView):
-            self.csv.fuse(self)
 
     def make_schedulers(self, policy):
         """The engine's parallel schedulers; NoRM + 1 adds one more, deciding at the RM scheduler's rate."""
