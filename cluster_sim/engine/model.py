@@ -244,7 +244,7 @@ class ClusterModel(mesa.Model):
                 jobs = self.make_jobs(np.random.default_rng([self.config.seed, WORKLOAD_STREAM]))
             self._jobs = sorted(jobs, key=lambda j: j.arrival)
         if self.jobs:
-            self.schedule(self._arrive_call, at=self.jobs[0].arrival)
+            self._schedule_arrival(self.jobs[0].arrival)
 
     @property
     def schedulers(self) -> list:
@@ -317,22 +317,27 @@ class ClusterModel(mesa.Model):
         first = self.time + interval if start is None else start
         return self.schedule_recurring(call.fire, Schedule(interval=interval, start=first), priority=priority)
 
-    def schedule_batched(self, call: _Call, *, after: float) -> None:
-        """Run ``call`` ``after`` seconds from now, exactly where a Mesa event of default priority made
-        now would run, but without making one for each: what makes a paper-scale run decision-bound is
+    def schedule_batched(self, call: _Call, *, at: float | None = None, after: float | None = None) -> None:
+        """Run ``call`` at time ``at`` (or ``after`` seconds from now), exactly where a Mesa event of default
+        priority made now would run, but without making one for each: what makes a paper-scale run decision-bound is
         a Mesa event per scheduling decision (an Event, two weak references and a heap of Python-level
         comparisons each).
 
         The calls wait in a heap of their own, keyed like Mesa's events (time, then the id Mesa would
         have given the event). One Mesa event stands for the earliest, with that very key, so it runs
         in that call's place; it then runs the calls that follow it for as long as they precede every
-        Mesa event (a run of decisions uninterrupted by arrivals, refreshes or wake-ups: the common
-        case), each through :meth:`_Call.fire <_Call>` as before (settling first, the invariants after),
+        Mesa event (a run of decisions, and of arrivals when the model batches decisions, uninterrupted by
+        refreshes or wake-ups: the common case), each through :meth:`_Call.fire <_Call>` as before (settling first, the invariants after),
         and hands over to a new stand-in for the rest. The order of everything that happens is
         today's, so results are identical (tested against ``decision_events="each"``)."""
         if type(call) is not _Call:
             raise ValueError(f"schedule_batched takes a model.callback(...), not {call!r}")
-        entry = (self.time + after, next(self._ids), call)
+        if (at is None) == (after is None):
+            raise ValueError(f"schedule_batched needs one of at={at!r} and after={after!r}, not both or neither")
+        t = self.time + after if at is None else at
+        if t < self.time:
+            raise ValueError(f"schedule_batched at={t!r} is not allowed: it is before now ({self.time!r})")
+        entry = (t, next(self._ids), call)
         heapq.heappush(self._batched, entry)
         pump = self._pump_event
         if pump is False:
@@ -452,7 +457,15 @@ class ClusterModel(mesa.Model):
             manager.start()
         self._next_job = i
         if i < len(jobs):
-            self.schedule(self._arrive_call, at=jobs[i].arrival)
+            self._schedule_arrival(jobs[i].arrival)
+
+    def _schedule_arrival(self, at: float) -> None:
+        # with batched decisions the arrivals are batched too: a Mesa event for each would end the pump's
+        # run of decisions at every arrival (a paper-scale run has one every 1.5 ms) and make a stand-in again
+        if self.decision_events == "batched":
+            self.schedule_batched(self._arrive_call, at=at)
+        else:
+            self.schedule(self._arrive_call, at=at)
 
     def _refuse_impossible(self, jobs: list[Job]) -> None:
         """Hand-built work stops at the door: a task no machine can hold, or a stage DAG that points
