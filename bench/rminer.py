@@ -52,9 +52,10 @@ Kept, same digests: the pump runs a batched decision without ``_Call.fire``'s ex
 in C (not through Mesa's Observable descriptor), arrivals are batched like decisions (Mesa events on a 1 s paper
 slice: 1,353 before, 7 now), and the RM filter stops re-checking the config at every arrival: 62 calls per task,
 SmartRM 10 s slices 1.06x (3.89 s against 3.67 s CPU, medians of 3 in turns, load 24-28) and 1.10x (3.94 s
-against 3.60 s, load 22-26), same metrics; NoRM 10 s slices 1.16x by medians (3.01 s against 2.59 s, load 24-29) but 0.99x by minima (2.48 s against
+against 3.60 s, load 22-26); 15 s slices 1.12x (6.65/6.55/6.94 s against 6.27/5.96/5.39 s, load 25-33), same
+metrics; NoRM 10 s slices 1.16x by medians (3.01 s against 2.59 s, load 24-29) but 0.99x by minima (2.48 s against
 2.51 s): within the noise. The full run was not timed (at
-load 25 it is half an hour of wall time); at about 1.08x it would be about 130 s CPU, still not 60 s: the
+load 25 it is half an hour of wall time); at 1.06-1.12x it would be about 125-130 s CPU, still not 60 s: the
 cost is the per-task work itself (heap, ledger, shadow meter and view, probe, step integrals, a few percent
 each), not the calls to it.
 
