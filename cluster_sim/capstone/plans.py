@@ -47,14 +47,14 @@ from ..memo import remembered
 from ..shaper.shaper import ResourceShaper
 from ..stageopt.config import ResourcePlanConfig
 from ..stageopt.experiments import trained_model
-from ..stageopt.optimizer import StageOptimizer, StagePlan
+from ..stageopt.optimizer import StageOptimizer, StagePlan, run_batched, run_steps
 from ..stageopt.workload import HARDWARE_SPEED, Machines, StageSpec, make_stage, resource_grid
 from ..validate import finite_array, whole_number
 from .config import CapstoneConfig
 from .day import Day, JobSpec, make_day
 
 __all__ = ["GRID", "PLANS", "ROWS_PER_INSTANCE", "THETA0", "ResourcePlans", "StageResources", "cluster_machines",
-           "plan_stage", "resource_plans", "stage_inputs", "stage_optimizer"]
+           "plan_stage", "plan_stage_steps", "resource_plans", "stage_inputs", "stage_optimizer"]
 
 #: the random stream of a stage's operators (beside the day's streams 11-15)
 PLANS = 16
@@ -64,6 +64,9 @@ ROWS_PER_INSTANCE = 2e6
 THETA0 = (1.0, 1.0)
 #: RAA's resource configurations: Lab 07's grid in whole cores and GB (the queue layer grants whole tokens)
 GRID = resource_grid(cores=(1.0, 2.0, 4.0), memory=(1.0, 2.0, 4.0))
+#: stages planned together (one model call a round for all of them): bounds the feature matrices
+#: (at most about 9 rows per vertex, 30 features) to tens of MB at paper
+STAGES_PER_BATCH = 1000
 #: the latency model's training: Lab 07's ``ci`` fields, seed 0 (the cluster's model, the same for every day)
 MODEL_CONFIG = ResourcePlanConfig.ci()
 
@@ -114,11 +117,17 @@ class StageResources:
 def plan_stage(so: StageOptimizer, stage: StageSpec, machines: Machines, durations) -> StageResources:
     """Lab 07's IPA then RAA on ``stage``; the vertices' ``durations`` scaled by the model's latency
     under RAA's plan over that under θ0, instance by instance, on the machine IPA placed it."""
+    return run_steps(so.model, plan_stage_steps(so, stage, machines, durations))
+
+
+def plan_stage_steps(so: StageOptimizer, stage: StageSpec, machines: Machines, durations):
+    """:func:`plan_stage` as steps (Lab 07's ``ipa_steps`` then ``raa_with_front_steps``), so
+    :func:`~cluster_sim.stageopt.optimizer.run_batched` plans many stages with one model call a round."""
     d = np.asarray(durations, dtype=float)
     if d.shape != (stage.instances,):
         raise ValueError(f"durations has shape {d.shape}: need one per instance of the stage ({stage.instances})")
-    ipa = so.ipa(stage, machines)
-    raa = so.raa(stage, machines, ipa)
+    ipa = yield from so.ipa_steps(stage, machines)
+    raa = (yield from so.raa_with_front_steps(stage, machines, ipa))[0]
     return StageResources(ipa, raa, d * raa.predicted_latency / ipa.predicted_latency)
 
 
@@ -155,11 +164,17 @@ def resource_plans(config: CapstoneConfig) -> ResourcePlans:
 def _resource_plans(config: CapstoneConfig) -> ResourcePlans:
     day: Day = make_day(config)
     so, machines = stage_optimizer(), cluster_machines(config)
-    stages, tokens = {}, {}
+    keys = [(spec.id, s) for spec in day.jobs for s in range(len(spec.durations))]
+    durations = {(spec.id, s): d for spec in day.jobs for s, d in enumerate(spec.durations)}
+    stages = {}
+    for lo in range(0, len(keys), STAGES_PER_BATCH):  # the day's stages in batches: one model call a round each
+        batch = keys[lo: lo + STAGES_PER_BATCH]
+        steps = [plan_stage_steps(so, stage_inputs(config, job, s, durations[job, s]), machines, durations[job, s])
+                 for job, s in batch]
+        stages.update(zip(batch, run_batched(so.model, steps)))
+    tokens = {}
     for spec in day.jobs:
-        for s, d in enumerate(spec.durations):
-            stages[spec.id, s] = plan_stage(so, stage_inputs(config, spec.id, s, d), machines, d)
+        widths = tuple(int(stages[spec.id, s].theta[:, 0].sum()) for s in range(len(spec.durations)))
         largest = max(int(stages[spec.id, s].theta[:, 0].max()) for s in range(len(spec.durations)))
-        tokens[spec.id] = job_tokens(config, spec, tuple(int(stages[spec.id, s].theta[:, 0].sum())
-                                                         for s in range(len(spec.durations))), largest)
+        tokens[spec.id] = job_tokens(config, spec, widths, largest)
     return ResourcePlans(stages, tokens)

@@ -73,6 +73,48 @@ def latency_matrix(model: LatencyModel, stage: StageSpec, machines: Machines, th
     return out[:, labels]
 
 
+def run_steps(model: LatencyModel, steps):
+    """Run one plan's steps, one model call per feature matrix it yields; return what it returns.
+
+    The optimiser's methods come in two forms: ``ipa`` and ``raa`` call the model themselves, and
+    ``ipa_steps`` and ``raa_with_front_steps`` are generators that yield each feature matrix they need
+    predicted and receive the predictions back, so :func:`run_batched` can serve many stages' requests
+    with one model call (the forest's cost per call is far above its cost per row)."""
+    try:
+        X = next(steps)
+        while True:
+            X = steps.send(model.predict(X))
+    except StopIteration as done:
+        return done.value
+
+
+def run_batched(model: LatencyModel, many: list) -> list:
+    """Run many plans' steps in rounds, each round's feature matrices stacked into one model call;
+    return each plan's result, in order.
+
+    Each plan gets the numbers :func:`run_steps` gives it: its feature rows are the same, and the
+    forest predicts a row from that row alone. (A plan's ``solve_seconds`` then spans the rounds it
+    waited in, the other plans' work included.)"""
+    results: list = [None] * len(many)
+    waiting = {}
+    for i, steps in enumerate(many):
+        try:
+            waiting[i] = next(steps)
+        except StopIteration as done:
+            results[i] = done.value
+    while waiting:
+        order = list(waiting)
+        y = model.predict(np.concatenate([waiting[i] for i in order]))
+        bounds = np.cumsum([len(waiting[i]) for i in order])[:-1]
+        waiting = {}
+        for i, part in zip(order, np.split(y, bounds)):
+            try:
+                waiting[i] = many[i].send(part.copy())  # its own array, as a call of its own gives
+            except StopIteration as done:
+                results[i] = done.value
+    return results
+
+
 @dataclass
 class StageOptimizer:
     """IPA + RAA over a learned model (the SO of Fig. 3).
@@ -111,6 +153,10 @@ class StageOptimizer:
 
     def ipa(self, stage: StageSpec, machines: Machines, clustered: bool | None = None) -> StagePlan:
         """IPA (Algorithm 1), or its clustered form (Algorithm 4), with Θ0 for every instance."""
+        return run_steps(self.model, self.ipa_steps(stage, machines, clustered))
+
+    def ipa_steps(self, stage: StageSpec, machines: Machines, clustered: bool | None = None):
+        """:meth:`ipa` as steps (see :func:`run_steps`): yields the feature matrices it needs predicted."""
         clustered = self.clustered if clustered is None else clustered
         t = time.perf_counter()
         cap = self.capacity(stage, machines)
@@ -120,14 +166,14 @@ class StageOptimizer:
             rep_rows = np.zeros(inst.max() + 1)
             np.maximum.at(rep_rows, inst, stage.rows)        # a cluster is its largest instance
             g = mreps.size
-            Lr = predict_latency(self.model, stage, np.repeat(rep_rows, g), np.asarray(self.theta0, float),
-                                 machines, np.tile(mreps, rep_rows.size)).reshape(rep_rows.size, g)
+            Lr = (yield features(stage, np.repeat(rep_rows, g), np.asarray(self.theta0, float), machines,
+                                 np.tile(mreps, rep_rows.size))).reshape(rep_rows.size, g)
             a = ipa_clustered(Lr, inst, stage.rows, mlab, cap)
         else:
             a = ipa_placement(latency_matrix(self.model, stage, machines, self.theta0), cap)
         dt = time.perf_counter() - t
         theta = np.tile(np.asarray(self.theta0, float), (stage.instances, 1))
-        pred = predict_latency(self.model, stage, stage.rows, theta, machines, a)
+        pred = yield features(stage, stage.rows, theta, machines, a)
         return StagePlan("IPA(Cluster)" if clustered else "IPA(Org)", a, theta, pred, dt)
 
     # ---- resource plan -------------------------------------------------------------------------------
@@ -158,6 +204,11 @@ class StageOptimizer:
         ``(units (m,) unit id per instance, sets, configs)`` where ``configs[u]`` holds the grid
         rows behind ``sets[u]``.
         """
+        return run_steps(self.model, self.instance_pareto_sets_steps(stage, machines, plan, clustered, clustering))
+
+    def instance_pareto_sets_steps(self, stage: StageSpec, machines: Machines, plan: StagePlan,
+                                   clustered: bool | None = None, clustering: str = "density"):
+        """:meth:`instance_pareto_sets` as steps (see :func:`run_steps`)."""
         clustered = self.clustered if clustered is None else clustered
         a = plan.assignment
         allowed = self.allowed_configs(machines, a)
@@ -178,7 +229,7 @@ class StageOptimizer:
         # the representative of a unit is its largest instance (ties: the lower id)
         order = np.lexsort((np.arange(stage.instances), -stage.rows, units))
         rep = order[np.searchsorted(units[order], np.arange(nu))]
-        lat = self.config_latencies(stage, machines, a, rep)
+        lat = (yield self.config_features(stage, machines, a, rep)).reshape(rep.size, len(self.grid))
         cost = cloud_cost(lat, self.grid[None, :, :]) * size[:, None]
         sets, configs = [], []
         for u in range(nu):
@@ -192,18 +243,28 @@ class StageOptimizer:
     def config_latencies(self, stage: StageSpec, machines: Machines, assignment: np.ndarray, instances=None) -> np.ndarray:
         """(k, r) model latency of each of ``instances`` (default: all) under every grid
         configuration, on the machine ``assignment`` gives it."""
+        k = stage.instances if instances is None else np.asarray(instances).size
+        return self.model.predict(self.config_features(stage, machines, assignment, instances)).reshape(k, len(self.grid))
+
+    def config_features(self, stage: StageSpec, machines: Machines, assignment: np.ndarray, instances=None) -> np.ndarray:
+        """The (k r, F) feature rows behind :meth:`config_latencies`: instance by instance, every configuration."""
         idx = np.arange(stage.instances) if instances is None else np.asarray(instances)
         r = len(self.grid)
-        return predict_latency(self.model, stage, np.repeat(stage.rows[idx], r), np.tile(self.grid, (idx.size, 1)),
-                               machines, np.repeat(assignment[idx], r)).reshape(idx.size, r)
+        return features(stage, np.repeat(stage.rows[idx], r), np.tile(self.grid, (idx.size, 1)), machines,
+                        np.repeat(assignment[idx], r))
 
     def raa_front(self, stage: StageSpec, machines: Machines, plan: StagePlan, clustered: bool | None = None,
                   method: str | None = None, clustering: str = "density") -> "RAAFront":
         """RAA's whole stage front over the units (Path or General) and WUN's pick on it."""
+        return run_steps(self.model, self.raa_front_steps(stage, machines, plan, clustered, method, clustering))
+
+    def raa_front_steps(self, stage: StageSpec, machines: Machines, plan: StagePlan, clustered: bool | None = None,
+                        method: str | None = None, clustering: str = "density"):
+        """:meth:`raa_front` as steps (see :func:`run_steps`)."""
         method = self.raa_method if method is None else method
         if method not in ("path", "general"):
             raise ValueError(f"method={method!r} is not allowed: choose 'path' or 'general'")
-        units, sets, configs = self.instance_pareto_sets(stage, machines, plan, clustered, clustering)
+        units, sets, configs = yield from self.instance_pareto_sets_steps(stage, machines, plan, clustered, clustering)
         front, choice = (raa_path if method == "path" else raa_general)(sets)
         return RAAFront(units, sets, configs, front, choice, wun(front, self.weights))
 
@@ -216,12 +277,17 @@ class StageOptimizer:
                        method: str | None = None, clustering: str = "density") -> tuple[StagePlan, "RAAFront"]:
         """:meth:`raa`'s plan and the front WUN picked it from (its units, sets and every plan on it),
         so a study that needs both solves RAA once."""
+        return run_steps(self.model, self.raa_with_front_steps(stage, machines, plan, clustered, method, clustering))
+
+    def raa_with_front_steps(self, stage: StageSpec, machines: Machines, plan: StagePlan,
+                             clustered: bool | None = None, method: str | None = None, clustering: str = "density"):
+        """:meth:`raa_with_front` as steps (see :func:`run_steps`)."""
         method = self.raa_method if method is None else method
         t = time.perf_counter()
-        rf = self.raa_front(stage, machines, plan, clustered, method, clustering)
+        rf = yield from self.raa_front_steps(stage, machines, plan, clustered, method, clustering)
         theta = self.grid[rf.config_rows(rf.pick)]
         dt = time.perf_counter() - t
-        pred = predict_latency(self.model, stage, stage.rows, theta, machines, plan.assignment)
+        pred = yield features(stage, stage.rows, theta, machines, plan.assignment)
         name = f"{plan.method.replace('(Cluster)', '').replace('(Org)', '')}+RAA({method.capitalize()})"
         return StagePlan(name, plan.assignment, theta, pred, plan.solve_seconds + dt), rf
 

@@ -129,6 +129,22 @@ def test_stageopt_gives_every_stage_lab_07s_resource_plan_and_the_engine_runs_it
     assert any(m.tokens_completed != m.completed for m in model.job_managers.values())
 
 
+def test_the_days_resource_plans_take_a_few_model_calls_not_four_a_stage(monkeypatch):
+    """Issue 33: at paper the plans of 12,117 stages cost 115 s of CPU, nearly all of it the forest's cost
+    per call (four calls a stage). The stages are planned in batches, one model call a round for all of a
+    batch, with the plans test_stageopt_gives_every_stage_lab_07s_resource_plan_and_the_engine_runs_it checks."""
+    from cluster_sim.capstone.plans import STAGES_PER_BATCH
+    from cluster_sim.stageopt.latency_model import LatencyModel
+
+    calls = []
+    predict = LatencyModel.predict
+    monkeypatch.setattr(LatencyModel, "predict", lambda self, X: calls.append(len(X)) or predict(self, X))
+    config = SMALL.replace(stageopt=True, seed=4242)  # a seed no other test plans (the plans are remembered)
+    plans = resource_plans(config)
+    batches = math.ceil(len(plans.stages) / STAGES_PER_BATCH)
+    assert len(plans.stages) > 4 and len(calls) == 4 * batches
+
+
 def test_under_the_resource_plans_jobs_ask_the_days_rule_in_tokens_and_the_shaper_weighs_tokens():
     config = SMALL.replace(stageopt=True, shaper=True, morpheus=True, load=1.2)
     model = run_model(config, check_every_event=True)
