@@ -13,6 +13,8 @@ matrix of representatives, sending δ = min(β_i, s_j) instances at a time.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 from scipy.ndimage import gaussian_filter1d
 
@@ -98,6 +100,15 @@ def machine_groups(keys) -> tuple[np.ndarray, np.ndarray]:
         raise ValueError(f"keys must be a non-empty (machines, features) array, got shape {keys.shape}")
     if keys.dtype.kind == "f":
         finite_array(keys, "keys", what="machine features")
+    labels, first = _machine_groups(keys.dtype.str, keys.shape, keys.tobytes())
+    return labels.copy(), first.copy()  # the caller's own arrays: the remembered ones stay as computed
+
+
+@functools.lru_cache(maxsize=16)
+def _machine_groups(dtype: str, shape: tuple, data: bytes) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`machine_groups` of the keys in ``data``, remembered: a stage optimiser asks about the same
+    machines for every stage it plans (twice a stage: IPA and RAA), and np.unique over rows sorts."""
+    keys = np.frombuffer(data, dtype=dtype).reshape(shape)
     _, first, labels = np.unique(keys, axis=0, return_index=True, return_inverse=True)
     return labels.reshape(-1).astype(np.int64), first.astype(np.int64)
 

@@ -77,3 +77,21 @@ def test_run_batched_returns_what_steps_without_requests_return(model):
 
     assert run_batched(model, [nothing_to_predict(1), nothing_to_predict(2)]) == [1, 2]
     assert run_batched(model, []) == []
+
+
+def test_machine_groups_of_the_same_machines_are_computed_once_and_each_caller_gets_its_own_arrays():
+    """Issue 33: the capstone asks for the groups of its 500 machines twice a stage (12,117 stages at paper);
+    np.unique over rows sorts them every time."""
+    from cluster_sim.stageopt.clustering import _machine_groups, machine_groups
+
+    keys = make_machines(np.random.default_rng(11), 300).state_keys()
+    labels, reps = machine_groups(keys)
+    misses = _machine_groups.cache_info().misses
+    labels[:] = -1
+    again, again_reps = machine_groups(keys.copy())
+    assert _machine_groups.cache_info().misses == misses  # remembered
+    _, want_first, want = np.unique(keys, axis=0, return_index=True, return_inverse=True)
+    np.testing.assert_array_equal(again, want.reshape(-1))
+    np.testing.assert_array_equal(again_reps, want_first)
+    machine_groups(keys[:, :3])  # other keys: computed anew
+    assert _machine_groups.cache_info().misses == misses + 1
