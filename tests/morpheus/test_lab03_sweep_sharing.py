@@ -85,3 +85,24 @@ def test_plan_job_builds_the_history_table_once_per_run(monkeypatch):
     monkeypatch.setattr(TelemetryLog, "runs", counted)
     _, _, ids, _ = simulation.provision(config, w, 200)
     assert len(ids) >= 2 and len(built) == 1
+
+
+def reference_rescue_rate(config, seeds) -> pd.DataFrame:
+    """rescue_rate as the loop it was before it went through run_grid."""
+    rows = []
+    for s in seeds:
+        met = {}
+        for arm in ("morpheus", "morpheus_dra"):
+            r = simulation.run(config.replace(arm=arm, seed=int(s)))
+            held = r.runs[r.runs.held_back]
+            met[arm] = bool(len(held)) and not bool(held.violated.iloc[0])
+        outcome = {(False, True): "rescued", (True, True): "met without DRA", (False, False): "missed with DRA too",
+                   (True, False): "lost with DRA"}[(met["morpheus"], met["morpheus_dra"])]
+        rows.append(dict(seed=int(s), static_met=met["morpheus"], dra_met=met["morpheus_dra"], outcome=outcome))
+    return pd.DataFrame(rows)
+
+
+def test_rescue_rate_gives_the_loops_table():
+    seeds = (0, 1, 2, 3)
+    pd.testing.assert_frame_equal(rescue_rate(MorpheusConfig.ci(), seeds, **HERE),
+                                  reference_rescue_rate(MorpheusConfig.ci(), seeds), check_exact=True)
