@@ -521,7 +521,7 @@ class CapacityScheduler(mesa.Agent):
         """The total demand of the job's next gang."""
         return _total_demand(self._gang(job))
 
-    def _candidates(self, q: Queue, limits: dict, free: np.ndarray, free_total: np.ndarray | None = None) -> np.ndarray:
+    def _candidates(self, q: Queue, limits: dict, free: np.ndarray, free_total: list | None = None) -> np.ndarray:
         """Indices of ``q``'s jobs whose next gang fits the queue's room (at every level of the
         tree) and the cluster's free total, in the queue's order (without backfill, only the head's)."""
         room = limits[q.name] - self.used(q)
@@ -577,12 +577,14 @@ class CapacityScheduler(mesa.Agent):
         try:
             starved = self._n_owed > 0
             limits = _Limits(self.queues, starved)
-            free = self.csv.ledger.truly_free
-            free_total = free.sum(axis=0)
-            total_list, rooms = free_total.tolist(), {}
+            ledger = self.csv.ledger
+            free = None  # the (machines, R) array, made when a queue first has a candidate
+            free_total, rooms = ledger.truly_free_total(), {}
             for q in list(self._order(self.root, starved)):
-                if not self._may_fit(q, starved, total_list, rooms):
+                if not self._may_fit(q, starved, free_total, rooms):
                     continue
+                if free is None:
+                    free = ledger.truly_free
                 for i in self._candidates(q, limits, free, free_total):
                     job = q.jobs[i]
                     gang = self._gang(job)

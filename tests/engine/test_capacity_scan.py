@@ -53,6 +53,23 @@ def test_queues_whose_smallest_need_cannot_fit_are_not_tested_gang_by_gang():
     assert 0 < tested <= 2 * admitted, f"{tested} queues tested gang by gang for {admitted} admissions"
 
 
+def test_an_admission_that_tests_no_queue_builds_no_free_array(monkeypatch):
+    """The per-machine free array (a (machines, R) array, new at each read) is built only when a queue has a gang
+    to test, and the free total comes from the ledger's flows, not from summing that array (issue 33: both cost
+    a tenth of an admission at RMiner's 1,500 machines). Counted, not timed."""
+    from cluster_sim.engine.ledger import ResourceLedger
+
+    reads = []
+    array = ResourceLedger.truly_free.fget
+    monkeypatch.setattr(ResourceLedger, "truly_free", property(lambda self: reads.append(1) or array(self)))
+    model = reserved_model()
+    model.run_until(200.0)
+    sched = model.capacity_scheduler
+    assert len(sched.admissions) == 60 + 40 * 3
+    # every admission scans the queues once; most find every full queue's smallest need over its room and test none
+    assert 0 < len(reads) <= len(sched.tested), f"{len(reads)} free arrays built for {len(sched.tested)} queues tested"
+
+
 def test_the_invariants_catch_a_stale_cache():
     model = reserved_model(n_full=3)
     model.run_until(5.0)
