@@ -53,7 +53,7 @@ MISPREDICTION_STREAM = 0x5E5
 CLUSTER = "cluster"
 _CACHE: "OrderedDict[tuple, ValueWorkload]" = OrderedDict()
 #: prepared lakes remembered: at least the last CACHE_SIZE, and more while the remembered lakes' estimated size
-#: (``lake.ROW_BYTES`` a ProvRepo row) stays within CACHE_BYTES. Lab 05's notebook reads 27 lakes at ci and
+#: (``lake.ROW_BYTES`` a ProvRepo row) stays within CACHE_BYTES. Lab 05's notebook reads 26 lakes at ci and
 #: default (its pool's 20, six under another priority rule, then the pool's first seeds again); a ci lake is
 #: estimated at 14 MB (11 MiB measured), a paper one at 190 MB, so only small lakes are kept beyond six
 CACHE_SIZE = 6
