@@ -37,7 +37,7 @@ from ... import claims as _claims
 from ...claims import Claim
 from ...sweep import run_grid
 from .config import POLICY_NAMES, WingConfig
-from .experiments import run, sweep_metrics
+from .experiments import lake_of, run, sweep_metrics
 
 LAB = "05"
 #: the capacities the must-reproduce claims pool (our contended range; see the notebook on capacity)
@@ -212,7 +212,8 @@ def claims_runs(config: WingConfig, *, pool_size: int | None = None, extras: int
     if extras is not None and (not isinstance(extras, numbers.Integral) or isinstance(extras, bool) or extras < 0):
         raise ValueError(f"extras={extras!r} must be an integer >= 0 (seeds of the pool that run the reported extras)")
     extras = min(EXTRAS_SIZE[preset] if extras is None else int(extras), len(seeds))
-    df = run_grid(run, config, claims_grid(seeds, extras), metrics=sweep_metrics, client=client, cache=cache)
+    df = run_grid(run, config, claims_grid(seeds, extras), metrics=sweep_metrics, client=client, cache=cache,
+                  group=lake_of)
     df["policy"] = df["policy"].map(POLICY_NAMES)
     return df
 

@@ -75,6 +75,12 @@ def _remembered_lake(config: WingConfig) -> ValueWorkload:
     return w
 
 
+def lake_of(config: WingConfig) -> tuple:
+    """What a sweep groups its points by (``run_grid``'s ``group=``): the runs of one lake go to one Dask worker,
+    which prepares the lake once and remembers it, instead of every worker preparing every lake."""
+    return config.lake_key()
+
+
 @dataclass
 class WingResult:
     """One run: the value attained, each job's outcome, the decisions, the cluster."""
@@ -396,7 +402,7 @@ def sweep(config: WingConfig, *, policies=POLICIES, capacities=(1.0, 0.6, 0.4, 0
     its = (config.iterations,) if iterations is None else tuple(iterations)
     grid = [{"seed": seed, "queues": q, "capacity": cap, "policy": p, "misprediction": s, "iterations": it}
             for seed in seeds for q in queues for cap in capacities for p in policies for s in mis for it in its]
-    df = run_grid(run, config, grid, metrics=sweep_metrics, client=client, cache=cache)
+    df = run_grid(run, config, grid, metrics=sweep_metrics, client=client, cache=cache, group=lake_of)
     df["policy"] = df["policy"].map(POLICY_NAMES)
     head = ["policy", "capacity", "queues", "seed"]
     return df[head + list(SWEEP_METRICS[:-1]) + ["misprediction", "iterations", "wall_seconds"]]
