@@ -21,3 +21,17 @@ def test_a_lake_changed_by_its_reader_does_not_change_the_next_call_or_a_run():
     after = run(CI)
     assert after.value == before.value and after.achievable == before.achievable
     pd.testing.assert_frame_equal(after.jobs, before.jobs)
+
+
+def test_the_remembered_lakes_stay_within_their_memory_bound(monkeypatch):
+    from cluster_sim.wing.scheduling import experiments
+
+    one = CI.work().memory / 2**30
+    monkeypatch.setattr(experiments, "CACHE_GIB", 2.5 * one)  # room for two of these lakes
+    monkeypatch.setattr(experiments, "_CACHE", experiments.OrderedDict())
+    before = run(CI.replace(seed=3))
+    for seed in (3, 4, 5, 6):
+        run(CI.replace(seed=seed))
+    assert [k[0].seed for k in experiments._CACHE] == [5, 6]  # the two used last
+    again = run(CI.replace(seed=3))  # prepared again: the same run
+    assert again.value == before.value and again.admissions.equals(before.admissions)

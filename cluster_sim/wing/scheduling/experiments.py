@@ -51,7 +51,11 @@ from .workload import GRID, ValueWorkload, decay_at, prepare, value_attained, va
 MISPREDICTION_STREAM = 0x5E5
 CLUSTER = "cluster"
 _CACHE: "OrderedDict[tuple, ValueWorkload]" = OrderedDict()
+#: the lakes a process remembers: at most this many, and at most CACHE_GIB of their estimated memory
+#: (``config.work().memory``, 0.6 GiB for ``paper()``'s): a Dask worker of a paper-scale sweep runs a lake's
+#: points together (``lake_of``) and would otherwise hold six lakes it no longer needs
 CACHE_SIZE = 6
+CACHE_GIB = 2.0
 
 
 def workload_for(config: WingConfig) -> ValueWorkload:
@@ -70,7 +74,8 @@ def _remembered_lake(config: WingConfig) -> ValueWorkload:
     else:
         w = prepare(config)
         _CACHE[key] = w
-        while len(_CACHE) > CACHE_SIZE:
+        while len(_CACHE) > 1 and (len(_CACHE) > CACHE_SIZE or sum(
+                v.config.work().memory for v in _CACHE.values()) > CACHE_GIB * 2**30):
             _CACHE.popitem(last=False)
     return w
 
