@@ -430,10 +430,15 @@ def lake_summary(w: ValueWorkload) -> dict:
     return dict(zip(LAKE_ROWS, values))
 
 
+def _lake_summary_of(config: WingConfig) -> dict:
+    """:func:`lake_summary` of the remembered lake (it only reads it: no copy of a paper-scale lake)."""
+    return lake_summary(_remembered_lake(config))
+
+
 def lake_table(config: WingConfig, seeds, *, client=None, cache=None) -> pd.DataFrame:
     """:func:`lake_summary` of ``config``'s lake at each of ``seeds``: one column per seed.
     ``client`` and ``cache`` go to :func:`cluster_sim.sweep.run_grid`."""
-    df = run_grid(workload_for, config, {}, seeds=list(seeds), metrics=lake_summary, client=client, cache=cache)
+    df = run_grid(_lake_summary_of, config, {}, seeds=list(seeds), client=client, cache=cache)
     table = df.set_index("seed")[list(LAKE_ROWS)].T.astype(object)
     table.columns.name = "seed"
     return table
