@@ -60,3 +60,64 @@ def test_the_windowed_join_builds_only_the_rows_the_window_keeps(monkeypatch):
     monkeypatch.setattr(multihop, "_extend", _extend_built_then_windowed)
     _states(deps, lake.jobs, cfg.omega)
     assert 0 < windowed < sum(built) / 2, (windowed, sum(built))
+
+
+@pytest.mark.parametrize("preset", ["ci", "default"])
+def test_the_claims_read_the_seeds_already_run_and_give_the_same_table(preset, monkeypatch):
+    import pandas as pd
+
+    import cluster_sim.wing.claims as claims04
+    from cluster_sim.wing.experiments import run_seeds
+
+    config = WingDepsConfig.from_preset(preset)
+    size = 3  # the paper's pool: the notebook's run_seeds(config, 3) are its seeds
+    whole = claims04.claims_table(config, pool_size=size, client="inprocess", cache=False)
+    seeds = run_seeds(config, 2, client="inprocess", cache=False)  # two of three: the third is run
+    ran = []
+    monkeypatch.setattr(claims04, "run", lambda c: ran.append(c.seed) or lab_run(c))
+    lab_run = __import__("cluster_sim.wing.experiments", fromlist=["run"]).run
+    reused = claims04.claims_table(config, pool_size=size, client="inprocess", cache=False, results=seeds)
+    assert ran == [2]  # only the seed no result holds
+    pd.testing.assert_frame_equal(reused, whole, check_exact=True)
+    pd.testing.assert_frame_equal(reused.attrs["runs"], whole.attrs["runs"], check_exact=True)
+    with pytest.raises(ValueError, match="another config"):
+        claims04.claims_table(config, pool_size=size, results=run_seeds(config.replace(tr=50.0), 1, client="inprocess",
+                                                                        cache=False))
+
+
+def _classify_with_a_function_per_pair(jobs, deps):
+    """Table 1's dependency labels as computed before: a Python function per pair of templates."""
+    import pandas as pd
+
+    from cluster_sim.wing.characterise import classify_templates
+
+    tc = classify_templates(jobs, deps)
+    jc = jobs[["job", "template"]].join(tc[["recurring", "periodic", "polling"]], on="template").set_index("job")
+    d = deps[["job", "depOn"]].copy()
+    d["t_job"] = jc["template"].reindex(d["job"]).to_numpy()
+    d["t_dep"] = jc["template"].reindex(d["depOn"]).to_numpy()
+    d["recurring"] = jc["recurring"].reindex(d["job"]).to_numpy() & jc["recurring"].reindex(d["depOn"]).to_numpy()
+    d["polling"] = jc["polling"].reindex(d["job"]).to_numpy()
+    per_job = d.groupby(["t_job", "t_dep", "job"]).size().rename("n").reset_index()
+    pair = per_job.groupby(["t_job", "t_dep"])["n"].agg(one=lambda n: (n == 1).mean(), same=lambda n: n.nunique() == 1)
+    pair["hard"] = (pair["one"] > 0.95) | pair["same"]
+    hard_pair = pair["hard"].reindex(pd.MultiIndex.from_arrays([d["t_job"], d["t_dep"]])).to_numpy()
+    d["hard"] = ~d["polling"] & (~d["recurring"] | hard_pair.astype(bool))
+    return jc, d[["job", "depOn", "recurring", "hard", "polling"]]
+
+
+@pytest.mark.parametrize("preset", ["ci", "default"])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_table1s_labels_are_those_of_a_function_per_pair(preset, seed):
+    import pandas as pd
+
+    from cluster_sim.wing.characterise import classify
+
+    cfg = WingDepsConfig.from_preset(preset, seed=seed)
+    lake = generate_lake(cfg.lake_config())
+    deps = single_hop(lake.prov, cfg.window)
+    jc, dc = classify(lake.jobs, deps)
+    jc_old, dc_old = _classify_with_a_function_per_pair(lake.jobs, deps)
+    pd.testing.assert_frame_equal(jc, jc_old, check_exact=True)
+    pd.testing.assert_frame_equal(dc, dc_old, check_exact=True)
+    assert 0 < dc["hard"].sum() < len(dc)
