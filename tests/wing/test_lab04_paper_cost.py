@@ -121,3 +121,21 @@ def test_table1s_labels_are_those_of_a_function_per_pair(preset, seed):
     pd.testing.assert_frame_equal(jc, jc_old, check_exact=True)
     pd.testing.assert_frame_equal(dc, dc_old, check_exact=True)
     assert 0 < dc["hard"].sum() < len(dc)
+
+
+@pytest.mark.parametrize("preset", ["ci", "default"])
+def test_owls_value_from_the_closure_already_computed_is_owl_value(preset):
+    from cluster_sim.wing import job_local_value, multi_hop, owl_value, owl_value_of
+
+    cfg = WingDepsConfig.from_preset(preset)
+    lake = generate_lake(cfg.lake_config())
+    deps = single_hop(lake.prov, cfg.window)
+    k = job_local_value(lake.prov, lake.jobs["job"])
+    k = k[k.index.isin(np.concatenate([deps["job"], deps["depOn"]]))]
+    table = multi_hop(deps).table  # the notebook's unwindowed check computes it anyway
+    ours, before = owl_value_of(table, k), owl_value(deps, k)
+    assert ours.equals(before) and ours.attrs == before.attrs
+    with pytest.raises(ValueError, match="multi_hop's table"):
+        owl_value_of(deps, k)
+    with pytest.raises(ValueError, match="no value for"):
+        owl_value_of(table, k.iloc[1:])
