@@ -302,11 +302,12 @@ def _matches(t1: _Tab, t2: _Tab, times: tuple[np.ndarray, np.ndarray, float] | N
         lo = np.searchsorted(t2.job, t1.dep, side="left")
         return t2, lo, np.searchsorted(t2.job, t1.dep, side="right") - lo
     submit, end, omega = times
-    reach = end[t2.dep] + omega  # the same float the window compares with: submit[job] <= end[dep] + omega
+    reach = end + omega  # per job: the same float the window compares with, submit[job] <= end[dep] + omega
     levels = np.unique(reach)
-    rank = np.searchsorted(levels, reach)  # exact: levels[rank] == reach
-    order = np.lexsort((rank, t2.job))
+    rank = np.searchsorted(levels, reach)[t2.dep]  # exact: levels[rank] == reach[t2.dep]
     width = len(levels) + 1
+    # by job, then reach (the order of equal reaches does not matter: each t1 row takes all of them or none)
+    order = np.argsort(t2.job * width + rank)
     key = t2.job[order] * width + rank[order]
     need = np.searchsorted(levels, submit[t1.job], side="left")  # reach >= submit[job] iff rank >= need
     lo = np.searchsorted(key, t1.dep * width + need, side="left")
