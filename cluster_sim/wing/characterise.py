@@ -46,7 +46,6 @@ import numpy as np
 import pandas as pd
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
-from scipy.stats import spearmanr
 
 from .multihop import _levels, check_deps, drop_self_dependencies, show
 from .provenance import DAY, HOUR, attribute_downloads
@@ -311,6 +310,8 @@ def observations(
     add(5, "jobs in components of size >= 10", cc.loc[cc["size"] >= 10, "size"].sum() / len(J))
     multi = cc[cc["size"] >= 2]
     varied = len(multi) > 2 and multi["size"].nunique() > 1 and multi["bottom_heaviness"].nunique() > 1
+    from scipy.stats import spearmanr  # here: scipy.stats costs every kernel importing the Wing labs half a second
+
     rho = spearmanr(multi["size"], multi["bottom_heaviness"]).statistic if varied else np.nan  # undefined if constant
     add(5, "size vs bottom-heaviness (Spearman)", rho)
     add(5, "bottom-heaviness of components of size >= 10", _weighted(cc[cc["size"] >= 10]))
