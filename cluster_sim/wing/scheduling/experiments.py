@@ -42,6 +42,7 @@ import pandas as pd
 from ...engine import ClusterConfig, Job, QueueSpec, Stage, Task
 from ...sweep import run_grid
 from ..multihop import show
+from ..lake import GIB, ROW_BYTES, lake_rows
 from ..provenance import DAY
 from .config import CONVERGED, PAPER_REQUEST_PEAK, POLICIES, POLICY_NAMES, WingConfig
 from .model import ProvenanceRecorder, WingModel
@@ -51,11 +52,12 @@ from .workload import GRID, ValueWorkload, decay_at, prepare, value_attained, va
 MISPREDICTION_STREAM = 0x5E5
 CLUSTER = "cluster"
 _CACHE: "OrderedDict[tuple, ValueWorkload]" = OrderedDict()
-#: the lakes a process remembers: at most this many, and at most CACHE_GIB of their estimated memory
-#: (``config.work().memory``, 0.6 GiB for ``paper()``'s): a Dask worker of a paper-scale sweep runs a lake's
-#: points together (``lake_of``) and would otherwise hold six lakes it no longer needs
+#: prepared lakes remembered: at least the last CACHE_SIZE, and more while the remembered lakes' estimated size
+#: (``lake.ROW_BYTES`` a ProvRepo row) stays within CACHE_BYTES. Lab 05's notebook reads 26 lakes at ci and
+#: default (its pool's 20, six under another priority rule, then the pool's first seeds again); a ci lake is
+#: estimated at 14 MB (11 MiB measured), a paper one at 190 MB, so only small lakes are kept beyond six
 CACHE_SIZE = 6
-CACHE_GIB = 2.0
+CACHE_BYTES = GIB // 2
 
 
 def workload_for(config: WingConfig) -> ValueWorkload:
@@ -74,8 +76,7 @@ def _remembered_lake(config: WingConfig) -> ValueWorkload:
     else:
         w = prepare(config)
         _CACHE[key] = w
-        while len(_CACHE) > 1 and (len(_CACHE) > CACHE_SIZE or sum(
-                v.config.work().memory for v in _CACHE.values()) > CACHE_GIB * 2**30):
+        while len(_CACHE) > CACHE_SIZE and sum(_lake_bytes(k) for k in _CACHE) > CACHE_BYTES:
             _CACHE.popitem(last=False)
     return w
 
@@ -84,6 +85,10 @@ def lake_of(config: WingConfig) -> tuple:
     """What a sweep groups its points by (``run_grid``'s ``group=``): the runs of one lake go to one Dask worker,
     which prepares the lake once and remembers it, instead of every worker preparing every lake."""
     return config.lake_key()
+def _lake_bytes(key: tuple) -> float:
+    """The estimated size of a remembered lake, from its :meth:`WingConfig.lake_key` (its rows)."""
+    lake = key[0]
+    return ROW_BYTES * lake_rows(lake.days * lake.jobs_per_day)
 
 
 @dataclass
