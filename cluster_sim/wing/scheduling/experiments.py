@@ -81,6 +81,10 @@ def _remembered_lake(config: WingConfig) -> ValueWorkload:
     return w
 
 
+def lake_of(config: WingConfig) -> tuple:
+    """What a sweep groups its points by (``run_grid``'s ``group=``): the runs of one lake go to one Dask worker,
+    which prepares the lake once and remembers it, instead of every worker preparing every lake."""
+    return config.lake_key()
 def _lake_bytes(key: tuple) -> float:
     """The estimated size of a remembered lake, from its :meth:`WingConfig.lake_key` (its rows)."""
     lake = key[0]
@@ -408,7 +412,7 @@ def sweep(config: WingConfig, *, policies=POLICIES, capacities=(1.0, 0.6, 0.4, 0
     its = (config.iterations,) if iterations is None else tuple(iterations)
     grid = [{"seed": seed, "queues": q, "capacity": cap, "policy": p, "misprediction": s, "iterations": it}
             for seed in seeds for q in queues for cap in capacities for p in policies for s in mis for it in its]
-    df = run_grid(run, config, grid, metrics=sweep_metrics, client=client, cache=cache)
+    df = run_grid(run, config, grid, metrics=sweep_metrics, client=client, cache=cache, group=lake_of)
     df["policy"] = df["policy"].map(POLICY_NAMES)
     head = ["policy", "capacity", "queues", "seed"]
     return df[head + list(SWEEP_METRICS[:-1]) + ["misprediction", "iterations", "wall_seconds"]]
@@ -431,10 +435,15 @@ def lake_summary(w: ValueWorkload) -> dict:
     return dict(zip(LAKE_ROWS, values))
 
 
+def _lake_summary_of(config: WingConfig) -> dict:
+    """:func:`lake_summary` of the remembered lake (it only reads it: no copy of a paper-scale lake)."""
+    return lake_summary(_remembered_lake(config))
+
+
 def lake_table(config: WingConfig, seeds, *, client=None, cache=None) -> pd.DataFrame:
     """:func:`lake_summary` of ``config``'s lake at each of ``seeds``: one column per seed.
     ``client`` and ``cache`` go to :func:`cluster_sim.sweep.run_grid`."""
-    df = run_grid(workload_for, config, {}, seeds=list(seeds), metrics=lake_summary, client=client, cache=cache)
+    df = run_grid(_lake_summary_of, config, {}, seeds=list(seeds), client=client, cache=cache)
     table = df.set_index("seed")[list(LAKE_ROWS)].T.astype(object)
     table.columns.name = "seed"
     return table
