@@ -44,6 +44,21 @@ the ledger's heap pops 7%, committing 17% in all, the two RMiner listeners 10%, 
 arrivals and the filter 12%, the rest under 2% each); a further factor needs fewer Python calls per task (the
 listeners merged into the commit and the release, completions per job rather than per task), not faster ones.
 
+Issue 33, third round (2026-11-26): that guess tested. Python calls per task (``sys.setprofile``, SmartRM, 1 s
+paper slice): 83 before. Spelling out the RMiner listeners in the central state's commit and release and the
+decision in one call brought it to 61 and gave 1.02x/1.03x less CPU (15 s slices, 3 rounds, load 15-23; 10 s
+slices, 2 rounds, load 15): within the noise, so it was dropped (it also used the engine's private members).
+Kept, same digests: the pump runs a batched decision without ``_Call.fire``'s extra calls, ``model.time`` is read
+in C (not through Mesa's Observable descriptor), arrivals are batched like decisions (Mesa events on a 1 s paper
+slice: 1,353 before, 7 now), and the RM filter stops re-checking the config at every arrival: 62 calls per task,
+SmartRM 10 s slices 1.06x (3.89 s against 3.67 s CPU, medians of 3 in turns, load 24-28) and 1.10x (3.94 s
+against 3.60 s, load 22-26); 15 s slices 1.12x (6.65/6.55/6.94 s against 6.27/5.96/5.39 s, load 25-33), same
+metrics; NoRM 10 s slices 1.16x by medians (3.01 s against 2.59 s, load 24-29) but 0.99x by minima (2.48 s against
+2.51 s): within the noise. The full run was not timed (at
+load 25 it is half an hour of wall time); at 1.06-1.12x it would be about 125-130 s CPU, still not 60 s: the
+cost is the per-task work itself (heap, ledger, shadow meter and view, probe, step integrals, a few percent
+each), not the calls to it.
+
 The sweep section runs notebook 08's Fig. 4 sweep at the paper preset (15 NoRM runs of 200 machines,
 300 s) through ``run_grid`` in this process and then on a Dask LocalCluster of every usable core (what
 ``client="auto"`` chooses for it), and prints the RATIO of the wall times (ideal: the number of workers;

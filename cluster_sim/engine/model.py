@@ -7,6 +7,7 @@ import gc
 import heapq
 import itertools
 import math
+import operator
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Callable
@@ -14,6 +15,7 @@ from typing import Callable
 from .._mesa import mesa  # mesa without its stack walk (cluster_sim/_mesa.py)
 import numpy as np
 from mesa.time import Priority, Schedule
+from mesa.experimental.mesa_signals import ObservableSignals
 from mesa.time.events import Event
 
 from ..progress import advance, announce
@@ -97,6 +99,20 @@ def _event_ids() -> itertools.count:
 
 _DEFAULT = Priority.DEFAULT.value  # what a Mesa Event stores as its priority
 
+
+def _time_property() -> property:
+    """``model.time`` read without a Python call: Mesa's ``time`` is an ``Observable`` descriptor, whose
+    ``__get__`` (a Python function, plus a ``getattr``) runs at every read, about five times per task at the
+    paper's scale. Reads go straight to the value it keeps (an ``attrgetter`` runs in C); writes still go
+    through Mesa's descriptor, so subscribers to ``time`` are told of each change as before (what is lost:
+    an experimental ``Computed`` cannot depend on ``time``). A test fails if Mesa keeps it elsewhere."""
+    observable = vars(mesa.Model).get("time")
+    if getattr(observable, "private_name", None) != "_time" or not hasattr(observable, "__set__"):
+        raise RuntimeError("Mesa's Model.time is no longer an Observable kept in Model._time: check how this Mesa "
+                           "version stores the time and update engine.model._time_property")
+    return property(operator.attrgetter("_time"), observable.__set__, doc="Mesa's clock (see _time_property).")
+
+
 @contextlib.contextmanager
 def gc_paused(pause: bool = True):
     """Python's cyclic garbage collector off inside (and back on after, if it was on).
@@ -153,6 +169,7 @@ class ClusterModel(mesa.Model):
     #: pause Python's cyclic garbage collector while the jobs are made and while the run runs
     #: (:func:`gc_paused`): a lab of millions of tasks that makes no cyclic garbage sets it
     pause_gc = False
+    time = _time_property()
 
     def __init__(self, config: ClusterConfig, *, jobs: list[Job] | None = None, policy=None,
                  scheduler_class: type | None = None, job_manager_class: type | None = None,
@@ -227,7 +244,7 @@ class ClusterModel(mesa.Model):
                 jobs = self.make_jobs(np.random.default_rng([self.config.seed, WORKLOAD_STREAM]))
             self._jobs = sorted(jobs, key=lambda j: j.arrival)
         if self.jobs:
-            self.schedule(self._arrive_call, at=self.jobs[0].arrival)
+            self._schedule_arrival(self.jobs[0].arrival)
 
     @property
     def schedulers(self) -> list:
@@ -300,22 +317,27 @@ class ClusterModel(mesa.Model):
         first = self.time + interval if start is None else start
         return self.schedule_recurring(call.fire, Schedule(interval=interval, start=first), priority=priority)
 
-    def schedule_batched(self, call: _Call, *, after: float) -> None:
-        """Run ``call`` ``after`` seconds from now, exactly where a Mesa event of default priority made
-        now would run, but without making one for each: what makes a paper-scale run decision-bound is
+    def schedule_batched(self, call: _Call, *, at: float | None = None, after: float | None = None) -> None:
+        """Run ``call`` at time ``at`` (or ``after`` seconds from now), exactly where a Mesa event of default
+        priority made now would run, but without making one for each: what makes a paper-scale run decision-bound is
         a Mesa event per scheduling decision (an Event, two weak references and a heap of Python-level
         comparisons each).
 
         The calls wait in a heap of their own, keyed like Mesa's events (time, then the id Mesa would
         have given the event). One Mesa event stands for the earliest, with that very key, so it runs
         in that call's place; it then runs the calls that follow it for as long as they precede every
-        Mesa event (a run of decisions uninterrupted by arrivals, refreshes or wake-ups: the common
-        case), each through :meth:`_Call.fire <_Call>` as before (settling first, the invariants after),
+        Mesa event (a run of decisions, and of arrivals when the model batches decisions, uninterrupted by
+        refreshes or wake-ups: the common case), each through :meth:`_Call.fire <_Call>` as before (settling first, the invariants after),
         and hands over to a new stand-in for the rest. The order of everything that happens is
         today's, so results are identical (tested against ``decision_events="each"``)."""
         if type(call) is not _Call:
             raise ValueError(f"schedule_batched takes a model.callback(...), not {call!r}")
-        entry = (self.time + after, next(self._ids), call)
+        if (at is None) == (after is None):
+            raise ValueError(f"schedule_batched needs one of at={at!r} and after={after!r}, not both or neither")
+        t = self.time + after if at is None else at
+        if t < self.time:
+            raise ValueError(f"schedule_batched at={t!r} is not allowed: it is before now ({self.time!r})")
+        entry = (t, next(self._ids), call)
         heapq.heappush(self._batched, entry)
         pump = self._pump_event
         if pump is False:
@@ -336,6 +358,13 @@ class ClusterModel(mesa.Model):
     def _pump(self) -> None:
         batched, events = self._batched, self._event_list._events
         self._pump_event = False  # running: calls scheduled meanwhile wait for the loop below
+        # _Call.fire spelt out (up to three calls fewer per decision) when nothing runs after the call: no lab's
+        # after_event, no checks after every event; the engine's settle is the central state's own
+        cls = type(self)
+        plain = not self.check_every_event and cls.after_event is ClusterModel.after_event
+        settle = self.csv.settle if cls.settle is ClusterModel.settle else self.settle
+        # the clock set directly when no one subscribes to it (Mesa's descriptor only checks that, then sets it)
+        subscribers, time_changed = self.subscribers, ("time", ObservableSignals.CHANGED)
         try:
             t, _, call = heapq.heappop(batched)  # the call this event stood for
             call.fire()
@@ -348,8 +377,16 @@ class ClusterModel(mesa.Model):
                     if top.time < t or (top.time == t and (top.priority, top.unique_id) < (_DEFAULT, uid)):
                         break
                 heapq.heappop(batched)
-                self.time = t
-                call.fire()
+                if subscribers.get(time_changed):
+                    self.time = t
+                else:
+                    self._time = t
+                if plain and call.recurring:
+                    if call.settle:
+                        settle()
+                    call.fn()
+                else:
+                    call.fire()
         finally:
             self._pump_event = None
             if batched:
@@ -420,7 +457,15 @@ class ClusterModel(mesa.Model):
             manager.start()
         self._next_job = i
         if i < len(jobs):
-            self.schedule(self._arrive_call, at=jobs[i].arrival)
+            self._schedule_arrival(jobs[i].arrival)
+
+    def _schedule_arrival(self, at: float) -> None:
+        # with batched decisions the arrivals are batched too: a Mesa event for each would end the pump's
+        # run of decisions at every arrival (a paper-scale run has one every 1.5 ms) and make a stand-in again
+        if self.decision_events == "batched":
+            self.schedule_batched(self._arrive_call, at=at)
+        else:
+            self.schedule(self._arrive_call, at=at)
 
     def _refuse_impossible(self, jobs: list[Job]) -> None:
         """Hand-built work stops at the door: a task no machine can hold, or a stage DAG that points

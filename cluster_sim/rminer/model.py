@@ -29,7 +29,7 @@ from .placement import UniformBuffer, probe_random_fit
 from .rm_filter import FilterFactors, RMFilter
 from .rm_scheduler import NORMAL, SHADOW, rm_choice
 from .shadow_view import ShadowResourceManager
-from .theory import expected_shadow
+from .theory import shadow_of
 
 
 #: how a task first started (0: never): by a normal scheduler, on shadow by the RM scheduler, or
@@ -192,7 +192,7 @@ class RMScheduler(Scheduler):
     def factors(self, now: float) -> tuple[FilterFactors, FilterFactors]:
         cfg = self.cfg
         allocated = float(self.csv.usage[0].value)
-        shadow0 = expected_shadow(cfg.shadow_period(), allocated, cfg.mean_task_duration)
+        shadow0 = shadow_of(cfg.shadow_period(), allocated, cfg.mean_task_duration)  # all checked already
         rate = self._rate * math.exp(-(now - self._rate_t))  # decay to now (tau = 1 s)
         now_f = FilterFactors(len(self.queue), float(self.srm.available[:, 0].sum()), rate,
                               self._success, cfg.update_delay)
