@@ -566,7 +566,29 @@ def _open_client(client, workers: int | None):
     return client, None, False
 
 
-def _run_dask(todo, configs, run, metrics, record, progress, client, workers):
+def _evaluate_group(configs, run: Callable, metrics: Callable | None) -> list[tuple]:
+    """One task of a grouped sweep: its points one after another in one process (so what they share, e.g. a
+    lab's prepared workload remembered in the worker, is built once); each point's (values, error, traceback)."""
+    out = []
+    for config in configs:
+        try:
+            out.append((_evaluate(config, run, metrics), None, None))
+        except Exception as err:  # a failed point is reported with the others, not raised alone
+            out.append((None, err, traceback.format_exc()))
+    return out
+
+
+def _groups(todo, configs, group: Callable | None) -> list[list[int]]:
+    """The points of ``todo`` in tasks: one each, or (``group`` given) one task per key, in the grid's order."""
+    if group is None:
+        return [[i] for i in todo]
+    tasks: dict[Any, list[int]] = {}
+    for i in todo:
+        tasks.setdefault(group(configs[i]), []).append(i)
+    return list(tasks.values())
+
+
+def _run_dask(todo, configs, run, metrics, record, progress, client, workers, group=None):
     import logging
 
     from distributed import as_completed
@@ -574,17 +596,26 @@ def _run_dask(todo, configs, run, metrics, record, progress, client, workers):
     dask_client, cluster, close = _open_client(client, workers)
     futures = []
     try:
-        futures = dask_client.map(_evaluate, [configs[i] for i in todo], run=run, metrics=metrics, pure=False)
-        index = {f.key: i for f, i in zip(futures, todo)}
+        tasks = _groups(todo, configs, group)
+        if group is None:
+            futures = dask_client.map(_evaluate, [configs[i] for i in todo], run=run, metrics=metrics, pure=False)
+        else:
+            futures = dask_client.map(_evaluate_group, [[configs[i] for i in t] for t in tasks], run=run,
+                                      metrics=metrics, pure=False)
+        index = {f.key: t for f, t in zip(futures, tasks)}
         for future in as_completed(futures):
-            i = index[future.key]
-            if future.status == "error":
+            task = index[future.key]
+            if future.status == "error":  # the task itself failed (a point's error is in its result)
                 err = future.exception()
                 tb = "".join(traceback.format_exception(type(err), err, future.traceback()))
-                record(i, None, err, tb)
+                for i in task:
+                    record(i, None, err, tb)
+            elif group is None:
+                record(task[0], future.result(), None, None)
             else:
-                record(i, future.result(), None, None)
-            progress.step()
+                for i, (values, err, tb) in zip(task, future.result()):
+                    record(i, values, err, tb)
+            progress.step(len(task))
             future.release()
     except BaseException:
         if futures:
@@ -606,7 +637,8 @@ def _run_dask(todo, configs, run, metrics, record, progress, client, workers):
 # ---- the runner ------------------------------------------------------------------------------------
 def run_grid(run: Callable, base_config, grid, seeds=None, *, metrics: Callable | None = None,
              client=None, workers: int | None = None, cache=None, on_error: str = "raise",
-             progress: bool | None = None, cache_key: str | None = None) -> pd.DataFrame:
+             progress: bool | None = None, cache_key: str | None = None,
+             group: Callable | None = None) -> pd.DataFrame:
     """Run ``run(config)`` at every grid point and seed; one row per (point, seed).
 
     Parameters
@@ -627,6 +659,10 @@ def run_grid(run: Callable, base_config, grid, seeds=None, *, metrics: Callable 
     cache_key : a string that stands for ``run`` and ``metrics`` in the cache key, instead of their
         fingerprints: for functions that cannot be fingerprinted (see the module docstring). Change
         it whenever what they compute changes; sweeps that give the same string share entries.
+    group : optional ``config -> key``: on a Dask cluster, the points with the same key go to one worker as
+        one task and run there one after another, in the grid's order (e.g. a lab's points on one lake:
+        the worker prepares it once and remembers it, where single points would have each worker prepare
+        every lake). The frame is the same; in this process the points run in the grid's order anyway.
 
     The frame's ``attrs["sweep"]`` records the runs computed and read from the cache, the computed
     ones the cache could not hold (``uncached``), where they ran and the wall time.
@@ -652,6 +688,8 @@ def run_grid(run: Callable, base_config, grid, seeds=None, *, metrics: Callable 
     if cache_key is not None and (type(cache_key) is not str or not cache_key.strip()):
         raise ValueError(f"cache_key={cache_key!r} is not allowed: give a non-empty string naming what run and "
                          "metrics compute (e.g. 'my_run v2'), or None to fingerprint them")
+    if group is not None and not callable(group):
+        raise ValueError(f"group={group!r} is not callable: give a function config -> key (e.g. the seed), or None")
     if client in ("auto", "local"):
         _dask_host()  # a bad $CLUSTER_SIM_DASK_HOST is refused before anything runs
     directory = cache_dir(cache)
@@ -706,13 +744,13 @@ def run_grid(run: Callable, base_config, grid, seeds=None, *, metrics: Callable 
                     print(f"run_grid: {len(rest)} points left at about {pace:.1f} s each (~{pace * len(rest):.0f} s "
                           f"in one process): starting a Dask LocalCluster of {workers or _machine_workers()} "
                           "workers (client='inprocess' keeps it here)", flush=True)
-                    _run_dask(rest, configs, run, metrics, record, bar, "local", workers)
+                    _run_dask(rest, configs, run, metrics, record, bar, "local", workers, group)
                 else:
                     where = "inprocess"
                     _run_here(rest, configs, run, metrics, record, bar)
             else:
                 where = client if isinstance(client, str) else "client"
-                _run_dask(todo, configs, run, metrics, record, bar, client, workers)
+                _run_dask(todo, configs, run, metrics, record, bar, client, workers, group)
     finally:
         bar.close()
 

@@ -670,3 +670,27 @@ def test_the_environment_can_keep_every_sweep_in_process(monkeypatch):
     monkeypatch.setenv("CLUSTER_SIM_SWEEP_CLIENT", "nowhere")
     with pytest.raises(ValueError, match="client='nowhere' is not allowed"):
         run_grid(run, BASE, GRID, cache=False, progress=False)
+
+
+_PREPARED: collections.Counter = collections.Counter()  # seed -> preparations in this process (a worker's own)
+
+
+def prepared_per_seed(config):
+    """A lab's run on a workload it prepares once per seed and process (as Lab 05 remembers its lake)."""
+    _PREPARED[config.seed] += 1
+    return {"pid": os.getpid(), "preparations": _PREPARED[config.seed], "utilisation": run(config).metrics.utilisation}
+
+
+def test_grouped_points_run_on_one_worker_so_each_prepares_its_workload_once(dask_client):
+    dask_client.run(_PREPARED.clear)
+    grid = {"schedulers": [1, 2, 3], "update_delay": [0.0, 2.0]}
+    there = run_grid(prepared_per_seed, BASE, grid, seeds=4, client=dask_client, cache=False, progress=False,
+                     group=lambda config: config.seed)
+    # each seed's six points ran in one process, one after another: the first prepared, the rest reused it
+    for seed, rows in there.groupby("seed"):
+        assert rows["pid"].nunique() == 1, seed
+        assert sorted(rows["preparations"]) == list(range(1, 7)), seed
+    here = run_grid(run, BASE, grid, seeds=4, client="inprocess", cache=False, progress=False)
+    assert there["utilisation"].tolist() == here["utilisation"].tolist()
+    with pytest.raises(ValueError, match="group=3 is not callable"):
+        run_grid(run, BASE, grid, client="inprocess", cache=False, group=3)

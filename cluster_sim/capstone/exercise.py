@@ -23,6 +23,7 @@ import pandas as pd
 
 from .. import claims as _claims
 from ..checking import CheckFailed, call_student, name_case
+from ..fingerprint import Unfingerprintable, fingerprint
 from ..sweep import run_grid
 from .config import SWITCHES, CapstoneConfig
 from .day import make_day
@@ -57,17 +58,32 @@ def run_with_rule(config: CapstoneConfig, rule: Callable | None = None):
 
 
 def rule_table(rule: Callable, config: CapstoneConfig | None = None, seeds=CHECK_SEEDS, *, client=None,
-               cache=False) -> pd.DataFrame:
-    """The claims table of ``rule`` against the naive rule over ``claims.pool(config.seed, seeds)``."""
+               cache=None) -> pd.DataFrame:
+    """The claims table of ``rule`` against the naive rule over ``claims.pool(config.seed, seeds)``.
+
+    ``cache`` goes to :func:`cluster_sim.sweep.run_grid` (None: the default place): the naive rule's days are
+    the same for every rule graded, and a rule graded twice (the check, then the notebook's table) is read
+    back, not run again. The cache key holds the rule's fingerprint (its code, defaults, closure and the
+    globals it reads); a rule that has none (say, one drawing from a ``random.Random``) runs uncached."""
     base = (CapstoneConfig.ci() if config is None else config).replace(**{s: True for s in SWITCHES})
     pool = _claims.pool(base.seed, seeds)
     frames = []
     for name, r in (("naive", keep_reservation), ("yours", rule)):
         one_day = functools.partial(run_with_rule, rule=r)
-        f = run_grid(one_day, base, {}, pool, metrics=metrics_of, client=client, cache=cache, progress=False)
+        f = run_grid(one_day, base, {}, pool, metrics=metrics_of, client=client,
+                     cache=cache if _fingerprinted(one_day) else False, progress=False)
         f.insert(0, "rule", name)
         frames.append(f)
     return _claims.measure(RULE_CLAIMS, pd.concat(frames, ignore_index=True), lab="10-exercise")
+
+
+def _fingerprinted(fn: Callable) -> bool:
+    """Whether ``fn`` has a fingerprint, so run_grid can key its results (else they are computed uncached)."""
+    try:
+        fingerprint(fn)
+    except Unfingerprintable:
+        return False
+    return True
 
 
 def check_release_rule(rule: Callable, *, name: str = "my_release_rule", config: CapstoneConfig | None = None,

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from ..ui import new_figure
 from .config import SWITCHES
@@ -67,6 +66,8 @@ def interval(values) -> tuple[float, float]:
     v = np.asarray(values, float)
     if v.size < 2:
         return float(v.mean()), float("nan")
+    from scipy import stats  # here: the one use; scipy.stats is half a second of a kernel's start
+
     return float(v.mean()), float(stats.t.ppf(0.975, v.size - 1) * v.std(ddof=1) / np.sqrt(v.size))
 
 

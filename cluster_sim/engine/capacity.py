@@ -495,6 +495,8 @@ class CapacityScheduler(mesa.Agent):
             return False
         if not all(u + n <= g + 1e-9 for u, n, g in zip(self._used_ints(q), q.least_need, q.guaranteed.tolist())):
             return False  # not even the smallest amounts fit: no gang does (the same sums as below)
+        if len(q.startable_needs) == 1:
+            return True  # the one gang's need is the least need: it fits, by the same sums
         return bool(((self.used(q) + q.startable_needs) <= q.guaranteed + 1e-9).all(axis=1).any())
 
     def _order(self, node: Queue, starved: bool):
@@ -521,13 +523,19 @@ class CapacityScheduler(mesa.Agent):
         """The total demand of the job's next gang."""
         return _total_demand(self._gang(job))
 
-    def _candidates(self, q: Queue, limits: dict, free: np.ndarray, free_total: np.ndarray | None = None) -> np.ndarray:
+    def _candidates(self, q: Queue, limits: dict, free: np.ndarray, free_total: list | None = None, *,
+                    fits_least: bool = False) -> np.ndarray:
         """Indices of ``q``'s jobs whose next gang fits the queue's room (at every level of the
-        tree) and the cluster's free total, in the queue's order (without backfill, only the head's)."""
+        tree) and the cluster's free total, in the queue's order (without backfill, only the head's).
+        ``fits_least``: :meth:`_may_fit` passed for ``q`` on this scan; then a queue with one startable
+        gang (most admissions at the tour's paper scale) has it as its candidate, as its need is the least
+        need that test compared with the same sums, and the arrays below are not built."""
+        needs = q.startable_needs
+        if fits_least and len(needs) == 1:
+            return np.zeros(1, dtype=np.intp)
         room = limits[q.name] - self.used(q)
         for n in q.path()[1:]:
             room = np.minimum(room, limits[n.name] - self.used(n))
-        needs = q.startable_needs
         fits = (needs <= room + 1e-9) & (needs <= (free.sum(axis=0) if free_total is None else free_total))
         return np.flatnonzero(fits.all(axis=1))
 
@@ -577,13 +585,15 @@ class CapacityScheduler(mesa.Agent):
         try:
             starved = self._n_owed > 0
             limits = _Limits(self.queues, starved)
-            free = self.csv.ledger.truly_free
-            free_total = free.sum(axis=0)
-            total_list, rooms = free_total.tolist(), {}
+            ledger = self.csv.ledger
+            free = None  # the (machines, R) array, made when a queue first has a candidate
+            free_total, rooms = ledger.truly_free_total(), {}
             for q in list(self._order(self.root, starved)):
-                if not self._may_fit(q, starved, total_list, rooms):
+                if not self._may_fit(q, starved, free_total, rooms):
                     continue
-                for i in self._candidates(q, limits, free, free_total):
+                if free is None:
+                    free = ledger.truly_free
+                for i in self._candidates(q, limits, free, free_total, fits_least=True):
                     job = q.jobs[i]
                     gang = self._gang(job)
                     machines = self._place(gang, free)
@@ -601,13 +611,17 @@ class CapacityScheduler(mesa.Agent):
         policy cannot place (say, random choices that fragment) is tried again first fit, so "the
         machines have room" means one thing to the scheduler and to its invariant."""
         for pol in ((policy or self.policy), first_fit):
-            scratch = free.copy()
+            # a gang's tasks take their room from a scratch copy one by one; a gang of one is placed on
+            # ``free`` itself, which the policies only read (a copy per admission at 1,500 machines)
+            several = len(gang) > 1
+            scratch = free.copy() if several else free
             out = []
             for task in gang:
                 m = pol(scratch, task.demand, self.model.rng if rng is None else rng)
                 if m < 0:
                     break
-                scratch[m] -= task.demand
+                if several:
+                    scratch[m] -= task.demand
                 out.append(m)
             else:
                 return out

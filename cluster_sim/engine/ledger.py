@@ -75,6 +75,7 @@ class ResourceLedger:
         # plain ints: updated at every commit, and numpy arithmetic on a tuple costs 4x more.
         self._allocated_total = [0] * self.capacity.shape[1]
         self._released_total = [0] * self.capacity.shape[1]
+        self._capacity_total = self.capacity.sum(axis=0).tolist()
         self.queue_used: dict = {}  # queue -> resource vector held by holds charged to it
         # queues whose queue_used changed since their reader (the capacity scheduler) last emptied this set
         self.queues_changed: set = set()
@@ -129,6 +130,13 @@ class ResourceLedger:
     def truly_free(self) -> np.ndarray:
         """A new array of what is really free per machine (hidden holds subtracted too)."""
         return self.capacity - self.allocated - self.hidden
+
+    def truly_free_total(self) -> list[int]:
+        """``truly_free.sum(axis=0)`` as Python ints, from the cumulative flows: everything held now
+        (visible or hidden) is what was ever held minus what was released (:meth:`check` holds the two
+        equal). The capacity scheduler reads it at every admission, where summing the (machines, R)
+        array cost a tenth of the admission at RMiner's 1,500 machines."""
+        return [c - a + r for c, a, r in zip(self._capacity_total, self._allocated_total, self._released_total)]
 
     @property
     def allocated_total(self) -> np.ndarray:

@@ -12,14 +12,9 @@ from __future__ import annotations
 
 import time
 
+import functools
+
 import numpy as np
-from pymoo.algorithms.moo.nsga2 import NSGA2
-from pymoo.core.problem import Problem
-from pymoo.operators.crossover.sbx import SBX
-from pymoo.operators.mutation.pm import PM
-from pymoo.operators.repair.rounding import RoundingRepair
-from pymoo.operators.sampling.rnd import IntegerRandomSampling
-from pymoo.optimize import minimize
 
 from .clustering import machine_groups
 from .optimizer import StageOptimizer, StagePlan, predict_latency
@@ -85,27 +80,35 @@ def ws_sample(problem: StageProblem, rng: np.random.Generator, samples: int = 20
     return problem.plan(name, A[k], C[k], time.perf_counter() - t)
 
 
-class _Pymoo(Problem):
-    def __init__(self, problem: StageProblem, fixed_assignment):
-        self.p, self.fixed = problem, fixed_assignment
-        m, n, r = problem.stage.instances, problem.machines.n, len(problem.grid)
-        if fixed_assignment is None:
-            xl, xu = np.zeros(2 * m), np.r_[np.full(m, n - 1), np.full(m, r - 1)]
-        else:
-            xl, xu = np.zeros(m), np.full(m, r - 1)
-        super().__init__(n_var=xl.size, n_obj=2, n_ieq_constr=3 * n, xl=xl, xu=xu, vtype=int)
+@functools.cache
+def _pymoo_problem() -> type:
+    """pymoo's Problem for a :class:`StageProblem`: pymoo is imported here, by the EVO baseline that uses it,
+    not by every kernel that imports the package (a fifth of a second each)."""
+    from pymoo.core.problem import Problem
 
-    def split(self, X):
-        X = np.rint(X).astype(np.int64)
-        m = self.p.stage.instances
-        if self.fixed is None:
-            return X[:, :m], X[:, m:]
-        return np.broadcast_to(self.fixed, (X.shape[0], m)), X
+    class _Pymoo(Problem):
+        def __init__(self, problem: StageProblem, fixed_assignment):
+            self.p, self.fixed = problem, fixed_assignment
+            m, n, r = problem.stage.instances, problem.machines.n, len(problem.grid)
+            if fixed_assignment is None:
+                xl, xu = np.zeros(2 * m), np.r_[np.full(m, n - 1), np.full(m, r - 1)]
+            else:
+                xl, xu = np.zeros(m), np.full(m, r - 1)
+            super().__init__(n_var=xl.size, n_obj=2, n_ieq_constr=3 * n, xl=xl, xu=xu, vtype=int)
 
-    def _evaluate(self, X, out, *args, **kwargs):
-        A, C = self.split(X)
-        out["F"] = self.p.objectives(A, C)
-        out["G"] = self.p.violation(A, C)
+        def split(self, X):
+            X = np.rint(X).astype(np.int64)
+            m = self.p.stage.instances
+            if self.fixed is None:
+                return X[:, :m], X[:, m:]
+            return np.broadcast_to(self.fixed, (X.shape[0], m)), X
+
+        def _evaluate(self, X, out, *args, **kwargs):
+            A, C = self.split(X)
+            out["F"] = self.p.objectives(A, C)
+            out["G"] = self.p.violation(A, C)
+
+    return _Pymoo
 
 
 def nsga2(problem: StageProblem, seed: int, pop_size: int = 40, generations: int = 30, fixed_assignment=None) -> StagePlan | None:
@@ -113,8 +116,15 @@ def nsga2(problem: StageProblem, seed: int, pop_size: int = 40, generations: int
 
     The final feasible non-dominated set goes through WUN; ``None`` if no feasible plan was found.
     """
+    from pymoo.algorithms.moo.nsga2 import NSGA2
+    from pymoo.operators.crossover.sbx import SBX
+    from pymoo.operators.mutation.pm import PM
+    from pymoo.operators.repair.rounding import RoundingRepair
+    from pymoo.operators.sampling.rnd import IntegerRandomSampling
+    from pymoo.optimize import minimize
+
     t = time.perf_counter()
-    prob = _Pymoo(problem, fixed_assignment)
+    prob = _pymoo_problem()(problem, fixed_assignment)
     algo = NSGA2(pop_size=pop_size, sampling=IntegerRandomSampling(),
                  crossover=SBX(prob=0.9, eta=15, vtype=float, repair=RoundingRepair()),
                  mutation=PM(eta=20, vtype=float, repair=RoundingRepair()), eliminate_duplicates=True)

@@ -26,12 +26,15 @@ encoding and scikit-learn's histogram gradient boosting on log latency play that
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
-from sklearn.ensemble import HistGradientBoostingRegressor
 from threadpoolctl import ThreadpoolController
 
 from .workload import CBO_COST_US, HARDWARE_SPEED, OPERATORS, Machines, StageSpec, cloud_cost, make_machines, make_stage, resource_grid, true_latency
+
+if TYPE_CHECKING:  # sklearn is imported by LatencyModel.fit, the one place that needs it
+    from sklearn.ensemble import HistGradientBoostingRegressor
 
 #: which operators the CBO treats as stateful (holding their input in memory)
 CBO_STATE = np.array([0.0, 0.0, 0.0, 1.0, 0.5, 1.0, 1.0, 0.0])
@@ -151,6 +154,8 @@ class LatencyModel:
         return np.concatenate([np.arange(N_FEATURES)[CHANNEL_COLUMNS[c]] for c in self.channels])
 
     def fit(self, traces: Traces) -> "LatencyModel":
+        from sklearn.ensemble import HistGradientBoostingRegressor  # here: a kernel that fits no model never loads sklearn
+
         self.regressor = HistGradientBoostingRegressor(
             max_iter=self.max_iter, learning_rate=0.1, max_leaf_nodes=31, random_state=self.random_state
         )

@@ -22,7 +22,6 @@ import time
 from dataclasses import dataclass, replace
 
 import numpy as np
-from scipy.stats import truncnorm
 
 from .clustering import dbscan_clusters_1d, density_clusters_1d, ipa_clustered, machine_groups
 from .latency_model import LatencyModel, features
@@ -366,6 +365,8 @@ def evaluate_plan(plan: StagePlan, stage: StageSpec, machines: Machines, mode: s
         else:
             if rng is None:
                 raise ValueError("mode='noisy' needs an rng")
+            from scipy.stats import truncnorm  # here: the one use; scipy.stats is half a second of a kernel's start
+
             lat = mu * (1 + noise * truncnorm.rvs(-3, 3, size=mu.size, random_state=rng))
     else:
         raise ValueError(f"mode={mode!r} is not allowed: choose 'truth', 'model' or 'noisy'")

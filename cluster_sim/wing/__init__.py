@@ -84,6 +84,7 @@ from .value import (
     figure5_example,
     hidden_value,
     owl_value,
+    owl_value_of,
     valid_jobs,
     value_decay,
     value_exploration,
@@ -99,6 +100,6 @@ __all__ = [
     "check_owl_weights", "check_prov", "classify", "classify_templates", "closed_form_value", "components", "depths",
     "diameter", "doubling", "drop_self_dependencies", "expected_iterations", "extend_reach", "figure5_example", "generate_lake",
     "heuristic_agreement", "hidden_value", "job_local_value", "multi_hop", "observations", "owl_value",
-    "owl_value_with", "owl_weights", "predict", "random_dag", "read_matches", "relative_error_cdf", "single_hop", "t1_curve",
+    "owl_value_of", "owl_value_with", "owl_weights", "predict", "random_dag", "read_matches", "relative_error_cdf", "single_hop", "t1_curve",
     "t2_errors", "t2_summary", "table1", "train", "valid_jobs", "value_decay", "value_exploration",
 ]

@@ -28,6 +28,7 @@ components of its seeds pooled (:func:`~.experiments.bottom_heaviness_by_size`).
 
 from __future__ import annotations
 
+import dataclasses
 import numbers
 
 import numpy as np
@@ -177,21 +178,54 @@ def preset_of(config: WingDepsConfig) -> str:
     return "default"
 
 
-def claims_runs(config: WingDepsConfig, *, pool_size: int | None = None, client=None, cache=None) -> pd.DataFrame:
+def claims_runs(config: WingDepsConfig, *, pool_size: int | None = None, client=None, cache=None,
+                results=()) -> pd.DataFrame:
     """Wing's pipeline on ``config``'s lake at each seed of ``claims.pool(config.seed, pool_size)``, through
-    ``run_grid``: one row per seed (:func:`metrics_of`). ``pool_size`` None: the preset's (:data:`POOL_SIZE`)."""
+    ``run_grid``: one row per seed (:func:`metrics_of`). ``pool_size`` None: the preset's (:data:`POOL_SIZE`).
+
+    ``results`` (e.g. the notebook's :func:`~.experiments.run_seeds`) are runs of seeds of the pool already
+    made: their rows are read from them instead of running their seeds again (the same numbers: ``run`` is
+    deterministic; at ``paper`` a run takes minutes). A result of another config is refused."""
     if not isinstance(config, WingDepsConfig):
         raise ValueError(f"config must be a WingDepsConfig, got {type(config).__name__}")
     size = POOL_SIZE[preset_of(config)] if pool_size is None else pool_size
     if not isinstance(size, numbers.Integral) or isinstance(size, bool):
         raise ValueError(f"pool_size={size!r} must be an integer >= 2 (seeds in the pool)")
     seeds = _claims.pool(config.seed, int(size))
-    return run_grid(run, config, {}, seeds=seeds, metrics=metrics_of, client=client, cache=cache)
+    have = _results_by_seed(config, seeds, results)
+    rest = [s for s in seeds if s not in have]
+    if not have:
+        return run_grid(run, config, {}, seeds=seeds, metrics=metrics_of, client=client, cache=cache)
+    fields = {f.name: getattr(config, f.name) for f in dataclasses.fields(config) if f.name != "seed"}
+    rows = pd.DataFrame([{"seed": s, **metrics_of(have[s])} for s in seeds if s in have]).assign(**fields)
+    frames = [rows] if not rest else [rows, run_grid(run, config, {}, seeds=rest, metrics=metrics_of, client=client,
+                                                     cache=cache)]
+    frame = pd.concat(frames, ignore_index=True)
+    # run_grid's rows and columns: the pool's seeds in order, the seed, the metrics, then the config's fields
+    return frame.set_index("seed").loc[seeds].reset_index()
 
 
-def claims_table(config: WingDepsConfig, *, pool_size: int | None = None, client=None, cache=None) -> pd.DataFrame:
-    """Lab 04's claims measured over the pool; ``attrs["runs"]`` holds the per-seed frame."""
-    frame = claims_runs(config, pool_size=pool_size, client=client, cache=cache)
+def _results_by_seed(config: WingDepsConfig, seeds: list[int], results) -> dict[int, WingDepsResult]:
+    if isinstance(results, WingDepsResult) or not hasattr(results, "__iter__"):
+        raise ValueError(f"results={type(results).__name__} is not allowed: give a list of WingDepsResult "
+                         "(run_seeds' list), or () for none")
+    have = {}
+    for r in results:
+        if not isinstance(r, WingDepsResult) or r.config is None:
+            raise ValueError(f"results holds {type(r).__name__}: give the WingDepsResults of run or run_seeds")
+        if r.config != config.replace(seed=r.config.seed):
+            raise ValueError(f"results holds a run of another config (seed {r.config.seed}): the claims are "
+                             "measured on config's lake and windows; give the runs of config's seeds")
+        if r.config.seed in seeds:
+            have[r.config.seed] = r
+    return have
+
+
+def claims_table(config: WingDepsConfig, *, pool_size: int | None = None, client=None, cache=None,
+                 results=()) -> pd.DataFrame:
+    """Lab 04's claims measured over the pool; ``attrs["runs"]`` holds the per-seed frame. ``results``: runs of
+    the pool's seeds already made (:func:`claims_runs`)."""
+    frame = claims_runs(config, pool_size=pool_size, client=client, cache=cache, results=results)
     table = _claims.measure(CLAIMS, frame, lab=LAB)
     table.attrs["runs"] = frame
     return table

@@ -289,15 +289,38 @@ def _reducer(p_op: Any) -> Callable[[np.ndarray, np.ndarray, np.ndarray, int], t
     raise ValueError(f"p_op={show(p_op)} is not allowed: use one of {', '.join(P_OPS)}, a numpy ufunc or a callable")
 
 
-def _join(t1: _Tab, t2: _Tab, e_op: Callable) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Rows of ``t1 ⋈ t1.dep = t2.job`` (``t2`` sorted by job), before grouping."""
-    if len(t1) == 0 or len(t2) == 0:
+def _matches(t1: _Tab, t2: _Tab, times: tuple[np.ndarray, np.ndarray, float] | None) -> tuple[_Tab, np.ndarray, np.ndarray]:
+    """The rows of ``t2`` (sorted by job) each row of ``t1`` joins with (``t1.dep = t2.job``) and the window ω
+    keeps: ``(t2', lo, cnt)``, row ``r`` of ``t1`` joining rows ``lo[r] .. lo[r] + cnt[r]`` of ``t2'``.
+
+    Without a window ``t2'`` is ``t2``. With one, a joined row (``t1.job``, ``t2.dep``) is kept iff
+    ``submit[t1.job] <= end[t2.dep] + ω``; ``t2'`` orders each job's rows by ``end[dep] + ω`` (its *reach*), so
+    the rows a ``t1`` row keeps are the end of its middle job's group and the rows the window drops are never
+    built (at ``paper`` most of the doubling's join rows were dropped by the window after being built). The
+    rows of one output pair still come one per ``t1`` row, in ``t1``'s order, so their sums are unchanged."""
+    if times is None:
+        lo = np.searchsorted(t2.job, t1.dep, side="left")
+        return t2, lo, np.searchsorted(t2.job, t1.dep, side="right") - lo
+    submit, end, omega = times
+    reach = end + omega  # per job: the same float the window compares with, submit[job] <= end[dep] + omega
+    levels = np.unique(reach)
+    rank = np.searchsorted(levels, reach)[t2.dep]  # exact: levels[rank] == reach[t2.dep]
+    width = len(levels) + 1
+    # by job, then reach (the order of equal reaches does not matter: each t1 row takes all of them or none)
+    order = np.argsort(t2.job * width + rank)
+    key = t2.job[order] * width + rank[order]
+    need = np.searchsorted(levels, submit[t1.job], side="left")  # reach >= submit[job] iff rank >= need
+    lo = np.searchsorted(key, t1.dep * width + need, side="left")
+    hi = np.searchsorted(key, (t1.dep + 1) * width, side="left")
+    return _Tab(t2.job[order], t2.dep[order], t2.wt[order]), lo, hi - lo
+
+
+def _join(t1: _Tab, t2: _Tab, e_op: Callable, lo: np.ndarray, cnt: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Rows of ``t1 ⋈ t2``: row ``r`` of ``t1`` with rows ``lo[r] .. lo[r] + cnt[r]`` of ``t2`` (:func:`_matches`)."""
+    total = int(cnt.sum())
+    if total == 0:
         z = np.zeros(0, np.int64)
         return z, z, np.zeros(0)
-    lo = np.searchsorted(t2.job, t1.dep, side="left")
-    hi = np.searchsorted(t2.job, t1.dep, side="right")
-    cnt = hi - lo
-    total = int(cnt.sum())
     i1 = np.repeat(np.arange(len(t1)), cnt)
     i2 = np.repeat(lo - np.cumsum(cnt) + cnt, cnt) + np.arange(total)
     return t1.job[i1], t2.dep[i2], np.asarray(e_op(t1.wt[i1], t2.wt[i2]), dtype=float)
@@ -307,13 +330,9 @@ def _join(t1: _Tab, t2: _Tab, e_op: Callable) -> tuple[np.ndarray, np.ndarray, n
 JOIN_SLICE_ROWS = 2_000_000
 
 
-def _slices(t1: _Tab, t2: _Tab, n: int, budget: int) -> list[tuple[int, int]]:
-    """Ranges ``[lo, hi)`` of job codes covering ``0 .. n``, cut between ``t1``'s jobs so that each range's rows
-    of ``t1 ⋈ t2`` number about ``budget`` (one job's rows are never split)."""
-    if len(t1) == 0:
-        return [(0, n)]
-    cnt = np.searchsorted(t2.job, t1.dep, side="right") - np.searchsorted(t2.job, t1.dep, side="left")
-    per_job = np.bincount(t1.job, weights=cnt, minlength=n)
+def _slices(per_job: np.ndarray, n: int, budget: int) -> list[tuple[int, int]]:
+    """Ranges ``[lo, hi)`` of job codes covering ``0 .. n``, cut so that each range's join rows (``per_job``)
+    number about ``budget`` (one job's rows are never split)."""
     cuts = np.flatnonzero(np.diff(np.cumsum(per_job) // max(budget, 1), prepend=0.0) > 0)
     edges = np.unique(np.r_[0, cuts, n])
     return list(zip(edges[:-1].tolist(), edges[1:].tolist()))
@@ -325,17 +344,21 @@ def _part(t: _Tab, lo: int, hi: int) -> _Tab:
     return _Tab(t.job[a:b], t.dep[a:b], t.wt[a:b])
 
 
-def _extend(t1: _Tab, t2: _Tab, e_op, prune, reduce, n: int, keep: tuple[_Tab, ...] = ()) -> _Tab:
-    """``reduce(keep ∪ prune(t1 ⋈ t2))``, built a slice of ``t1``'s jobs at a time.
+def _extend(t1: _Tab, t2: _Tab, e_op, times, reduce, n: int, keep: tuple[_Tab, ...] = ()) -> _Tab:
+    """``reduce(keep ∪ window(t1 ⋈ t2))``, built a slice of ``t1``'s jobs at a time.
 
     Every output pair's job is its ``t1`` row's job, so a slice holds all the rows of its pairs, in the
-    order the whole join would give them (``keep``'s rows first): each pair's sum is added in the same
-    order, bit for bit, while memory holds one slice's join (``JOIN_SLICE_ROWS``) instead of every path
-    piece at once (a lake of 700 jobs a day built 88M join rows for 2.4M pairs in one go)."""
+    order the whole join would give them (``keep``'s rows first, then one row per ``t1`` row): each pair's
+    sum is added in the same order, bit for bit, while memory holds one slice's join (``JOIN_SLICE_ROWS``)
+    instead of every path piece at once (a lake of 700 jobs a day built 88M join rows for 2.4M pairs in one
+    go). The window ω (``times``) is applied as the rows are chosen (:func:`_matches`), not after."""
+    t2, lo, cnt = _matches(t1, t2, times)
+    per_job = np.bincount(t1.job, weights=cnt, minlength=n) if len(t1) else np.zeros(n)
     out = []
-    for lo, hi in _slices(t1, t2, n, JOIN_SLICE_ROWS):
-        parts = [_part(k, lo, hi) for k in keep]
-        j, d, w = prune(*_join(_part(t1, lo, hi), t2, e_op))
+    for a, b in _slices(per_job, n, JOIN_SLICE_ROWS):
+        parts = [_part(k, a, b) for k in keep]
+        r1, r2 = np.searchsorted(t1.job, [a, b], side="left")
+        j, d, w = _join(_Tab(t1.job[r1:r2], t1.dep[r1:r2], t1.wt[r1:r2]), t2, e_op, lo[r1:r2], cnt[r1:r2])
         out.append(reduce(np.concatenate([p.job for p in parts] + [j]), np.concatenate([p.dep for p in parts] + [d]),
                           np.concatenate([p.wt for p in parts] + [w]), n))
     return _Tab(*(np.concatenate(c) for c in zip(*out)))
@@ -425,9 +448,9 @@ def doubling(
         return
     while max_iterations is None or i < max_iterations:
         i += 1
-        new_ftr = _extend(ftr, ftr, e_op, prune, reduce, n)
+        new_ftr = _extend(ftr, ftr, e_op, times, reduce, n)
         # the paths of 2**(i-1)+1 .. 2**i - 1 hops (ftr ∘ short) join the shorter ones and the old frontier
-        short = _extend(ftr, short, e_op, prune, reduce, n, keep=(short, ftr))
+        short = _extend(ftr, short, e_op, times, reduce, n, keep=(short, ftr))
         ftr = new_ftr
         yield i, short, ftr, labels
         if len(ftr) == 0:

@@ -84,9 +84,31 @@ def owl_value(
     deps = check_deps(deps)
     k = check_values(k, deps)
     table, _ = multi_hop(deps, owl_weights, np.multiply, "sum", omega=omega, jobs=jobs, max_iterations=max_iterations)
-    ds = _downstream_value(table, k)
-    agg = (k + ds.reindex(k.index, fill_value=0.0)).rename("agg_value")
+    agg = _value_of(table, k)
     agg.attrs["self_dependencies"] = deps.attrs["self_dependencies"]
+    return agg
+
+
+def _value_of(table: pd.DataFrame, k: pd.Series) -> pd.Series:
+    ds = _downstream_value(table, k)
+    return (k + ds.reindex(k.index, fill_value=0.0)).rename("agg_value")
+
+
+def owl_value_of(table: pd.DataFrame, k: pd.Series) -> pd.Series:
+    """:func:`owl_value` from a closure already computed: ``table`` is :func:`~.multihop.multi_hop`'s with Owl's
+    functions (its defaults) on the same ``deps``, so the closure is not computed a second time.
+
+    >>> deps = pd.DataFrame({"job": ["a", "b", "d", "d"], "depOn": ["u", "u", "a", "b"]})
+    >>> k = pd.Series({"u": 1.0, "a": 0.0, "b": 0.0, "d": 10.0})
+    >>> owl_value_of(multi_hop(deps).table, k).equals(owl_value(deps, k))
+    True
+    """
+    if not isinstance(table, pd.DataFrame) or [c for c in ("job", "depOn", "agg") if c not in table.columns]:
+        raise ValueError(f"table must be multi_hop's table (columns job, depOn, agg); got {type(table).__name__}"
+                         + (f" with columns {list(table.columns)}" if isinstance(table, pd.DataFrame) else ""))
+    k = check_values(k, table)
+    agg = _value_of(table, k)
+    agg.attrs["self_dependencies"] = table.attrs.get("self_dependencies", 0)
     return agg
 
 

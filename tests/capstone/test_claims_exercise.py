@@ -89,3 +89,48 @@ def test_the_discussion_model_answer_is_in_the_solution_only():
     assert "Model answer" in solution
     assert not any("Model answer" in "".join(c["source"]) for c in exercise["cells"])
     assert not any("prediction_wing = \"much less\"" in "".join(c["source"]) for c in exercise["cells"])
+
+
+def test_the_naive_days_are_run_once_and_a_rule_graded_twice_is_read_back(monkeypatch, tmp_path):
+    # counted work, not a stopwatch: the naive rule's days are the same for every rule graded (a library
+    # function, fingerprinted), and the notebook grades the student's rule, then shows its table: the days of
+    # both are read back from the sweep cache, not run again (an empty cache of this test's own)
+    import cluster_sim.capstone.exercise as exercise
+
+    monkeypatch.setenv("CLUSTER_SIM_SWEEP_CACHE", str(tmp_path))
+    days = []
+    real = exercise.run
+
+    def counted(config, release_rule=None):
+        days.append(getattr(release_rule, "__name__", "?"))
+        return real(config, release_rule=release_rule)
+
+    monkeypatch.setattr(exercise, "run", counted)
+
+    def organisations(job, tokens, now):
+        return "organisations"
+
+    def reservation(job, tokens, now):
+        return "reservation"
+
+    first = exercise.rule_table(organisations, seeds=2)
+    again = exercise.rule_table(organisations, seeds=2)
+    other = exercise.rule_table(reservation, seeds=2)
+    assert sorted(days) == ["keep_reservation"] * 2 + ["organisations"] * 2 + ["reservation"] * 2, days
+    assert first.equals(again)
+    assert other.set_index("claim").loc["rule_shortens_waits", "ours"] == 0.0  # the naive rule's days, read back
+
+
+def test_a_rule_that_cannot_be_fingerprinted_is_graded_without_the_cache(monkeypatch, tmp_path):
+    import random
+
+    import cluster_sim.capstone.exercise as exercise
+
+    monkeypatch.setenv("CLUSTER_SIM_SWEEP_CACHE", str(tmp_path))
+    state = random.Random(0)  # C-level state: no stable fingerprint
+
+    def coin(job, tokens, now):
+        return "organisations" if state.random() < 2 else "reservation"
+
+    table = exercise.rule_table(coin, seeds=2)
+    assert set(table["claim"]) == {c.key for c in exercise.RULE_CLAIMS}

@@ -106,6 +106,26 @@ def test_same_config_and_seed_give_identical_results():
     assert not same_results(a, c)
 
 
+@pytest.mark.parametrize("preset", ["ci", "default"])
+def test_a_run_stopped_half_way_and_taken_on_equals_one_run(preset):
+    """The tour (§1, §3) takes §1's half-way model on to the horizon instead of running it again from the start
+    (issue 33: a minute at paper): the records and series must be exactly run(config)'s."""
+    from cluster_sim.engine import collect
+
+    cfg = ClusterConfig.from_preset(preset)
+    one = run(cfg)
+    model = ClusterModel(cfg)
+    model.run_until(cfg.horizon / 2)
+    model.run_until(cfg.horizon)
+    model.check_invariants()
+    halves = collect(model)
+    assert same_results(one, halves)
+    assert all(np.array_equal(one.jobs[k], halves.jobs[k], equal_nan=one.jobs[k].dtype.kind == "f") for k in one.jobs)
+    assert one.series.keys() == halves.series.keys()
+    for name, (times, values) in one.series.items():
+        assert np.array_equal(times, halves.series[name][0]) and np.array_equal(values, halves.series[name][1]), name
+
+
 def test_workload_does_not_depend_on_scheduling_choices():
     cfg = ClusterConfig.ci()
     a, b = run(cfg), run(cfg.replace(placement="first_fit", schedulers=5))

@@ -21,6 +21,32 @@ def test_ledger_allocate_release_and_flows():
     ledger.check()
 
 
+def test_ledger_truly_free_total_is_the_sum_of_truly_free_at_every_step():
+    """The capacity scheduler reads the cluster's free total from the flows at every admission (issue 33: summing
+    the (machines, R) array was a tenth of an admission at 1,500 machines): it must equal the array's sum after
+    visible and hidden holds, early releases, due releases and untimed allocations."""
+    ledger = ResourceLedger(np.array([[4, 8], [2, 2], [3, 5]]))
+
+    def agrees():
+        assert ledger.truly_free_total() == ledger.truly_free.sum(axis=0).tolist()
+        assert all(type(v) is int for v in ledger.truly_free_total())
+
+    agrees()
+    ledger.hold(0, (2, 3), until=5.0, owner="a")
+    ledger.hold(1, (1, 1), until=2.0, owner="b", visible=False, queue="adhoc")
+    ledger.hold(2, (3, 5), until=9.0, owner="c", queue="prod")
+    agrees()
+    ledger.allocate(1, (1, 1))
+    agrees()
+    ledger.release_hold("c")
+    agrees()
+    list(ledger.pop_due(5.0))
+    agrees()
+    ledger.release(1, (1, 1))
+    agrees()
+    assert ledger.truly_free_total() == [9, 15]
+
+
 def test_ledger_refuses_a_fractional_demand_before_writing_anything():
     """The rows are written through int64 memoryviews (the RMiner speed-up): a fraction must be a ValueError that
     names the entry, with nothing half-written, not a TypeError from the view."""

@@ -286,11 +286,11 @@ def test_footprint_bisection_finds_a_known_answer(monkeypatch, answer):
 
     calls = []
 
-    def known(config, machines, seeds, **kw):
-        calls.append(machines)
-        return 0.9 if machines >= answer else 0.5
+    def known(config, points, seeds, **kw):  # the searches' one seam: every size they ask for goes through it
+        calls.extend(m for _, m in points)
+        return {(arm, m): 0.9 if m >= answer else 0.5 for arm, m in points}
 
-    monkeypatch.setattr(simulation, "attainment", known)
+    monkeypatch.setattr(simulation, "attainments", known)
     c = MorpheusConfig.ci()  # 8 machines: answers above it make the search grow the cluster first
     m, tried = footprint(c, 0.8, seeds=(0,))
     assert m == answer, f"bisection found {m}, the known answer is {answer} (tried {tried})"

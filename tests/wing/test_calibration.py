@@ -110,3 +110,36 @@ def test_the_priority_rules_give_the_same_lake_but_for_the_priorities():
     pd.testing.assert_frame_equal(a.prov, b.prov)
     pd.testing.assert_frame_equal(a.jobs.drop(columns="priority"), b.jobs.drop(columns="priority"))
     assert (a.jobs["priority"] != b.jobs["priority"]).any()
+
+
+def old_lake_statistics_value_hidden(lake, omega=7 * 86400.0):
+    """The hidden share as lake_statistics computed it before: the closure over every job of the lake."""
+    J = lake.jobs.set_index("job")
+    k = lake.downloads.groupby("job").size().astype(float).reindex(J.index, fill_value=0.0)
+    agg, _ = owl_closure(lake.truth[["job", "depOn"]], {"k": k}, omega=omega, jobs=lake.jobs)
+    valid = J.index[J["end"] <= lake.horizon - omega]
+    total = float(agg["k"].reindex(valid).sum())
+    return 1.0 - float(k.reindex(valid).sum()) / total
+
+
+@pytest.mark.parametrize("preset", ["ci", "default"])
+def test_the_calibration_reads_the_closure_of_the_valid_jobs_only_and_gives_the_same_table(preset, monkeypatch):
+    import cluster_sim.wing.calibration as calibration
+
+    cfg = WingConfig.from_preset(preset).lake_config()
+    lake = generate_lake(cfg)
+    asked = []
+    real = calibration.owl_closure
+
+    def counted(*args, **kwargs):
+        asked.append(kwargs.get("needed"))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(calibration, "owl_closure", counted)
+    stats = lake_statistics(lake)
+    valid = lake.jobs.loc[lake.jobs["end"] <= lake.horizon - 7 * 86400.0, "job"]
+    assert len(asked) == 1 and asked[0] is not None and set(asked[0]) == set(valid) and len(valid) < len(lake.jobs)
+    assert stats["value hidden from job-local valuation"] == old_lake_statistics_value_hidden(lake)
+    # the table through run_grid: each seed's row is lake_statistics of its lake, exactly
+    table = calibration_table(cfg, [0, 1], client="inprocess", cache=False)
+    assert table.attrs["per_seed"].loc[0].to_dict() == stats

@@ -10,7 +10,7 @@ from ...claims import Claim, measure, pool
 from ...sweep import run_grid
 from .config import ARMS, MorpheusConfig
 from .experiments import competitive_table
-from .simulation import run
+from .simulation import run, sweep_row
 
 __all__ = ["claims_table", "CLAIMS", "THEOREM_CLAIMS", "POOL_SIZES", "TINY_INSTANCES", "run_metrics"]
 
@@ -23,16 +23,12 @@ POOL_SIZES = {"ci": 12, "default": 6, "paper": 4}
 TINY_INSTANCES = 40
 
 
-def run_metrics(result) -> dict:
-    """A claims run's row: the worst-case violation rate of its periodic runs, the same rate over the runs not
-    held back on purpose (``trace_violation_rate``: §9.2's experiment is the trace's runs; the deliberately
-    delayed run is §9.3's Fig. 12, an adversarial case for DRA), and the cluster shares."""
-    runs = len(result.runs)
-    trace = result.runs[~result.runs.held_back]
-    return dict(runs=runs, violations=result.violations, violation_rate=result.violations / runs if runs else 0.0,
-                trace_violation_rate=float(trace.violated.mean()) if len(trace) else 0.0,
-                reserved_share=result.reserved_share, utilisation=result.utilisation, grants=result.grants,
-                above_reservation=result.above_reservation)
+#: a claims run's row (:func:`~.simulation.sweep_row`, shared with the notebook's other sweeps, so a cycle
+#: ``compare`` simulated is read back from the sweep cache): the worst-case violation rate of its periodic runs,
+#: the same rate over the runs not held back on purpose (``trace_violation_rate``: §9.2's experiment is the
+#: trace's runs; the deliberately delayed run is §9.3's Fig. 12, an adversarial case for DRA), and the cluster
+#: shares
+run_metrics = sweep_row
 
 
 CLAIMS = [

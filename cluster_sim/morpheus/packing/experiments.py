@@ -24,7 +24,7 @@ from .exact import theorem_6_1_bound, tiny_instance
 from .jobs import AdHocJob, PeriodicJob
 from .lowcost import lowcost_window
 from .plan import ReservationPlan
-from .simulation import compare, footprint, run
+from .simulation import attainments, compare, footprint_arms, run, search_sizes
 
 __all__ = ["FIG7", "fig7_example", "lcm_example", "pack_many", "adhoc_in_residual", "competitive_table",
            "on_the_trace", "footprints", "fig10a"]
@@ -161,20 +161,21 @@ def footprints(config: MorpheusConfig, arms=("user", "morpheus_dra"), seeds=(0, 
     reaches ``target`` attainment pooled over ``seeds`` (a coarse search, from the largest down); the
     default target is what the users' own provisioning attains on the config's cluster ("match the
     current SLO attainment"). Returns ``{"target": ...,
-    "arms": {arm: (machines or None, {machines: attainment})}}``. Each size tried is a sweep over the seeds
-    (``client`` and ``cache`` go to :func:`cluster_sim.sweep.run_grid`); the arms' searches run one after
-    the other, each stopping where its own attainment falls short. Measured on the trace (no run held back:
-    :func:`on_the_trace`)."""
+    "arms": {arm: (machines or None, {machines: attainment})}}``. The arms' searches run side by side
+    (:func:`~.simulation.footprint_arms`: the sizes they ask for next, with the users' target first, are one
+    sweep over the seeds; ``client`` and ``cache`` go to :func:`cluster_sim.sweep.run_grid`), each stopping
+    where its own attainment falls short. Measured on the trace (no run held back: :func:`on_the_trace`)."""
     config = on_the_trace(config)
+    sizes = search_sizes({max(1, round(f * config.machines)) for f in shares}, config.machines)
+    known = None
     if target is None:
-        table = compare(config, arms=("user",), seeds=seeds, client=client, cache=cache)
-        target = 1.0 - float(table.loc["user", "slo_violation_rate"])
-    out = {}
-    for arm in arms:
-        sizes = {max(1, round(f * config.machines)) for f in shares}
-        out[arm] = footprint(config.replace(arm=arm), target, seeds=seeds, max_machines=config.machines, sizes=sizes,
-                             client=client, cache=cache)
-    return {"target": target, "arms": out}
+        # the users' attainment on the config's cluster and every arm's largest size: one sweep, not two
+        known = attainments(config, [("user", config.machines)] + [(arm, sizes[0]) for arm in arms], seeds,
+                            client=client, cache=cache)
+        target = known[("user", config.machines)]
+    out = footprint_arms(config, arms, target, seeds=seeds, max_machines=config.machines, sizes=sizes, client=client,
+                         cache=cache, known=known)
+    return {"target": target, "arms": {arm: out[arm] for arm in arms}}
 
 
 def fig10a(config: MorpheusConfig, seeds=(0, 1, 2), *, factor: float = 5.0, max_machines: int | None = None,
@@ -192,10 +193,10 @@ def fig10a(config: MorpheusConfig, seeds=(0, 1, 2), *, factor: float = 5.0, max_
     rate = float(users.loc["user", "slo_violation_rate"])
     target = 1.0 - rate / factor
     cap = max_machines or 4 * config.machines
+    found = footprint_arms(config, arms, target, seeds=seeds, max_machines=cap, client=client, cache=cache)
     rows = []
     for arm in arms:
-        machines, tried = footprint(config.replace(arm=arm), target, seeds=seeds, max_machines=cap, client=client,
-                                    cache=cache)
+        machines, tried = found[arm]
         rows.append(dict(arm=arm, users_violation_rate=rate, target_attainment=target, machines=machines,
                          share=machines / config.machines if machines else math.nan, tried=tried))
     return pd.DataFrame(rows).set_index("arm")

@@ -34,6 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from ...sweep import run_grid
 from .config import MorpheusConfig
 from .jobs import PeriodicJob
 from .model import MorpheusModel, Provisioning
@@ -122,20 +123,25 @@ def rescue_case(config: MorpheusConfig) -> RescueCase:
     return RescueCase(config, deadline, without, with_, counted, decisions)
 
 
-def rescue_rate(config: MorpheusConfig, seeds) -> pd.DataFrame:
+def rescue_rate(config: MorpheusConfig, seeds, *, client=None, cache=None) -> pd.DataFrame:
     """Of the runs held back on purpose in the simulated cycles (one per seed), which static Morpheus misses
     and DRA meets: one row per seed (``static_met``, ``dra_met``, ``outcome`` one of 'rescued', 'met
-    without DRA', 'missed with DRA too', 'lost with DRA')."""
-    from .simulation import run as simulate_run
+    without DRA', 'missed with DRA too', 'lost with DRA'). The cycles are one sweep
+    (:func:`cluster_sim.sweep.run_grid`, ``client`` and ``cache`` go to it) with the rows of the notebook's other
+    sweeps (:func:`~.simulation.sweep_row`), so ``compare`` and the claims read these cycles back from its cache."""
+    from .simulation import run as simulate_run, sweep_row
 
+    seeds = [int(s) for s in seeds]
+    if not seeds:
+        raise ValueError("seeds=[] is not allowed: need at least one seed")
+    df = run_grid(simulate_run, config, {"arm": ["morpheus", "morpheus_dra"]}, seeds=seeds, metrics=sweep_row,
+                  client=client, cache=cache)
+    met = {arm: df.held_back_met.to_numpy()[k * len(seeds):(k + 1) * len(seeds)]  # the seed varies fastest
+           for k, arm in enumerate(("morpheus", "morpheus_dra"))}
     rows = []
-    for s in seeds:
-        met = {}
-        for arm in ("morpheus", "morpheus_dra"):
-            r = simulate_run(config.replace(arm=arm, seed=int(s)))
-            held = r.runs[r.runs.held_back]
-            met[arm] = bool(len(held)) and not bool(held.violated.iloc[0])
+    for i, s in enumerate(seeds):
+        static, dra = bool(met["morpheus"][i]), bool(met["morpheus_dra"][i])
         outcome = {(False, True): "rescued", (True, True): "met without DRA", (False, False): "missed with DRA too",
-                   (True, False): "lost with DRA"}[(met["morpheus"], met["morpheus_dra"])]
-        rows.append(dict(seed=int(s), static_met=met["morpheus"], dra_met=met["morpheus_dra"], outcome=outcome))
+                   (True, False): "lost with DRA"}[(static, dra)]
+        rows.append(dict(seed=s, static_met=static, dra_met=dra, outcome=outcome))
     return pd.DataFrame(rows)

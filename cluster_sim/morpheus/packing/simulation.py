@@ -32,6 +32,7 @@ True
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 from dataclasses import dataclass, field
@@ -72,6 +73,12 @@ class Workload:
         time if the job has no contract)."""
         c = self.contracts.get(name)
         return c.d_j if c is not None else STEP * self.template(name).read_offset
+
+    @functools.cached_property
+    def run_table(self) -> pd.DataFrame:
+        """The history's runs (:meth:`TelemetryLog.runs`), built once per workload: :func:`plan_job` reads each
+        template's rows of it (building it for each of a paper cycle's 100 jobs cost about a tenth of a run)."""
+        return self.log.runs()
 
     def template(self, name: str):
         return next(t for t in self.templates if t.name == name)
@@ -198,7 +205,7 @@ def plan_job(w: Workload, name: str, config: MorpheusConfig, demands: np.ndarray
     if a >= P or d - a < int((demands > 0).sum()):
         return None
     gang = [max(1, int(math.ceil(config.min_parallelism * s))) for s in demands]
-    runs = w.log.runs()
+    runs = w.run_table
     mine = runs[runs.template == name]
     delay = (mine.t_start - mine.t_in_avail).to_numpy()
     slack = (mine.t_out_read - mine.t_end).to_numpy()
@@ -400,23 +407,36 @@ def collect(model: MorpheusModel, config, w: Workload, plan, refused, end: float
 
 
 # ---- footprint (Fig. 10) ---------------------------------------------------------------------------------------
-# Sweeps go through cluster_sim.sweep.run_grid: a point is one seeded cycle, and only pooled_counts travel
-# back (a MorpheusResult holds the runs' frames and the model's series). Counts are summed over seeds and the
+# Sweeps go through cluster_sim.sweep.run_grid: a point is one seeded cycle, and only sweep_row travels back
+# (a MorpheusResult holds the runs' frames and the model's series). Counts are summed over seeds and the
 # rates averaged in seed order, as the loops these replace did, so the tables keep their last bits.
-def pooled_counts(result: MorpheusResult) -> dict:
-    """A sweep point's row: what :func:`attainment` and :func:`compare` pool over seeds."""
-    return dict(runs=len(result.runs), violations=result.violations, utilisation=result.utilisation,
-                reserved_share=result.reserved_share, periodic_utilisation=result.periodic_utilisation,
-                refused=len(result.refused), grants=result.grants)
+def sweep_row(result: MorpheusResult) -> dict:
+    """A sweep point's row, one for every sweep of Lab 03 (:func:`compare`, :func:`attainment`, the claims and
+    :func:`~.rescue.rescue_rate`): what each pools over seeds. One row function gives one cache key per (config,
+    seed), so a cycle one sweep simulated is read back by the next from :func:`cluster_sim.sweep.run_grid`'s cache
+    instead of simulated again (at ``paper`` a cycle is tens of CPU seconds). ``trace_violation_rate`` leaves
+    out the run held back on purpose (§9.2 measures the trace; that run is §9.3's Fig. 12); ``held_back_met``
+    says whether it met its deadline (False when the cycle has none)."""
+    runs = len(result.runs)
+    trace = result.runs[~result.runs.held_back]
+    held = result.runs[result.runs.held_back]
+    return dict(runs=runs, violations=result.violations, violation_rate=result.violations / runs if runs else 0.0,
+                trace_violation_rate=float(trace.violated.mean()) if len(trace) else 0.0,
+                utilisation=result.utilisation, reserved_share=result.reserved_share,
+                periodic_utilisation=result.periodic_utilisation, refused=len(result.refused), grants=result.grants,
+                above_reservation=result.above_reservation,
+                held_back_met=bool(len(held)) and not bool(held.violated.iloc[0]))
+
+
+#: the name the sweeps used before every Lab 03 sweep shared :func:`sweep_row`
+pooled_counts = sweep_row
 
 
 def attainment(config: MorpheusConfig, machines: int, seeds, *, client=None, cache=None) -> float:
     """SLO attainment on ``machines`` machines, pooled over the runs of ``seeds``. ``client`` and ``cache``
     go to :func:`cluster_sim.sweep.run_grid`."""
-    df = run_grid(run, config.replace(machines=int(machines)), {}, seeds=[int(s) for s in seeds],
-                  metrics=pooled_counts, client=client, cache=cache)
-    runs, violated = int(df.runs.sum()), int(df.violations.sum())
-    return 1.0 - violated / runs if runs else 0.0
+    point = (config.arm, int(machines))
+    return attainments(config, [point], seeds, client=client, cache=cache)[point]
 
 
 def footprint(config: MorpheusConfig, target: float | None = None, *, seeds=None, max_machines: int | None = None,
@@ -430,39 +450,101 @@ def footprint(config: MorpheusConfig, target: float | None = None, *, seeds=None
 
     Returns ``(machines or None, {machines: attainment})`` with every size tried.
     """
+    return footprint_arms(config, (config.arm,), target, seeds=seeds, max_machines=max_machines, sizes=sizes,
+                          client=client, cache=cache)[config.arm]
+
+
+def attainments(config: MorpheusConfig, points, seeds, *, client=None, cache=None) -> dict:
+    """:func:`attainment` of each ``(arm, machines)`` of ``points`` on ``config``, all in one sweep over
+    ``seeds``: ``{(arm, machines): attainment}``."""
+    points = list(dict.fromkeys((arm, int(m)) for arm, m in points))
+    seeds = [int(s) for s in seeds]
+    df = run_grid(run, config, [{"arm": arm, "machines": m} for arm, m in points], seeds=seeds, metrics=sweep_row,
+                  client=client, cache=cache)
+    out = {}
+    for k, point in enumerate(points):
+        rs = df.iloc[k * len(seeds):(k + 1) * len(seeds)]  # the point's seeds (the seed varies fastest)
+        runs, violated = int(rs.runs.sum()), int(rs.violations.sum())
+        out[point] = 1.0 - violated / runs if runs else 0.0
+    return out
+
+
+def footprint_arms(config: MorpheusConfig, arms, target: float | None = None, *, seeds=None,
+                   max_machines: int | None = None, sizes=None, client=None, cache=None, known=None) -> dict:
+    """:func:`footprint` of each of ``arms`` on ``config`` (``{arm: (machines or None, {machines:
+    attainment})}``), the searches run side by side: each arm tries the sizes its own search would try alone,
+    and the sizes all the arms ask for next are one sweep (:func:`attainments`), so a LocalCluster's workers
+    get every arm's seeds at once instead of one arm's few seeds at a time. ``known``: attainments already
+    measured over the same seeds (``{(arm, machines): attainment}``), not measured again."""
     target = config.target_attainment if target is None else target
     if isinstance(target, bool) or not isinstance(target, (int, float)) or not 0.0 < target <= 1.0:
         raise ValueError(f"target={target!r} is out of range: need 0 < target <= 1")
     seeds = (config.seed,) if seeds is None else tuple(int(s) for s in seeds)
     if not seeds:
         raise ValueError("seeds=() is not allowed: need at least one seed")
+    for arm in arms:
+        if arm not in ARMS:
+            raise ValueError(f"arms contains {arm!r}, which is not allowed: choose from {', '.join(map(repr, ARMS))}")
     cap = max_machines or 8 * config.machines
+    sizes = None if sizes is None else search_sizes(sizes, cap)
+    searches = {arm: _search(target, config.machines, cap, sizes) for arm in dict.fromkeys(arms)}
+    found, asked, got = {}, {}, dict(known or {})
+    for arm, search in searches.items():
+        try:
+            asked[arm] = next(search)
+        except StopIteration as stop:
+            found[arm] = stop.value
+    while asked:
+        todo = [point for point in asked.items() if point not in got]  # (arm, machines), in the arms' order
+        if todo:
+            got.update(attainments(config, todo, seeds, client=client, cache=cache))
+        for arm in list(asked):
+            try:
+                asked[arm] = searches[arm].send(got[(arm, asked[arm])])
+            except StopIteration as stop:
+                found[arm] = stop.value
+                del asked[arm]
+    return {arm: found[arm] for arm in searches}
+
+
+def search_sizes(sizes, cap: int) -> list[int]:
+    """A coarse search's sizes, largest first; a ``ValueError`` unless every one is from 1 to ``cap``."""
+    out = sorted({int(m) for m in sizes}, reverse=True)
+    if not out or out[-1] < 1 or out[0] > cap:
+        raise ValueError(f"sizes={out!r} is out of range: need machines from 1 to max_machines={cap}")
+    return out
+
+
+def _search(target: float, start: int, cap: int, sizes):
+    """One footprint search as a generator: it yields the machines it needs the attainment of and is sent
+    that attainment; it returns ``(machines or None, {machines: attainment})``. Given ``sizes`` (largest
+    first) it tries them down to the first that falls short; else it doubles from ``start`` up to ``cap``
+    until one reaches ``target``, then bisects between 0 (which reaches nothing) and that size."""
     tried: dict[int, float] = {}
-
-    def ok(m: int) -> bool:
-        if m not in tried:
-            tried[m] = attainment(config, m, seeds, client=client, cache=cache)
-        return tried[m] >= target
-
     if sizes is not None:
-        sizes = sorted({int(m) for m in sizes}, reverse=True)
-        if not sizes or sizes[-1] < 1 or sizes[0] > cap:
-            raise ValueError(f"sizes={sizes!r} is out of range: need machines from 1 to max_machines={cap}")
         best = None
         for m in sizes:
-            if not ok(m):
+            if m not in tried:
+                tried[m] = yield m
+            if tried[m] < target:
                 break
             best = m
         return best, dict(sorted(tried.items()))
-    hi = config.machines
-    while not ok(hi):
+    hi = start
+    while True:
+        if hi not in tried:
+            tried[hi] = yield hi
+        if tried[hi] >= target:
+            break
         if hi >= cap:
             return None, dict(sorted(tried.items()))
         hi = min(2 * hi, cap)
     lo = 0  # 0 machines reach nothing
     while hi - lo > 1:
         mid = (lo + hi) // 2
-        if ok(mid):
+        if mid not in tried:
+            tried[mid] = yield mid
+        if tried[mid] >= target:
             hi = mid
         else:
             lo = mid
@@ -494,7 +576,7 @@ def compare(config: MorpheusConfig, arms=ARMS, seeds=(0, 1, 2), *, client=None, 
     seeds = tuple(int(s) for s in seeds)
     if not seeds:
         raise ValueError("seeds=() is not allowed: need at least one seed")
-    df = run_grid(run, config, {"arm": list(arms)}, seeds=list(seeds), metrics=pooled_counts, client=client,
+    df = run_grid(run, config, {"arm": list(arms)}, seeds=list(seeds), metrics=sweep_row, client=client,
                   cache=cache)
     rows = []
     for k, arm in enumerate(arms):

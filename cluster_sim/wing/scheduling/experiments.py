@@ -42,6 +42,7 @@ import pandas as pd
 from ...engine import ClusterConfig, Job, QueueSpec, Stage, Task
 from ...sweep import run_grid
 from ..multihop import show
+from ..lake import GIB, ROW_BYTES, lake_rows
 from ..provenance import DAY
 from .config import CONVERGED, PAPER_REQUEST_PEAK, POLICIES, POLICY_NAMES, WingConfig
 from .model import ProvenanceRecorder, WingModel
@@ -51,7 +52,12 @@ from .workload import GRID, ValueWorkload, decay_at, prepare, value_attained, va
 MISPREDICTION_STREAM = 0x5E5
 CLUSTER = "cluster"
 _CACHE: "OrderedDict[tuple, ValueWorkload]" = OrderedDict()
+#: prepared lakes remembered: at least the last CACHE_SIZE, and more while the remembered lakes' estimated size
+#: (``lake.ROW_BYTES`` a ProvRepo row) stays within CACHE_BYTES. Lab 05's notebook reads 26 lakes at ci and
+#: default (its pool's 20, six under another priority rule, then the pool's first seeds again); a ci lake is
+#: estimated at 14 MB (11 MiB measured), a paper one at 190 MB, so only small lakes are kept beyond six
 CACHE_SIZE = 6
+CACHE_BYTES = GIB // 2
 
 
 def workload_for(config: WingConfig) -> ValueWorkload:
@@ -70,9 +76,19 @@ def _remembered_lake(config: WingConfig) -> ValueWorkload:
     else:
         w = prepare(config)
         _CACHE[key] = w
-        while len(_CACHE) > CACHE_SIZE:
+        while len(_CACHE) > CACHE_SIZE and sum(_lake_bytes(k) for k in _CACHE) > CACHE_BYTES:
             _CACHE.popitem(last=False)
     return w
+
+
+def lake_of(config: WingConfig) -> tuple:
+    """What a sweep groups its points by (``run_grid``'s ``group=``): the runs of one lake go to one Dask worker,
+    which prepares the lake once and remembers it, instead of every worker preparing every lake."""
+    return config.lake_key()
+def _lake_bytes(key: tuple) -> float:
+    """The estimated size of a remembered lake, from its :meth:`WingConfig.lake_key` (its rows)."""
+    lake = key[0]
+    return ROW_BYTES * lake_rows(lake.days * lake.jobs_per_day)
 
 
 @dataclass
@@ -396,7 +412,7 @@ def sweep(config: WingConfig, *, policies=POLICIES, capacities=(1.0, 0.6, 0.4, 0
     its = (config.iterations,) if iterations is None else tuple(iterations)
     grid = [{"seed": seed, "queues": q, "capacity": cap, "policy": p, "misprediction": s, "iterations": it}
             for seed in seeds for q in queues for cap in capacities for p in policies for s in mis for it in its]
-    df = run_grid(run, config, grid, metrics=sweep_metrics, client=client, cache=cache)
+    df = run_grid(run, config, grid, metrics=sweep_metrics, client=client, cache=cache, group=lake_of)
     df["policy"] = df["policy"].map(POLICY_NAMES)
     head = ["policy", "capacity", "queues", "seed"]
     return df[head + list(SWEEP_METRICS[:-1]) + ["misprediction", "iterations", "wall_seconds"]]
@@ -419,10 +435,15 @@ def lake_summary(w: ValueWorkload) -> dict:
     return dict(zip(LAKE_ROWS, values))
 
 
+def _lake_summary_of(config: WingConfig) -> dict:
+    """:func:`lake_summary` of the remembered lake (it only reads it: no copy of a paper-scale lake)."""
+    return lake_summary(_remembered_lake(config))
+
+
 def lake_table(config: WingConfig, seeds, *, client=None, cache=None) -> pd.DataFrame:
     """:func:`lake_summary` of ``config``'s lake at each of ``seeds``: one column per seed.
     ``client`` and ``cache`` go to :func:`cluster_sim.sweep.run_grid`."""
-    df = run_grid(workload_for, config, {}, seeds=list(seeds), metrics=lake_summary, client=client, cache=cache)
+    df = run_grid(_lake_summary_of, config, {}, seeds=list(seeds), client=client, cache=cache)
     table = df.set_index("seed")[list(LAKE_ROWS)].T.astype(object)
     table.columns.name = "seed"
     return table

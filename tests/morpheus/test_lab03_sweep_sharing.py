@@ -1,0 +1,108 @@
+"""Issue 33, Lab 03 at ``paper`` within 10 minutes: the notebook's sweeps simulate each (config, seed) once and keep
+both cores busy, with the tables they gave before (tests/morpheus/test_morpheus_sweeps.py compares them with the
+loops they replaced). Work is counted here (cycles stored, sweeps started, tables built), never timed."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+
+from cluster_sim.morpheus import MorpheusConfig, compare
+from cluster_sim.morpheus.packing import simulation
+from cluster_sim.morpheus.packing.claims import claims_table
+from cluster_sim.morpheus.packing.experiments import fig10a, footprints, on_the_trace
+from cluster_sim.morpheus.packing.rescue import rescue_rate
+from cluster_sim.morpheus.slo.telemetry import TelemetryLog
+
+SMALL = MorpheusConfig.ci().replace(jobs=4, machines=6, cycle_minutes=120)
+HERE = dict(client="inprocess", cache=False)
+
+
+def _cycles_stored(directory) -> int:
+    """Sweep cache entries of simulated Morpheus cycles (not the tiny MILP instances)."""
+    return sum(json.loads(p.read_text())["payload"]["config"].startswith("MorpheusConfig(")
+               for p in directory.rglob("*.json"))
+
+
+def test_each_cycle_is_simulated_once_across_the_notebooks_sweeps(tmp_path):
+    # before: rescue_rate looped outside run_grid, and the claims' sweep stored other metrics than compare's, so
+    # at paper the claims re-simulated the 15 cycles compare had just run (tens of CPU seconds each)
+    there = dict(client="inprocess", cache=tmp_path)
+    seeds = (0, 1)
+    rescues = rescue_rate(SMALL, seeds, **there)
+    assert _cycles_stored(tmp_path) == 2 * len(seeds)  # static and DRA Morpheus at each seed
+    compare(SMALL, seeds=seeds, **there)
+    assert _cycles_stored(tmp_path) == 5 * len(seeds)  # the other three arms only
+    claims_table(SMALL, pool_size=len(seeds), **there)
+    assert _cycles_stored(tmp_path) == 5 * len(seeds), "the claims simulated again cycles compare had stored"
+    pd.testing.assert_frame_equal(rescues, rescue_rate(SMALL, seeds, **HERE), check_exact=True)
+
+
+def _counting_sweeps(monkeypatch) -> list:
+    sizes = []
+    real = simulation.run_grid
+
+    def counted(run, base, grid, *args, **kwargs):
+        frame = real(run, base, grid, *args, **kwargs)
+        sizes.append(len(frame))
+        return frame
+
+    monkeypatch.setattr(simulation, "run_grid", counted)
+    return sizes
+
+
+def test_the_arms_footprint_searches_share_their_sweeps(monkeypatch):
+    # before: each size of each arm was a sweep of its own over the seeds (at paper 3 points, estimated under a
+    # minute: one core busy, the other idle); the arms now ask for their next sizes in one sweep
+    sweeps = _counting_sweeps(monkeypatch)
+    seeds = (0, 1)
+    fp = footprints(SMALL, seeds=seeds, shares=(1.0, 0.75, 0.5), **HERE)
+    rounds = max(len(tried) for _, tried in fp["arms"].values())
+    assert len(sweeps) == rounds  # one sweep per round of the searches, the users' target in the first
+    assert sum(sweeps) == len(seeds) * sum(len(tried) for _, tried in fp["arms"].values())
+    for arm, (machines, tried) in fp["arms"].items():  # as each arm's search alone
+        alone = simulation.footprint(on_the_trace(SMALL).replace(arm=arm), fp["target"], seeds=seeds,
+                                     max_machines=SMALL.machines, sizes={6, 4, 3}, **HERE)
+        assert (machines, tried) == alone, arm
+
+    sweeps.clear()
+    t = fig10a(SMALL, seeds=(0,), max_machines=2 * SMALL.machines, **HERE)
+    assert len(sweeps) == 1 + max(len(tried) for tried in t.tried)
+
+
+def test_plan_job_builds_the_history_table_once_per_run(monkeypatch):
+    # before: plan_job built the history's whole runs table for every job it planned (100 at paper)
+    built = []
+    real = TelemetryLog.runs
+
+    def counted(self):
+        built.append(1)
+        return real(self)
+
+    config = SMALL.replace(arm="morpheus")
+    w = simulation.workload(config)
+    monkeypatch.setattr(TelemetryLog, "runs", counted)
+    _, _, ids, _ = simulation.provision(config, w, 200)
+    assert len(ids) >= 2 and len(built) == 1
+
+
+def reference_rescue_rate(config, seeds) -> pd.DataFrame:
+    """rescue_rate as the loop it was before it went through run_grid."""
+    rows = []
+    for s in seeds:
+        met = {}
+        for arm in ("morpheus", "morpheus_dra"):
+            r = simulation.run(config.replace(arm=arm, seed=int(s)))
+            held = r.runs[r.runs.held_back]
+            met[arm] = bool(len(held)) and not bool(held.violated.iloc[0])
+        outcome = {(False, True): "rescued", (True, True): "met without DRA", (False, False): "missed with DRA too",
+                   (True, False): "lost with DRA"}[(met["morpheus"], met["morpheus_dra"])]
+        rows.append(dict(seed=int(s), static_met=met["morpheus"], dra_met=met["morpheus_dra"], outcome=outcome))
+    return pd.DataFrame(rows)
+
+
+def test_rescue_rate_gives_the_loops_table():
+    seeds = (0, 1, 2, 3)
+    pd.testing.assert_frame_equal(rescue_rate(MorpheusConfig.ci(), seeds, **HERE),
+                                  reference_rescue_rate(MorpheusConfig.ci(), seeds), check_exact=True)
