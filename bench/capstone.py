@@ -19,9 +19,19 @@ on the shared 2-core machine at a load average of 15-19 (seven workers):
   engine 7.7 s CPU: 21x in CPU time. The day itself took 57 s of wall time to build.
 
 Both targets hold in CPU time; in wall time ``paper`` took 18.5 minutes because the machine gave this
-process about a seventh of a core. The profile (``python -m cProfile -s cumtime``) puts 70 % of
+process about a seventh of a core. The profile (``python -m cProfile -s cumtime``) put 70 % of
 ``paper``'s CPU in the plans, nearly all of it the latency model's cost per call (four predictions a
 stage, each walking its 120 trees from Python), whatever the stage's width.
+
+With the plans batched (issue 33: Lab 07's IPA and RAA as steps, 1,000 stages' feature rows in one model call a
+round, bit-identical plans; ``machine_groups`` remembered), measured on 2026-11-26 at a load average of 1.4-2.8:
+
+* ``default``: all five on 0.4 s CPU (the plans of its 142 stages 0.3 s); the plain engine 0.1 s CPU;
+* ``paper``: all five on **66.5 s CPU** (the plans of its 12,117 stages **25.4 s CPU**, 2.1 ms a stage, against
+  115.1 s; the run 41 s); the plain engine 5.4 s CPU: 12.3x in CPU time (was 21x). The day built in 3.5 s. Peak
+  RSS of the process (default and paper) 0.45 GB. The forest is now about 5 % of the plans' cost: the rest is Lab
+  07's numpy work per stage (the density clustering, done twice a stage, the features, ``np.unique``), and the
+  run's per-event cost at 500 machines is now the larger part.
 
     python bench/capstone.py              # default and paper
     python bench/capstone.py --quick      # ci and default
