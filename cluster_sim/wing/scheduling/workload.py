@@ -223,6 +223,40 @@ def peak_use(jobs: pd.DataFrame, by: str | None = None) -> pd.Series | int:
     return jobs.groupby(by).apply(one, include_groups=False).astype(int)
 
 
+def failure_reach(deps: pd.DataFrame, jobs) -> pd.Series:
+    """How many of ``jobs`` fail when one job fails: its descendants along the dependencies a missing input
+    breaks (the model's rule, :mod:`.model`: a hard consumer fails when its input's writer failed, a
+    polling one too; an input with an older version, ``stale_ok``, is read stale and breaks nothing).
+
+    ``deps``: job, depOn, stale_ok (a run's :attr:`ValueWorkload.deps`); ``jobs``: the job ids to count
+    (every id in ``deps`` must be one). Value shares (Owl's 1/N weights, the policies' keys) do not see
+    this number: a job read by 15 others' hard inputs passes each of them a fifteenth of its value.
+
+    >>> deps = pd.DataFrame({"job": [2, 3, 4, 4], "depOn": [1, 2, 2, 1], "stale_ok": [False, False, True, False]})
+    >>> failure_reach(deps, [1, 2, 3, 4, 5]).tolist()    # 1 fails 2, 4 and 3 (after 2); 4 reads 2 stale
+    [3, 1, 0, 0, 0]
+    """
+    from scipy.sparse import csr_matrix
+    from scipy.sparse.csgraph import breadth_first_order
+
+    from ...validate import columns
+
+    ids = pd.Index(np.asarray(jobs))
+    if not ids.is_unique:
+        raise ValueError(f"jobs holds {int(ids.duplicated().sum())} repeated id(s), e.g. {show(ids[ids.duplicated()][0])}")
+    if len(deps):
+        columns(deps, ("job", "depOn", "stale_ok"), "deps")
+    breaks = deps[~deps["stale_ok"].astype(bool)] if len(deps) else deps
+    consumer, producer = ids.get_indexer(breaks["job"]), ids.get_indexer(breaks["depOn"])
+    if (consumer < 0).any() or (producer < 0).any():
+        bad = np.concatenate([breaks["job"].to_numpy()[consumer < 0], breaks["depOn"].to_numpy()[producer < 0]])[0]
+        raise ValueError(f"deps names job {show(bad)}, which is not in jobs: count the reach within the jobs deps joins")
+    edges = csr_matrix((np.ones(len(breaks)), (producer, consumer)), shape=(len(ids), len(ids)))
+    # one breadth-first search a job (the dependencies need not be acyclic); the job itself is not counted
+    reach = [len(breadth_first_order(edges, i, directed=True, return_predecessors=False)) - 1 for i in range(len(ids))]
+    return pd.Series(reach, index=pd.Index(ids, name="job"), name="failure_reach", dtype=int)
+
+
 def value_attained(downloads: pd.DataFrame, finish: pd.Series) -> pd.Series:
     """Each job's value: its outputs' downloads later than its completion (``finish``; NaN = never completed).
 
