@@ -74,12 +74,15 @@ _WHY_MODE = ("one queue mode on its own: a run of a few hundred jobs turns on a 
              "valuable jobs (Zipfian downloads), so one mode's gap needs more seeds than the pool holds; the must "
              "claim pools both modes")
 _HINT = "a larger pool (pool_size=); the per-mode rows show which queue mode is short"
-#: why a must claim can stay within noise at ``paper`` over the pool that fits the notebook's 10 minutes (measured)
-_PAPER_TAIL = (" At paper the per-seed differences have a heavy tail: a paper day keeps more of a job's producers "
-               "inside the run (2.7 dependencies among the run's jobs per job on seed 0, 1.3 at ci), so a late "
-               "producer fails a chain of hard consumers and one seed's two runs can differ by over a thousand failed "
-               "jobs (seed 2, one cluster-wide queue at 30 %: Oracle Wing-Agg fails 1,758 jobs, Wing-Agg 38); the 14 "
-               "seeds that fit the notebook's 10 minutes do not always bound it")
+#: what decides a seed's gap at ``paper`` (the notebook's section 5 measures it on the claims' runs): failure chains
+_PAPER_TAIL = (" At paper a seed's gap is decided less by the order of valuable jobs than by failure chains: a job "
+               "that fails fails every run job whose input it writes, and theirs (its failure reach, "
+               "workload.failure_reach), and a paper day's run keeps more of its producers inside the run (2.6 "
+               "dependencies that break among the run's jobs per job on seed 2, 1.8 at ci), so a few jobs reach over "
+               "a thousand others (51 of 6,274 on seed 2, the largest 2,171); neither key sees that reach (a value "
+               "share is 1/N of a consumer's value), so one late job can fail a quarter of a run under either "
+               "policy (seed 2, one cluster-wide queue at 30 %: Oracle Wing-Agg's 7 late jobs include one that "
+               "reaches 1,751, 1,758 failed jobs in all; Wing-Agg's 21 late jobs reach at most 16, 38 failed)")
 #: (treatment, baseline, key stem, statement, why it is or is not central)
 _GAPS = (
     (_AGG, _DIRECT, "agg_beats_direct", "Wing-Agg attains more value than Wing-Direct",
