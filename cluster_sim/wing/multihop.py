@@ -326,7 +326,8 @@ def _join(t1: _Tab, t2: _Tab, e_op: Callable, lo: np.ndarray, cnt: np.ndarray) -
     return t1.job[i1], t2.dep[i2], np.asarray(e_op(t1.wt[i1], t2.wt[i2]), dtype=float)
 
 
-#: join rows one slice of the doubling's joins may build (about 60 bytes each while it is reduced)
+#: rows one slice of the doubling's joins may build and sum (join rows and the kept tables' rows; about 60 bytes
+#: each while it is reduced)
 JOIN_SLICE_ROWS = 2_000_000
 
 
@@ -365,31 +366,34 @@ def _extend(t1: _Tab, t2: _Tab, e_op, times, reduce, n: int, keep: tuple[_Tab, .
         joined = middle[t2.job]
         if not joined.all():
             t2 = _Tab(*(c[joined] for c in t2))
-    passed = None
-    if keep:
-        touched = np.zeros(n, bool)
-        touched[t1.job] = True
-        for k in keep[1:]:
-            touched[k.job] = True
-        mask = touched[keep[0].job]
-        if not mask.all():
-            passed = _Tab(*(c[~mask] for c in keep[0]))
-            keep = (_Tab(*(c[mask] for c in keep[0])), *keep[1:])
+    touched = np.zeros(n, bool)  # the jobs some row is added to: keep[0]'s pairs of the others pass through
+    touched[t1.job] = True
+    for k in keep[1:]:
+        touched[k.job] = True
     t2, lo, cnt = _matches(t1, t2, times)
+    # a slice's rows: its join rows and its keep rows (a pass-through row is copied once more)
     per_job = np.bincount(t1.job, weights=cnt, minlength=n) if len(t1) else np.zeros(n)
+    for k in keep:
+        per_job += np.bincount(k.job, minlength=n)
     out = []
     for a, b in _slices(per_job, n, JOIN_SLICE_ROWS):
         parts = [_part(k, a, b) for k in keep]
+        passed = None
+        if parts:
+            mask = touched[parts[0].job]
+            if not mask.all():
+                passed = _Tab(*(c[~mask] for c in parts[0]))
+                parts[0] = _Tab(*(c[mask] for c in parts[0]))
         r1, r2 = np.searchsorted(t1.job, [a, b], side="left")
         j, d, w = _join(_Tab(t1.job[r1:r2], t1.dep[r1:r2], t1.wt[r1:r2]), t2, e_op, lo[r1:r2], cnt[r1:r2])
-        out.append(reduce(np.concatenate([p.job for p in parts] + [j]), np.concatenate([p.dep for p in parts] + [d]),
-                          np.concatenate([p.wt for p in parts] + [w]), n))
-    summed = _Tab(*(np.concatenate(c) for c in zip(*out)))
-    if passed is None or not len(passed):
-        return summed
-    # both are sorted by pair and their jobs differ: each passed row goes where its pair sorts among the summed
-    at = np.searchsorted(summed.job * n + summed.dep, passed.job * n + passed.dep)
-    return _Tab(*(np.insert(c, at, p) for c, p in zip(summed, passed)))
+        summed = reduce(np.concatenate([p.job for p in parts] + [j]), np.concatenate([p.dep for p in parts] + [d]),
+                        np.concatenate([p.wt for p in parts] + [w]), n)
+        if passed is not None:
+            # both are sorted by pair and their jobs differ: each passed row goes where its pair sorts
+            at = np.searchsorted(summed[0] * n + summed[1], passed.job * n + passed.dep)
+            summed = tuple(np.insert(c, at, p) for c, p in zip(summed, passed))
+        out.append(summed)
+    return _Tab(*(np.concatenate(c) for c in zip(*out)))
 
 
 def _window(times: tuple[np.ndarray, np.ndarray, float] | None):

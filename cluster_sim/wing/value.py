@@ -175,8 +175,8 @@ def value_exploration(
 
     With ``over``, the doubling keeps only the short paths whose upstream job is in ``over``
     (:func:`~.multihop.doubling`'s ``upstream``): the shares read nothing else, and the table is the
-    same, bit for bit, as without the restriction (at ``paper`` the last ω of the log, whose jobs are
-    not valid, held about a third of the short paths). ``attrs["agg"]`` then holds the aggregate value
+    same, bit for bit, as without the restriction (the jobs of the last ω of the log, not valid, reach
+    every job after them: at ``default`` the doubling's tables hold 56 % fewer rows). ``attrs["agg"]`` then holds the aggregate value
     of the jobs of ``over`` only, NaN for the other jobs of ``k`` (run again with ``over`` = those
     jobs for theirs: the same numbers, bit for bit, as a run without ``over``).
 
@@ -203,10 +203,10 @@ def value_exploration(
     record("job-local", 0, k)
     for i, short, ftr, labels in doubling(deps, omega=omega, jobs=jobs, upstream=None if over is None else keep):
         kk = k.reindex(labels).to_numpy()
-        j = np.concatenate([short.job, ftr.job])
-        d = np.concatenate([short.dep, ftr.dep])
-        w = np.concatenate([short.wt, ftr.wt])
-        ds = np.bincount(d, weights=w * kk[j], minlength=len(labels))
+        # the short pairs' then the frontier's, each added in turn (bincount and add.at add one row at a time, in
+        # order): the sums of one bincount over both tables, without a copy of them
+        ds = np.bincount(short.dep, weights=short.wt * kk[short.job], minlength=len(labels)).astype(float, copy=False)
+        np.add.at(ds, ftr.dep, ftr.wt * kk[ftr.job])
         # a job of k without any dependency finds only its own value (not NaN: it must count)
         found = k + pd.Series(ds, index=labels).reindex(k.index, fill_value=0.0)
         record("single hop" if i == 0 else f"iteration {i}", 2 ** i, found)

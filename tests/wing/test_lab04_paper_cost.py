@@ -155,6 +155,35 @@ def _extend_rows(monkeypatch):
     return built
 
 
+def _exploration_before(deps, k, *, omega=None, jobs=None, over=None):
+    """``value_exploration`` before the change: the doubling keeps every short path, one bincount over both tables."""
+    import pandas as pd
+
+    from cluster_sim.wing.value import check_values
+
+    deps = multihop.check_deps(deps)
+    k = check_values(k, deps)
+    keep = k.index if over is None else pd.Index(over)
+    rows = [("job-local", 0, k)]
+    for i, short, ftr, labels in multihop.doubling(deps, omega=omega, jobs=jobs):
+        kk = k.reindex(labels).to_numpy()
+        j, d, w = (np.concatenate([a, b]) for a, b in zip(short, ftr))
+        ds = np.bincount(d, weights=w * kk[j], minlength=len(labels))
+        rows.append(("single hop" if i == 0 else f"iteration {i}", 2 ** i,
+                     k + pd.Series(ds, index=labels).reindex(k.index, fill_value=0.0)))
+    agg = rows[-1][2].rename("agg_value")
+    total = agg.reindex(keep)
+    pos = total > 0
+    out = pd.DataFrame({
+        "stage": [r[0] for r in rows], "hops": [r[1] for r in rows],
+        "share": [float(r[2].reindex(keep).sum() / total.sum()) if total.sum() > 0 else 1.0 for r in rows],
+        "mean_job_share": [float((r[2].reindex(keep)[pos] / total[pos]).mean()) if pos.any() else 1.0 for r in rows],
+    })
+    out.attrs["agg"] = agg
+    out.attrs["self_dependencies"] = deps.attrs["self_dependencies"]
+    return out
+
+
 @pytest.mark.parametrize("preset", ["ci", "default"])
 @pytest.mark.parametrize("seed", [0, 1])
 def test_the_doubling_kept_to_the_valid_jobs_gives_the_same_tables_bit_for_bit(monkeypatch, preset, seed):
@@ -162,27 +191,24 @@ def test_the_doubling_kept_to_the_valid_jobs_gives_the_same_tables_bit_for_bit(m
     exploration table, every job's ``agg`` and the claims' rows are those of the doubling that kept every path."""
     import pandas as pd
 
-    import cluster_sim.wing.value as value
+    import cluster_sim.wing.experiments as experiments
     from cluster_sim.wing.claims import claims_table, metrics_of
-    from cluster_sim.wing.experiments import run
 
     cfg = WingDepsConfig.from_preset(preset, seed=seed)
     built = _extend_rows(monkeypatch)
-    new = run(cfg)
+    new = experiments.run(cfg)
     kept = sum(built)
-    whole = multihop.doubling
-    with monkeypatch.context() as m:  # the doubling before the change: every short path kept
-        m.setattr(value, "doubling", lambda *a, upstream=None, **kw: whole(*a, **kw))
+    with monkeypatch.context() as m:  # value_exploration before the change
+        m.setattr(experiments, "value_exploration", _exploration_before)
         built.clear()
-        old = run(cfg)
+        old = experiments.run(cfg)
         every = sum(built)
-        old_agg = value.value_exploration(old.deps, old.k, omega=old.omega, jobs=old.jobs).attrs["agg"]
         old_claims = claims_table(cfg, pool_size=3, client="inprocess", cache=False)
     assert 0 < kept < 0.9 * every, (kept, every)  # the last ω of the log holds many short paths (ci 18 %, default 56 %)
     pd.testing.assert_frame_equal(new.exploration, old.exploration, check_exact=True)
     assert new.iterations == old.iterations
     assert new.exploration.attrs["agg"].drop(new.valid).isna().all()  # the others' paths were not kept
-    agg = new.agg  # the others' aggregates: a second doubling kept to their paths
+    agg, old_agg = new.agg, old.exploration.attrs["agg"]  # the others': a second doubling kept to their paths
     assert agg.name == old_agg.name and agg.index.equals(old_agg.index)
     assert np.array_equal(agg.to_numpy(), old_agg.to_numpy())
     assert metrics_of(new) == metrics_of(old)
