@@ -65,3 +65,42 @@ def test_generated_tasks_share_their_demand_tuples():
     spec = WorkloadSpec(arrival_rate=50.0, tasks_per_job=12.0, mean_task_cpu=2.0, mean_task_mem=3.0)
     tasks = [t for j in generate_jobs(spec, 20.0, np.random.default_rng(3)) for s in j.stages for t in s.tasks]
     assert len({id(t.demand) for t in tasks}) == len({t.demand for t in tasks}) < len(tasks) / 10
+
+
+def test_a_recorded_series_costs_two_doubles_per_change_point():
+    """A paper run records about seven change points per task (usage of each resource, queue length); kept in
+    lists, each was a pointer plus a Python number (about 40 bytes), as much memory as the tasks themselves."""
+    import tracemalloc
+
+    from cluster_sim.engine.metrics import StepIntegral
+
+    q = StepIntegral()
+    tracemalloc.start()
+    before = tracemalloc.get_traced_memory()[0]
+    for k in range(1, 100_001):
+        q.set(k * 0.001, 1000 + k % 7919)
+    grown = tracemalloc.get_traced_memory()[0] - before
+    tracemalloc.stop()
+    assert grown < 100_000 * 2 * 8 * 1.2, grown  # two doubles a change point, plus the arrays' spare room
+    times, values = q.steps()
+    assert times.dtype == values.dtype == np.float64 and len(times) == 100_001 and values[-1] == 1000 + 100_000 % 7919
+
+
+def test_the_capacity_scheduler_keeps_its_admissions_in_a_few_bytes_each():
+    """Every admission is recorded for the invariants (gangs whole); at paper that is 2.4 M of them, and a tuple
+    each held about 100 bytes in the tour's capacity run, which the notebook keeps for its figure."""
+    import tracemalloc
+
+    from cluster_sim.engine import CapacityClusterModel, QueueSpec
+    from cluster_sim.engine import capacity
+
+    model = CapacityClusterModel(ClusterConfig.ci().replace(machines=40, horizon=100.0),
+                                 [QueueSpec("prod", share=0.7), QueueSpec("dev", share=0.3, max_share=0.5)])
+    tracemalloc.start()
+    model.run_until(100.0)
+    held = tracemalloc.take_snapshot().filter_traces([tracemalloc.Filter(True, capacity.__file__)])
+    tracemalloc.stop()
+    admitted = len(model.capacity_scheduler.admissions)
+    assert admitted > 1_000
+    assert sum(s.size for s in held.statistics("filename")) < 50 * admitted, admitted
+    model.check_invariants()
