@@ -39,7 +39,9 @@ Non-scalar values (arrays, frames, nested results) are left out; pass ``metrics=
   presets take seconds, so they never pay the seconds a cluster takes to start (nor compete with
   other notebooks CI runs at the same time); paper-scale sweeps use every core. The time of a
   point is measured rather than taken from ``config.work()``, which estimates the config's own
-  ``run`` and not the smaller or larger function a lab may sweep with it.
+  ``run`` and not the smaller or larger function a lab may sweep with it; a caller whose ``run`` is the
+  config's own passes ``estimate=`` (e.g. ``lambda c: c.work().seconds``): the route is then chosen before
+  anything runs, so a grid of two long points starts both at once instead of timing the first alone.
 * ``"inprocess"``: one point after another in this process (tests, tiny grids, ``pdb``).
 * ``"local"``: a ``LocalCluster`` of ``workers`` processes (default: the cores this process may
   use), one thread each, closed when the sweep ends, fails or is interrupted. Its scheduler, workers
