@@ -286,6 +286,32 @@ def test_check_invariants_names_a_corrupted_state():
         model.check_invariants()
 
 
+def test_check_invariants_names_every_broken_rule_of_the_tasks_and_the_ledger():
+    """The rules the check after every event applies (its per-machine sums are numpy's, its task counts one pass)."""
+    model = ClusterModel(ClusterConfig.ci())
+    model.run_until(50.0)
+    model.check_invariants()
+    tasks = [t for j in model.arrived for t in j.tasks]
+    done = next(t for t in tasks if t.state == COMPLETED)
+    finish = done.finish
+    done.finish = model.time + 1.0
+    with pytest.raises(AssertionError, match=f"task {done.id} completed at .*, outside \\[start"):
+        model.check_invariants()
+    done.finish = finish
+    done.state = "lost"  # a state the engine does not know
+    with pytest.raises(AssertionError, match="tasks lost"):
+        model.check_invariants()
+    done.state = COMPLETED
+    hold = model.csv.ledger.holds()[0]
+    demand = hold.demand
+    hold.demand = tuple(np.asarray(demand) + 1)  # a hold that says more than the ledger booked
+    with pytest.raises(AssertionError, match=f"disagree on machine {hold.machine} \\(visible\\)"):
+        model.check_ledger()
+    hold.demand = demand
+    assert model.check_ledger() == sum(t.state == RUNNING for t in tasks)
+    model.check_invariants()
+
+
 def test_listeners_see_every_release_and_sync():
     cfg = ClusterConfig.ci().replace(update_delay=1.0, schedulers=3)
     model = ClusterModel(cfg)
