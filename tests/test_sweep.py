@@ -694,3 +694,36 @@ def test_grouped_points_run_on_one_worker_so_each_prepares_its_workload_once(das
     assert there["utilisation"].tolist() == here["utilisation"].tolist()
     with pytest.raises(ValueError, match="group=3 is not callable"):
         run_grid(run, BASE, grid, client="inprocess", cache=False, group=3)
+
+
+def test_an_estimate_sends_long_points_to_the_workers_together_without_a_probe(monkeypatch):
+    """Issue 33 (Lab 00 at paper): ``client="auto"`` timed the first point here before sending the rest to a
+    cluster, so a grid of two long points (the tour's decision-throughput arms, minutes each) ran one after the
+    other. With ``estimate=`` the route is chosen before anything runs; a short grid stays here."""
+    import cluster_sim.sweep as sweep
+
+    monkeypatch.delenv("DASK_SCHEDULER_ADDRESS", raising=False)
+    monkeypatch.delenv("CLUSTER_SIM_SWEEP_CLIENT", raising=False)
+    monkeypatch.setattr(sweep, "_machine_workers", lambda: 2)
+    routes = []
+    monkeypatch.setattr(sweep, "_run_here", lambda todo, *a, **k: routes.append(("here", list(todo))))
+    monkeypatch.setattr(sweep, "_run_dask", lambda todo, *a, **k: routes.append(("dask", list(todo))))
+    grid = {"schedulers": [1, 4]}
+    run_grid(run, BASE, grid, cache=False, progress=False, on_error="record", estimate=lambda c: 100.0)
+    assert routes == [("dask", [0, 1])]
+    routes.clear()
+    run_grid(run, BASE, grid, cache=False, progress=False, on_error="record", estimate=lambda c: 1.0)
+    assert routes == [("here", [0, 1])]
+    with pytest.raises(ValueError, match="estimate=3 is not callable"):
+        run_grid(run, BASE, grid, cache=False, estimate=3)
+
+
+def test_the_tours_decision_arms_and_pool_are_estimated_by_the_engine(monkeypatch):
+    """The tour's arms and pool are the engine's own run of their configs: ``config.work()`` estimates them."""
+    import cluster_sim.engine.claims as tour
+
+    seen = []
+    monkeypatch.setattr(tour, "run_grid", lambda *a, **k: seen.append(k.get("estimate")) or pd.DataFrame())
+    tour.decision_throughput(ClusterConfig.paper())
+    tour.pool_runs(ClusterConfig.paper(), pool_size=2)
+    assert [e(ClusterConfig.paper()) for e in seen] == [ClusterConfig.paper().work().seconds] * 2
