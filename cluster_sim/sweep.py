@@ -33,9 +33,11 @@ Non-scalar values (arrays, frames, nested results) are left out; pass ``metrics=
   sets ``inprocess``: two notebooks executing side by side must not each start a cluster), else the
   Dask scheduler at ``DASK_SCHEDULER_ADDRESS`` if that variable is
   set, otherwise ``"auto"``.
-* ``"auto"``: the first point runs in this process and is timed; if the points left would take
-  more than ``AUTO_PARALLEL_SECONDS`` (a minute) at that pace, they go to a Dask ``LocalCluster``
-  (as ``"local"``), else they run here too. A notebook's sweeps at the ``ci`` and ``default``
+* ``"auto"``: points run in this process one after another, each timed; as soon as the points left
+  would take more than ``AUTO_PARALLEL_SECONDS`` (a minute) at the pace of the slowest point so far,
+  they go to a Dask ``LocalCluster`` (as ``"local"``), else they all run here. The route is decided
+  after every point, not from the first alone: a first point the run function remembers (a cycle a
+  notebook already showed) takes no time and would keep a long sweep on one core. A notebook's sweeps at the ``ci`` and ``default``
   presets take seconds, so they never pay the seconds a cluster takes to start (nor compete with
   other notebooks CI runs at the same time); paper-scale sweeps use every core. The time of a
   point is measured rather than taken from ``config.work()``, which estimates the config's own
@@ -735,19 +737,22 @@ def run_grid(run: Callable, base_config, grid, seeds=None, *, metrics: Callable 
                 where = "inprocess"
                 _run_here(todo, configs, run, metrics, record, bar)
             elif client == "auto":
-                t = time.perf_counter()
-                _run_here(todo[:1], configs, run, metrics, record, bar)  # the probe: its time sets the route
-                rest = todo[1:]
-                pace = time.perf_counter() - t
-                if rest and pace * len(rest) > AUTO_PARALLEL_SECONDS and _machine_workers() > 1:
-                    where = "local"
-                    print(f"run_grid: {len(rest)} points left at about {pace:.1f} s each (~{pace * len(rest):.0f} s "
-                          f"in one process): starting a Dask LocalCluster of {workers or _machine_workers()} "
-                          "workers (client='inprocess' keeps it here)", flush=True)
-                    _run_dask(rest, configs, run, metrics, record, bar, "local", workers, group)
-                else:
-                    where = "inprocess"
-                    _run_here(rest, configs, run, metrics, record, bar)
+                where = "inprocess"
+                pace = 0.0  # the slowest point run here so far
+                for k, i in enumerate(todo):
+                    rest = todo[k:]
+                    # decided again after every point: a point the run function remembers takes no time and
+                    # says nothing of the rest, so the first point that costs something sets the pace
+                    if k and pace * len(rest) > AUTO_PARALLEL_SECONDS and _machine_workers() > 1:
+                        where = "local"
+                        print(f"run_grid: {len(rest)} points left at about {pace:.1f} s each (~{pace * len(rest):.0f} "
+                              f"s in one process): starting a Dask LocalCluster of {workers or _machine_workers()} "
+                              "workers (client='inprocess' keeps it here)", flush=True)
+                        _run_dask(rest, configs, run, metrics, record, bar, "local", workers, group)
+                        break
+                    t = time.perf_counter()
+                    _run_here([i], configs, run, metrics, record, bar)
+                    pace = max(pace, time.perf_counter() - t)
             else:
                 where = client if isinstance(client, str) else "client"
                 _run_dask(todo, configs, run, metrics, record, bar, client, workers, group)

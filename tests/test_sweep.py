@@ -694,3 +694,45 @@ def test_grouped_points_run_on_one_worker_so_each_prepares_its_workload_once(das
     assert there["utilisation"].tolist() == here["utilisation"].tolist()
     with pytest.raises(ValueError, match="group=3 is not callable"):
         run_grid(run, BASE, grid, client="inprocess", cache=False, group=3)
+
+
+class _Clock:
+    """A clock the points below advance by what they cost (no test asserts on wall-clock time)."""
+
+    def __init__(self):
+        self.now = 0.0
+
+    def perf_counter(self):
+        return self.now
+
+
+def test_auto_goes_on_timing_points_while_they_are_remembered_and_sends_the_slow_rest_to_workers(monkeypatch):
+    """The probe's first point may be one the run function remembers (Lab 03's cycle the notebook already ran):
+    it takes no time and says nothing about the rest, so auto keeps timing points here until one costs
+    something, and the points left then go to the workers."""
+    import cluster_sim.sweep as sweep
+
+    clock = _Clock()
+    cost = {1: 0.0, 2: 40.0, 3: 40.0, 4: 40.0}  # seconds per point: the first remembered, the rest a cycle each
+
+    def cycle(config):
+        clock.now += cost[config.schedulers]
+        return {"x": float(config.schedulers)}
+
+    sent = []
+
+    def to_workers(todo, configs, run, metrics, record, progress, client, workers, group=None):
+        sent.extend(configs[i].schedulers for i in todo)
+        sweep._run_here(todo, configs, run, metrics, record, progress)
+
+    monkeypatch.setattr(sweep, "time", clock)
+    monkeypatch.setattr(sweep, "_run_dask", to_workers)
+    monkeypatch.setattr(sweep, "_machine_workers", lambda: 2)
+    df = run_grid(cycle, BASE, {"schedulers": [1, 2, 3, 4]}, client="auto", cache=False, progress=False)
+    # the remembered point and the first slow one ran here; 2 left x 40 s > a minute: those to the workers
+    assert sent == [3, 4] and df.attrs["sweep"]["where"] == "local"
+    assert df["x"].tolist() == [1.0, 2.0, 3.0, 4.0]
+    sent.clear()
+    cost.update({2: 20.0, 3: 20.0, 4: 20.0})  # 2 left x 20 s, then 1 x 20 s: under a minute, all here
+    df = run_grid(cycle, BASE, {"schedulers": [1, 2, 3, 4]}, client="auto", cache=False, progress=False)
+    assert sent == [] and df.attrs["sweep"]["where"] == "inprocess"
