@@ -41,6 +41,14 @@ BASE = ClusterConfig.ci().replace(horizon=30.0)
 GRID = {"schedulers": [1, 2], "update_delay": [0.0, 2.0]}
 
 
+@pytest.fixture(autouse=True)
+def fresh_paces(monkeypatch):
+    """Each test a fresh process as far as auto's remembered paces go (no test depends on another's sweeps)."""
+    import cluster_sim.sweep as sweep
+
+    monkeypatch.setattr(sweep, "_PACES", {})
+
+
 @pytest.fixture
 def calls(monkeypatch):
     """The configs run_grid evaluates. (Counted outside the run function: a run function appending to
@@ -732,7 +740,16 @@ def test_auto_goes_on_timing_points_while_they_are_remembered_and_sends_the_slow
     # the remembered point and the first slow one ran here; 2 left x 40 s > a minute: those to the workers
     assert sent == [3, 4] and df.attrs["sweep"]["where"] == "local"
     assert df["x"].tolist() == [1.0, 2.0, 3.0, 4.0]
+    # the next sweep of the same runs knows their pace: no probe here, every point to the workers
     sent.clear()
+    df = run_grid(cycle, BASE, {"schedulers": [2, 3]}, client="auto", cache=False, progress=False)
+    assert sent == [2, 3] and df["x"].tolist() == [2.0, 3.0]
+    sent.clear()
+    sweep._PACES.clear()  # a fresh process
     cost.update({2: 20.0, 3: 20.0, 4: 20.0})  # 2 left x 20 s, then 1 x 20 s: under a minute, all here
     df = run_grid(cycle, BASE, {"schedulers": [1, 2, 3, 4]}, client="auto", cache=False, progress=False)
+    assert sent == [] and df.attrs["sweep"]["where"] == "inprocess"
+    # another base config is another sweep's runs: its pace is measured again
+    df = run_grid(cycle, BASE.replace(horizon=31.0), {"schedulers": [1, 2, 3]}, client="auto", cache=False,
+                  progress=False)
     assert sent == [] and df.attrs["sweep"]["where"] == "inprocess"
