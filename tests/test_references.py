@@ -31,7 +31,7 @@ NOT_OURS = {"setup.py", "conftest.py", "__init__.py", "kernel.json", "overrides.
             "simpy/core.py", "simpy/events.py", "agents.py", "model.py", "app.py", "ipynb.py", "__main__.py",
             "nbgrader_config.py",  # the instructor's guide has the reader write it, in a course folder
             "test_groups.py",  # what tests/test_environment.py writes into its tmp_path
-            "lab.ipynb", "out.ipynb", "plain.ipynb", "99_one_check.ipynb"}  # and test_check_messages.py
+            "lab.ipynb", "out.ipynb", "plain.ipynb"}  # and test_check_messages.py
 
 
 def _sources() -> list[tuple[str, Path, str]]:

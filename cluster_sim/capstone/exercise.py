@@ -66,6 +66,7 @@ def rule_table(rule: Callable, config: CapstoneConfig | None = None, seeds=CHECK
     back, not run again. The cache key holds the rule's fingerprint (its code, defaults, closure and the
     globals it reads); a rule that has none (say, one drawing from a ``random.Random``) runs uncached."""
     base = (CapstoneConfig.ci() if config is None else config).replace(**{s: True for s in SWITCHES})
+    _asked_once(rule, base, getattr(rule, "__name__", "your rule"))  # a stub or a wrong answer before any day runs
     pool = _claims.pool(base.seed, seeds)
     frames = []
     for name, r in (("naive", keep_reservation), ("yours", rule)):
@@ -75,6 +76,18 @@ def rule_table(rule: Callable, config: CapstoneConfig | None = None, seeds=CHECK
         f.insert(0, "rule", name)
         frames.append(f)
     return _claims.measure(RULE_CLAIMS, pd.concat(frames, ignore_index=True), lab="10-exercise")
+
+
+def _asked_once(rule: Callable, base: CapstoneConfig, name: str) -> None:
+    """Ask ``rule`` about the day's first reserved run: nbgrader's stub says it is not implemented, and an answer
+    that is not a choice is named, before any day runs (a day meets the rule only when a reserved run first gives
+    tokens back, well into it)."""
+    sample = next(j for j in make_day(base).jobs if j.reservation is not None)
+    answer = call_student(rule, sample, 1, sample.arrival, name=name)
+    if answer not in RELEASE_CHOICES:
+        raise CheckFailed(f"{name}(job {sample.id}, 1 token, t={sample.arrival:g}) returned {answer!r}: "
+                          f"allowed {' or '.join(map(repr, RELEASE_CHOICES))}"
+                          + name_case(f"job {sample.id}", {"job": sample, "tokens": 1, "now": sample.arrival}))
 
 
 def _fingerprinted(fn: Callable) -> bool:
@@ -90,13 +103,7 @@ def check_release_rule(rule: Callable, *, name: str = "my_release_rule", config:
                        seeds: int = CHECK_SEEDS) -> str:
     """Grade ``rule`` (module docstring); a :class:`~cluster_sim.checking.CheckFailed` names the first thing that failed."""
     base = (CapstoneConfig.ci() if config is None else config).replace(**{s: True for s in SWITCHES})
-    day = make_day(base)
-    sample = next(j for j in day.jobs if j.reservation is not None)
-    answer = call_student(rule, sample, 1, sample.arrival, name=name)
-    if answer not in RELEASE_CHOICES:
-        raise CheckFailed(f"{name}(job {sample.id}, 1 token, t={sample.arrival:g}) returned {answer!r}: "
-                          f"allowed {' or '.join(map(repr, RELEASE_CHOICES))}"
-                          + name_case(f"job {sample.id}", {"job": sample, "tokens": 1, "now": sample.arrival}))
+    _asked_once(rule, base, name)
     checked = lambda job, tokens, now: call_student(rule, job, tokens, now, name=name)  # noqa: E731
     try:
         run_model(base.replace(horizon=min(base.horizon, 400.0)), release_rule=checked, check_every_event=True)

@@ -72,6 +72,23 @@ def test_an_unanswered_rule_says_it_is_not_implemented():
         check_release_rule(my_release_rule)
 
 
+def test_an_unanswered_rule_is_refused_by_its_table_before_any_day_runs(forbid):
+    """The exercise's table cell after the check: an untouched release's stub used to be found out only when a
+    reserved run first gave tokens back, after every seed's day had run that far (26.7 s of each autograde of
+    Lab 10's untouched release at load 15), and then as a SweepError; now the rule is asked once first."""
+    from cluster_sim.capstone import exercise
+
+    def my_release_rule(job, tokens, now):
+        raise NotImplementedError()
+
+    ran = forbid(exercise.run_with_rule)
+    with pytest.raises(AssertionError, match="my_release_rule " + NOT_IMPLEMENTED.split(":")[0]):
+        exercise.rule_table(my_release_rule, seeds=2)
+    with pytest.raises(AssertionError, match="'reservation' or 'organisations'"):
+        exercise.rule_table(lambda job, tokens, now: "harvesters", seeds=2)
+    assert ran == []
+
+
 def test_a_rule_answering_something_else_is_told_the_allowed_choices():
     with pytest.raises(AssertionError, match="'reservation' or 'organisations'"):
         check_release_rule(lambda job, tokens, now: "harvesters")

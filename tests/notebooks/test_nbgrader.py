@@ -156,6 +156,13 @@ def answered(release: nbformat.NotebookNode, source: nbformat.NotebookNode,
     return nb
 
 
+def traceback_shown(error) -> str | None:
+    """The traceback an error output shows a student beyond its message (frames, source lines), or None: a failed
+    check shows only ``CheckFailed: message`` (cluster_sim.checking's handler), in nbgrader's kernels too."""
+    text = re.sub(r"\x1b\[[0-9;]*m", "", "\n".join(error.traceback))
+    return text if any(frame in text for frame in ("Traceback", "File ", "---->", "Cell In[")) else None
+
+
 def unexpected_warnings(log: str, hidden_test_cells: set[str]) -> list[str]:
     out = []
     for line in log.splitlines():
@@ -280,6 +287,10 @@ def test_a_course_releases_and_grades_the_lab(name: str, solution: Path, course)
         expected = PREDICTION_MISSING if "grade(" in cell.source else NOT_IMPLEMENTED
         assert errors[0].ename in ("CheckFailed", "PredictionMissed") and expected in errors[0].evalue, (
             f"{lab}: check {gid!r} failed with {errors[0].ename}: {errors[0].evalue[:300]!r}, not {expected!r}")
+        # the student reads one message, not a traceback (this once had a round trip of its own on a one-cell lab)
+        assert len(errors) == 1 and traceback_shown(errors[0]) is None, (
+            f"{lab}: check {gid!r} shows {len(errors)} error(s), the first with a traceback:\n"
+            f"{traceback_shown(errors[0])}")
     first = next(c for c in graded_nb.cells if c.cell_type == "code" and any(o.output_type == "error" for o in c.outputs))
     # a prediction's answer cell is a stub that raises NotImplementedError, like any answer cell; it may come first
     assert first in checks or is_prediction_answer(first), (
@@ -339,3 +350,15 @@ def test_the_log_is_split_by_the_notebook_each_line_is_about():
     assert parts["01_a"][1:] == ["[AutogradeApp | WARNING] Attribute 'checksum' for cell x has changed"]
     assert parts["02_b"][1:] == ["[AutogradeApp | WARNING] about 02"]
     assert parts[""] == ["nbgrader step: autograde", "[AutogradeApp | WARNING] about the course"]
+
+
+def test_an_error_output_with_a_traceback_is_told_from_one_with_its_message_only():
+    """What the round trip asserts on every failed check cell of an untouched release: the student reads one line."""
+    message = nbformat.v4.new_output("error", ename="CheckFailed", evalue="double: not implemented yet",
+                                     traceback=["\x1b[31mCheckFailed\x1b[39m: double: not implemented yet"])
+    framed = nbformat.v4.new_output("error", ename="CheckFailed", evalue="double: not implemented yet", traceback=[
+        "\x1b[31m---------------------------------------------------------------------------\x1b[39m",
+        "\x1b[31mCheckFailed\x1b[39m                               Traceback (most recent call last)",
+        "Cell In[3], line 2\n----> 2 print(check_double(double))", "CheckFailed: double: not implemented yet"])
+    assert traceback_shown(message) is None
+    assert "Traceback (most recent call last)" in traceback_shown(framed)

@@ -3,6 +3,8 @@ switched off makes the check fail naming the claim."""
 
 import pytest
 
+from notebook_runs import ROOT, NotebookRun
+
 from cluster_sim.claims import ClaimFailed, check, measure, pool
 from cluster_sim.wing.scheduling import WingConfig
 from cluster_sim.wing.scheduling import experiments as wing_experiments
@@ -33,15 +35,28 @@ def test_the_grid_runs_every_seed_of_the_pool_and_the_extras_on_its_first_seeds(
         claims_runs(WingConfig.ci(), pool_size=2, extras=-1)
 
 
+#: the notebook's execution at ci (tests/notebooks) runs every run ``ci_runs`` needs, through the run's sweep cache
+#: (tests/conftest.py); in its xdist group these tests run after it on the same worker and read those runs (the
+#: same function, config and seeds: the same keys) instead of computing the pool a second time, as they did (28 s)
+#: when the other worker executed the notebook at the same time. Without the notebook (``-m "not notebook"``),
+#: ``ci_runs`` computes them.
+NOTEBOOK_CI = NotebookRun(ROOT / "notebooks" / "05_wing_value_scheduling.ipynb", "ci")
+IN_ITS_GROUP = pytest.mark.xdist_group(NOTEBOOK_CI.group)
+
+
 @pytest.fixture(scope="module")
 def ci_runs():
-    return claims_runs(WingConfig.ci(), pool_size=POOL_SIZE["ci"], extras=0, client="inprocess", cache=False)
+    frame = claims_runs(WingConfig.ci(), pool_size=POOL_SIZE["ci"], extras=0, client="inprocess")
+    print(f"Lab 05's gap runs at ci: {frame.attrs['sweep']}")  # read from the notebook's runs when it ran first
+    return frame
 
 
+@IN_ITS_GROUP
 def test_the_gap_claims_reproduce_at_ci_over_the_pool(ci_runs):
     check(measure(MUST, ci_runs, lab="05"))
 
 
+@IN_ITS_GROUP
 def test_the_panel_opens_where_switching_prio_to_wing_agg_shows_the_effect(ci_runs):
     """Issue 28: the panel's setting is chosen over the pool (the gap's interval clears zero there), and its seed
     is a typical one whose own run shows the gap's sign."""
