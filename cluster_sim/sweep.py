@@ -43,7 +43,9 @@ Non-scalar values (arrays, frames, nested results) are left out; pass ``metrics=
   presets take seconds, so they never pay the seconds a cluster takes to start (nor compete with
   other notebooks CI runs at the same time); paper-scale sweeps use every core. The time of a
   point is measured rather than taken from ``config.work()``, which estimates the config's own
-  ``run`` and not the smaller or larger function a lab may sweep with it.
+  ``run`` and not the smaller or larger function a lab may sweep with it; a caller whose ``run`` is the
+  config's own passes ``estimate=`` (e.g. ``lambda c: c.work().seconds``): the route is then chosen before
+  anything runs, so a grid of two long points starts both at once instead of timing the first alone.
 * ``"inprocess"``: one point after another in this process (tests, tiny grids, ``pdb``).
 * ``"local"``: a ``LocalCluster`` of ``workers`` processes (default: the cores this process may
   use), one thread each, closed when the sweep ends, fails or is interrupted. Its scheduler, workers
@@ -657,7 +659,7 @@ def _pace_key(run: Callable, metrics: Callable | None, base_config) -> tuple | N
 def run_grid(run: Callable, base_config, grid, seeds=None, *, metrics: Callable | None = None,
              client=None, workers: int | None = None, cache=None, on_error: str = "raise",
              progress: bool | None = None, cache_key: str | None = None,
-             group: Callable | None = None) -> pd.DataFrame:
+             group: Callable | None = None, estimate: Callable | None = None) -> pd.DataFrame:
     """Run ``run(config)`` at every grid point and seed; one row per (point, seed).
 
     Parameters
@@ -682,6 +684,10 @@ def run_grid(run: Callable, base_config, grid, seeds=None, *, metrics: Callable 
         one task and run there one after another, in the grid's order (e.g. a lab's points on one lake:
         the worker prepares it once and remembers it, where single points would have each worker prepare
         every lake). The frame is the same; in this process the points run in the grid's order anyway.
+    estimate : optional ``config -> seconds``: with ``client="auto"``, the points' estimated seconds choose where
+        they run before any of them does, instead of timing the first here (which runs it alone, before the
+        others start: a grid of two long points ran one after the other). For a ``run`` that ``config.work()``
+        estimates (the engine's own ``run``): ``estimate=lambda c: c.work().seconds``.
 
     The frame's ``attrs["sweep"]`` records the runs computed and read from the cache, the computed
     ones the cache could not hold (``uncached``), where they ran and the wall time.
@@ -709,6 +715,9 @@ def run_grid(run: Callable, base_config, grid, seeds=None, *, metrics: Callable 
                          "metrics compute (e.g. 'my_run v2'), or None to fingerprint them")
     if group is not None and not callable(group):
         raise ValueError(f"group={group!r} is not callable: give a function config -> key (e.g. the seed), or None")
+    if estimate is not None and not callable(estimate):
+        raise ValueError(f"estimate={estimate!r} is not callable: give a function config -> seconds "
+                         "(e.g. lambda c: c.work().seconds), or None")
     if client in ("auto", "local"):
         _dask_host()  # a bad $CLUSTER_SIM_DASK_HOST is refused before anything runs
     directory = cache_dir(cache)
@@ -753,6 +762,17 @@ def run_grid(run: Callable, base_config, grid, seeds=None, *, metrics: Callable 
             if client == "inprocess":
                 where = "inprocess"
                 _run_here(todo, configs, run, metrics, record, bar)
+            elif client == "auto" and estimate is not None:
+                seconds = sum(float(estimate(configs[i])) for i in todo)
+                if len(todo) > 1 and seconds > AUTO_PARALLEL_SECONDS and _machine_workers() > 1:
+                    where = "local"
+                    print(f"run_grid: {len(todo)} points estimated at ~{seconds:.0f} s in one process: starting a Dask "
+                          f"LocalCluster of {workers or _machine_workers()} workers (client='inprocess' keeps it here)",
+                          flush=True)
+                    _run_dask(todo, configs, run, metrics, record, bar, "local", workers, group)
+                else:
+                    where = "inprocess"
+                    _run_here(todo, configs, run, metrics, record, bar)
             elif client == "auto":
                 where = "inprocess"
                 paced = _pace_key(run, metrics, base_config)

@@ -753,3 +753,34 @@ def test_auto_goes_on_timing_points_while_they_are_remembered_and_sends_the_slow
     df = run_grid(cycle, BASE.replace(horizon=31.0), {"schedulers": [1, 2, 3]}, client="auto", cache=False,
                   progress=False)
     assert sent == [] and df.attrs["sweep"]["where"] == "inprocess"
+def test_an_estimate_sends_long_points_to_the_workers_together_without_a_probe(monkeypatch):
+    """Issue 33 (Lab 00 at paper): ``client="auto"`` timed the first point here before sending the rest to a
+    cluster, so a grid of two long points (the tour's decision-throughput arms, minutes each) ran one after the
+    other. With ``estimate=`` the route is chosen before anything runs; a short grid stays here."""
+    import cluster_sim.sweep as sweep
+
+    monkeypatch.delenv("DASK_SCHEDULER_ADDRESS", raising=False)
+    monkeypatch.delenv("CLUSTER_SIM_SWEEP_CLIENT", raising=False)
+    monkeypatch.setattr(sweep, "_machine_workers", lambda: 2)
+    routes = []
+    monkeypatch.setattr(sweep, "_run_here", lambda todo, *a, **k: routes.append(("here", list(todo))))
+    monkeypatch.setattr(sweep, "_run_dask", lambda todo, *a, **k: routes.append(("dask", list(todo))))
+    grid = {"schedulers": [1, 4]}
+    run_grid(run, BASE, grid, cache=False, progress=False, on_error="record", estimate=lambda c: 100.0)
+    assert routes == [("dask", [0, 1])]
+    routes.clear()
+    run_grid(run, BASE, grid, cache=False, progress=False, on_error="record", estimate=lambda c: 1.0)
+    assert routes == [("here", [0, 1])]
+    with pytest.raises(ValueError, match="estimate=3 is not callable"):
+        run_grid(run, BASE, grid, cache=False, estimate=3)
+
+
+def test_the_tours_decision_arms_and_pool_are_estimated_by_the_engine(monkeypatch):
+    """The tour's arms and pool are the engine's own run of their configs: ``config.work()`` estimates them."""
+    import cluster_sim.engine.claims as tour
+
+    seen = []
+    monkeypatch.setattr(tour, "run_grid", lambda *a, **k: seen.append(k.get("estimate")) or pd.DataFrame())
+    tour.decision_throughput(ClusterConfig.paper())
+    tour.pool_runs(ClusterConfig.paper(), pool_size=2)
+    assert [e(ClusterConfig.paper()) for e in seen] == [ClusterConfig.paper().work().seconds] * 2

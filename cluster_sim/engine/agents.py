@@ -73,7 +73,7 @@ class LocalStateView:
         self.csv = csv
         self.fresh = fresh
         self.synced_at = 0.0
-        self._free = None if fresh else csv.ledger.free
+        self._free = None if fresh else csv.ledger.free.copy(order="F")
         self._claims = None if fresh else memoryview(self._free)  # element view of _free, for claim()
 
     @property
@@ -81,7 +81,9 @@ class LocalStateView:
         return self.csv.ledger.free if self.fresh else self._free
 
     def sync(self, snapshot: np.ndarray, now: float) -> None:
-        self._free = snapshot.copy()
+        # column-major: the placement policies compare one resource column with the demand at every
+        # decision, and a contiguous column reads faster (the same numbers, so the same choices)
+        self._free = snapshot.copy(order="F")
         self._claims = memoryview(self._free)
         self.synced_at = now
 
@@ -95,7 +97,7 @@ class LocalStateView:
     def refresh_row(self, machine: int) -> None:
         """A rejected commit returns the machine's true state (as Omega's transactions do)."""
         if not self.fresh:
-            self._free[machine] = self.csv.ledger.free[machine]
+            self._free[machine] = self.csv.ledger.row(machine)  # the one row, not the whole free array
 
 
 class CentralStateView(mesa.Agent):

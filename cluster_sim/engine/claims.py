@@ -42,7 +42,7 @@ from .metrics import work_accounting
 from .model import ClusterResult, run
 
 __all__ = ["CLAIMS", "DECISION_LOAD", "DECISION_POINTS", "POOL_SIZE", "STALE", "STALE_DELAYS", "claims_table",
-           "STALE_MAX_MACHINES", "decision_throughput", "default_pool_size", "offered_task_rate", "pool_runs", "stale_config",
+           "STALE_MAX_MACHINES", "decision_throughput", "default_pool_size", "estimated_seconds", "offered_task_rate", "pool_runs", "stale_config",
            "tour_metrics", "accounting", "littles_law"]
 
 #: the tour's stale cluster (§4): more schedulers and a busier cluster than the tour's own run
@@ -130,9 +130,16 @@ def decision_throughput(config: ClusterConfig, *, seeds=None, client=None, cache
     think = DECISION_LOAD / offered_task_rate(config)
     # three decimals as the panel's slider steps; at paper (λ = 7,680 tasks/s) that is 0, so three digits there
     base = config.replace(think_time=round(think, 3) or float(f"{think:.3g}"))
+    # the arms are the engine's own run of their configs, which config.work() estimates: at paper (about 3 min of
+    # CPU each) both start at once on two workers, where timing the first here ran them one after the other
     rows = run_grid(run, base, [dict(p) for p in DECISION_POINTS], seeds=seeds, metrics=tour_metrics,
-                    client=client, cache=cache)
+                    client=client, cache=cache, estimate=estimated_seconds)
     return rows
+
+
+def estimated_seconds(config: ClusterConfig) -> float:
+    """The engine's estimate of ``run(config)``'s time (``config.work().seconds``): a ``run_grid`` estimate=."""
+    return config.work().seconds
 
 
 def accounting(result: ClusterResult) -> dict:
@@ -179,7 +186,7 @@ def pool_runs(config: ClusterConfig, *, pool_size: int | None = None, client=Non
     and seed, with :func:`tour_metrics`. ``client`` and ``cache`` go to :func:`cluster_sim.sweep.run_grid`."""
     seeds = pool(config.seed, default_pool_size(config) if pool_size is None else pool_size)
     return run_grid(run, stale_config(config), {"update_delay": list(STALE_DELAYS)}, seeds=seeds,
-                    metrics=tour_metrics, client=client, cache=cache)
+                    metrics=tour_metrics, client=client, cache=cache, estimate=estimated_seconds)
 
 
 def claims_table(config: ClusterConfig, *, pool_size: int | None = None, client=None, cache=None) -> pd.DataFrame:

@@ -12,6 +12,8 @@ Example
 
 from __future__ import annotations
 
+from array import array
+
 import numpy as np
 
 
@@ -19,7 +21,9 @@ class StepIntegral:
     """Integral over time of a value that changes only at events.
 
     ``record=True`` also keeps the change points, so figures can show the exact step curve (or
-    exact bin averages, :meth:`binned`) instead of samples.
+    exact bin averages, :meth:`binned`) instead of samples. They are kept as C doubles (8 bytes each, where
+    a list held a pointer and a Python number per entry): a paper-scale run records about seven change
+    points per task in its usage and queue series.
     """
 
     __slots__ = ("t", "value", "area", "t0", "_times", "_values")
@@ -28,8 +32,8 @@ class StepIntegral:
         self.t0 = self.t = t0
         self.value = value
         self.area = 0.0
-        self._times = [t0] if record else None
-        self._values = [value] if record else None
+        self._times = array("d", [t0]) if record else None
+        self._values = array("d", [value]) if record else None
 
     def set(self, t: float, value: float) -> None:
         if t < self.t:
@@ -64,7 +68,7 @@ class StepIntegral:
         """Change times and the value from each time on."""
         if self._times is None:
             raise ValueError("this StepIntegral was created with record=False")
-        return np.asarray(self._times), np.asarray(self._values, dtype=float)
+        return np.array(self._times, dtype=float), np.array(self._values, dtype=float)  # copies: recording goes on
 
     def binned(self, t_end: float, bins: int) -> tuple[np.ndarray, np.ndarray]:
         """Exact averages over ``bins`` equal bins of [t0, t_end]: bin edges and means."""

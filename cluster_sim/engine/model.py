@@ -162,13 +162,16 @@ class ClusterModel(mesa.Model):
     #: the class of the per-job managers (the default; ``job_manager_class=...`` or a subclass's class
     #: attribute names another, e.g. one that holds a token budget and shapes it)
     job_manager_class = JobManager
-    #: ``"each"``: every scheduling decision is a Mesa event; ``"batched"``: decisions go through
-    #: :meth:`schedule_batched` (same order, same results, far fewer Mesa events). A lab whose runs are
-    #: decision-bound (RMiner) sets it; ``decision_events=`` in the constructor overrides it.
-    decision_events = "each"
+    #: ``"each"``: every scheduling decision is a Mesa event; ``"batched"`` (the default): decisions and
+    #: arrivals go through :meth:`schedule_batched` (same order, same results, far fewer Mesa events: a Mesa
+    #: event per decision was a fifth of a paper-scale run). ``"each"`` is the reference the batched path is
+    #: tested against; ``decision_events=`` in the constructor overrides it.
+    decision_events = "batched"
     #: pause Python's cyclic garbage collector while the jobs are made and while the run runs
-    #: (:func:`gc_paused`): a lab of millions of tasks that makes no cyclic garbage sets it
-    pause_gc = False
+    #: (:func:`gc_paused`): a paper-scale run holds millions of tasks and makes no cyclic garbage, and a
+    #: full collection walks them all (about a tenth of the run). A lab whose events make cyclic garbage
+    #: in bulk sets it False.
+    pause_gc = True
     time = _time_property()
 
     def __init__(self, config: ClusterConfig, *, jobs: list[Job] | None = None, policy=None,
@@ -579,15 +582,21 @@ class ClusterModel(mesa.Model):
         ledger.check()
         if ledger.next_release_time() < self.time:  # every event settles first: nothing due is left
             raise AssertionError(f"a hold due at {ledger.next_release_time()} is still held at {self.time}")
-        held = {True: np.zeros_like(ledger.allocated), False: np.zeros_like(ledger.hidden)}
-        running_holds = 0
-        for hold in ledger.holds():
+        holds = ledger.holds()
+        for hold in holds:
             task = hold.owner
             if task.state != RUNNING or task.machine != hold.machine:
                 raise AssertionError(f"task {task.id} holds machine {hold.machine} but is {task.state} "
                                      f"on machine {task.machine}")
-            held[hold.visible][hold.machine] += hold.demand
-            running_holds += 1
+        # the holds summed per machine in numpy (a Python add per hold cost most of a check after every event)
+        held = {True: np.zeros_like(ledger.allocated), False: np.zeros_like(ledger.hidden)}
+        if holds:
+            machine = np.fromiter((h.machine for h in holds), dtype=np.intp, count=len(holds))
+            visible = np.fromiter((h.visible for h in holds), dtype=bool, count=len(holds))
+            demand = np.array([h.demand for h in holds])
+            for kind in (True, False):
+                rows = visible == kind
+                np.add.at(held[kind], machine[rows], demand[rows])
         for visible, rows in ((True, ledger.allocated), (False, ledger.hidden)):
             if not np.array_equal(held[visible], rows):
                 m = int(np.argwhere((held[visible] != rows).any(axis=1))[0][0])
@@ -596,14 +605,16 @@ class ClusterModel(mesa.Model):
                     f"ledger and running tasks disagree on machine {m} ({kind}): ledger {rows[m].tolist()}, "
                     f"running tasks hold {held[visible][m].tolist()}"
                 )
-        return running_holds
+        return len(holds)
 
     def check_tasks(self, running: int, queued: int | None = None) -> dict[str, int]:
         """No task lost; ``running`` tasks held and ``queued`` tasks waiting (default: in the
         schedulers' queues) agree with the tasks' own states; ends are consistent. Returns the
         counts by state."""
-        states = self.tasks_by_state()
-        submitted = sum(j.n_tasks for j in self.arrived)
+        tasks = [t for j in self.arrived for s in j.stages for t in s.tasks]  # every submitted task, once
+        counts = Counter(map(operator.attrgetter("state"), tasks))
+        states = {s: counts.get(s, 0) for s in STATES}
+        submitted = len(tasks)
         if sum(states.values()) != submitted:
             raise AssertionError(f"tasks lost: {submitted} submitted, states count {sum(states.values())}: {states}")
         if states[RUNNING] != running:
@@ -615,12 +626,13 @@ class ClusterModel(mesa.Model):
                 f"queues disagree: queues hold {queued}, the metric says {self._queued}, "
                 f"{states[QUEUED]} tasks say queued"
             )
-        for j in self.arrived:
-            for t in j.tasks:
-                if t.state == COMPLETED and not (t.start <= t.finish <= self.time):
-                    raise AssertionError(f"task {t.id} completed at {t.finish}, outside [start {t.start}, now {self.time}]")
-                if t.state == FAILED and not t.note:
-                    raise AssertionError(f"task {t.id} failed without a reason")
+        now = self.time  # read once: the clock is a property
+        for t in tasks:
+            state = t.state
+            if state == COMPLETED and not (t.start <= t.finish <= now):
+                raise AssertionError(f"task {t.id} completed at {t.finish}, outside [start {t.start}, now {now}]")
+            if state == FAILED and not t.note:
+                raise AssertionError(f"task {t.id} failed without a reason")
         return states
 
 
@@ -641,8 +653,9 @@ def run(config: ClusterConfig, **model_kwargs) -> ClusterResult:
     """Build the model, run it to ``config.horizon``, check the invariants, collect the result."""
     model = ClusterModel(config, **model_kwargs)
     model.run_until(config.horizon)
-    model.check_invariants()
-    return collect(model)
+    with gc_paused(model.pause_gc):  # the checks and the read-out walk every task too
+        model.check_invariants()
+        return collect(model)
 
 
 def collect(model: ClusterModel) -> ClusterResult:

@@ -63,10 +63,11 @@ def worst_fit(free: np.ndarray, demand, rng=None) -> int:
 
 def random_fit(free: np.ndarray, demand, rng: np.random.Generator) -> int:
     """A uniformly random fitting machine (Omega's default: spreads parallel schedulers apart)."""
-    idx = np.flatnonzero(_fitting(free, demand))
-    if len(idx) == 0:
+    idx = _fitting(free, demand).nonzero()[0]  # np.flatnonzero without its two Python wrappers (once a decision)
+    n = len(idx)
+    if n == 0:
         return -1
-    return int(idx[rng.integers(len(idx))])
+    return int(idx[rng.integers(n)])
 
 
 POLICIES = {"first_fit": first_fit, "best_fit": best_fit, "worst_fit": worst_fit, "random": random_fit}

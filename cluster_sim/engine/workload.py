@@ -201,6 +201,10 @@ def generate_jobs(spec: WorkloadSpec, horizon: float, rng: np.random.Generator, 
     mem = integer_sizes(spec.size_dist, spec.mean_task_mem, spec.size_sigma, total, rng)
     n_stages = np.minimum(rng.integers(1, spec.stages_per_job + 1, n_jobs), n_tasks)
 
+    # plain Python numbers read once (a numpy scalar per task and field cost more than the Task itself), and
+    # equal demands as one tuple: at paper every task demands (1, 1), 2.4 M tuples of 56 bytes held per run
+    durations, cpu, mem = durations.tolist(), cpu.tolist(), mem.tolist()
+    demands: dict = {}
     jobs: list[Job] = []
     k = 0
     task_id = 0
@@ -218,7 +222,8 @@ def generate_jobs(spec: WorkloadSpec, horizon: float, rng: np.random.Generator, 
         for s in range(s_count):
             tasks = []
             for _ in range(bounds[s], bounds[s + 1]):
-                tasks.append(Task(task_id, job, s, (int(cpu[k]), int(mem[k])), float(durations[k])))
+                demand = (cpu[k], mem[k])
+                tasks.append(Task(task_id, job, s, demands.setdefault(demand, demand), durations[k]))
                 task_id += 1
                 k += 1
             job.stages.append(Stage(s, tasks, parents[s], tuple(children[s])))

@@ -326,7 +326,8 @@ def _join(t1: _Tab, t2: _Tab, e_op: Callable, lo: np.ndarray, cnt: np.ndarray) -
     return t1.job[i1], t2.dep[i2], np.asarray(e_op(t1.wt[i1], t2.wt[i2]), dtype=float)
 
 
-#: join rows one slice of the doubling's joins may build (about 60 bytes each while it is reduced)
+#: rows one slice of the doubling's joins may build and sum (join rows and the kept tables' rows; about 60 bytes
+#: each while it is reduced)
 JOIN_SLICE_ROWS = 2_000_000
 
 
@@ -351,16 +352,47 @@ def _extend(t1: _Tab, t2: _Tab, e_op, times, reduce, n: int, keep: tuple[_Tab, .
     order the whole join would give them (``keep``'s rows first, then one row per ``t1`` row): each pair's
     sum is added in the same order, bit for bit, while memory holds one slice's join (``JOIN_SLICE_ROWS``)
     instead of every path piece at once (a lake of 700 jobs a day built 88M join rows for 2.4M pairs in one
-    go). The window ω (``times``) is applied as the rows are chosen (:func:`_matches`), not after."""
+    go). The window ω (``times``) is applied as the rows are chosen (:func:`_matches`), not after.
+
+    Two things are not redone. Only the rows of ``t2`` whose job is some ``t1`` row's ``dep`` are sorted for the
+    join (the others join nothing). ``keep[0]``, when given, must already be summed per pair (the short table):
+    the rows of its jobs that nothing is added to (no row of ``t1`` or of the other ``keep`` tables has their
+    job) pass through unchanged instead of being sorted and summed again, which gives the same numbers (a sum
+    of one row is that row). At ``paper`` the last iterations add a few thousand pairs to a short table of
+    40M: they cost as much as a sort of the whole table each before."""
+    if len(t2):
+        middle = np.zeros(n, bool)
+        middle[t1.dep] = True
+        joined = middle[t2.job]
+        if not joined.all():
+            t2 = _Tab(*(c[joined] for c in t2))
+    touched = np.zeros(n, bool)  # the jobs some row is added to: keep[0]'s pairs of the others pass through
+    touched[t1.job] = True
+    for k in keep[1:]:
+        touched[k.job] = True
     t2, lo, cnt = _matches(t1, t2, times)
+    # a slice's rows: its join rows and its keep rows (a pass-through row is copied once more)
     per_job = np.bincount(t1.job, weights=cnt, minlength=n) if len(t1) else np.zeros(n)
+    for k in keep:
+        per_job += np.bincount(k.job, minlength=n)
     out = []
     for a, b in _slices(per_job, n, JOIN_SLICE_ROWS):
         parts = [_part(k, a, b) for k in keep]
+        passed = None
+        if parts:
+            mask = touched[parts[0].job]
+            if not mask.all():
+                passed = _Tab(*(c[~mask] for c in parts[0]))
+                parts[0] = _Tab(*(c[mask] for c in parts[0]))
         r1, r2 = np.searchsorted(t1.job, [a, b], side="left")
         j, d, w = _join(_Tab(t1.job[r1:r2], t1.dep[r1:r2], t1.wt[r1:r2]), t2, e_op, lo[r1:r2], cnt[r1:r2])
-        out.append(reduce(np.concatenate([p.job for p in parts] + [j]), np.concatenate([p.dep for p in parts] + [d]),
-                          np.concatenate([p.wt for p in parts] + [w]), n))
+        summed = reduce(np.concatenate([p.job for p in parts] + [j]), np.concatenate([p.dep for p in parts] + [d]),
+                        np.concatenate([p.wt for p in parts] + [w]), n)
+        if passed is not None:
+            # both are sorted by pair and their jobs differ: each passed row goes where its pair sorts
+            at = np.searchsorted(summed[0] * n + summed[1], passed.job * n + passed.dep)
+            summed = tuple(np.insert(c, at, p) for c, p in zip(summed, passed))
+        out.append(summed)
     return _Tab(*(np.concatenate(c) for c in zip(*out)))
 
 
@@ -419,12 +451,20 @@ def doubling(
     omega: float | None = None,
     jobs: pd.DataFrame | None = None,
     max_iterations: int | None = None,
+    upstream=None,
 ) -> Iterator[tuple[int, _Tab, _Tab, pd.Index]]:
     """The loop of Algorithm 1 as a generator of ``(iteration, short, frontier, labels)``.
 
     After iteration ``i`` (0 = the preprocessed single hops) ``short`` holds the paths of fewer
     than ``2**i`` hops and ``frontier`` those of exactly ``2**i`` hops, as integer codes into
     ``labels``. :func:`multi_hop` and :func:`cluster_sim.wing.value.value_exploration` consume it.
+
+    ``upstream`` (job ids; None: every job) keeps in ``short`` only the pairs whose upstream job
+    (``depOn``) is one of them: the short table is only ever the upstream piece of a join
+    (``ftr ∘ short``), so a pair with another upstream job only makes pairs with that upstream job.
+    The pairs kept are those of the whole loop, bit for bit (each is summed from the same rows in the
+    same order). The frontier stays whole (it is the downstream piece of both joins, its upstream
+    jobs are the middle of the new paths), so the iterations are those of the whole loop too.
     """
     deps = check_deps(deps)
     if max_iterations is not None and (not isinstance(max_iterations, (int, np.integer)) or max_iterations < 0):
@@ -437,6 +477,14 @@ def doubling(
     job, dep, labels = _codes(deps)
     n = max(len(labels), 1)
     times = None if omega is None else _job_times(jobs, labels, omega, (job, dep))
+    if upstream is not None and (isinstance(upstream, (str, bytes)) or not hasattr(upstream, "__len__")):
+        raise ValueError(f"upstream={show(upstream)} is not allowed: give the job ids whose pairs are read "
+                         "(a list, an array or a Series), or None for every job")
+    read = None if upstream is None else labels.isin(pd.Index(upstream))
+
+    def read_only(t: _Tab) -> _Tab:  # the rows of t whose upstream job is read (t's order kept)
+        return t if read is None else _Tab(*(c[read[t.dep]] for c in t))
+
     prune = _window(times)
     reduce = _reducer(p_op)
     empty = _Tab(np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0))
@@ -450,7 +498,7 @@ def doubling(
         i += 1
         new_ftr = _extend(ftr, ftr, e_op, times, reduce, n)
         # the paths of 2**(i-1)+1 .. 2**i - 1 hops (ftr ∘ short) join the shorter ones and the old frontier
-        short = _extend(ftr, short, e_op, times, reduce, n, keep=(short, ftr))
+        short = _extend(ftr, short, e_op, times, reduce, n, keep=(short, read_only(ftr)))
         ftr = new_ftr
         yield i, short, ftr, labels
         if len(ftr) == 0:

@@ -7,6 +7,7 @@ import dataclasses
 import itertools
 import logging
 import math
+import sys
 
 import numpy as np
 import pytest
@@ -14,6 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from cluster_sim.capstone import SWITCHES, CapstoneConfig, CapstoneModel, ablation, arms, make_day, run, run_model
+from cluster_sim.capstone.claims import claim_arms
 from cluster_sim.capstone.day import ALPHA, SKYLINE_STEPS, rstar_containers
 from cluster_sim.capstone.model import engine_config
 from cluster_sim.capstone.plans import cluster_machines, resource_plans, stage_inputs
@@ -316,6 +318,28 @@ def test_an_ablation_on_dask_gives_the_frame_it_gives_in_process(dask_client):
     pd_cols = [c for c in here.columns]
     assert here[pd_cols].equals(there[pd_cols])
     assert list(here.arm) == ["none", "none", "all", "all"]
+
+
+def plans_made() -> int:
+    """The resource plans this process has made (run on each Dask worker)."""
+    from cluster_sim.capstone.plans import _resource_plans
+
+    return _resource_plans.cache_info().misses
+
+
+def test_an_ablation_on_dask_plans_each_seeds_day_once_not_once_per_worker(dask_client):
+    """The arms that read a day's resource plans go to one worker together: with two seeds, two plans are made
+    in all (points handed out one at a time had each worker plan every seed's day)."""
+    import cloudpickle
+
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])  # the workers cannot import this module by name
+    config = SMALL.replace(horizon=60.0, seed=2000)  # seeds no other test plans
+    points = [a for a in claim_arms() if a["stageopt"]] + [arms()[0]]  # six arms with the plans, two without
+    before = sum(dask_client.run(plans_made).values())
+    there = ablation(config, 2, points=points, client=dask_client, cache=False)
+    assert sum(dask_client.run(plans_made).values()) - before == 2
+    here = ablation(config, 2, points=points, client="inprocess", cache=False)
+    assert here.equals(there)
 
 
 # ---- bad input -----------------------------------------------------------------------------------

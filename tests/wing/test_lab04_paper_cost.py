@@ -139,3 +139,124 @@ def test_owls_value_from_the_closure_already_computed_is_owl_value(preset):
         owl_value_of(deps, k)
     with pytest.raises(ValueError, match="no value for"):
         owl_value_of(table, k.iloc[1:])
+
+
+def _extend_rows(monkeypatch):
+    """Count the rows of the tables the doubling's joins build (``_extend``'s output)."""
+    built = []
+    extend = multihop._extend
+
+    def counted(*args, **kwargs):
+        out = extend(*args, **kwargs)
+        built.append(len(out))
+        return out
+
+    monkeypatch.setattr(multihop, "_extend", counted)
+    return built
+
+
+def _exploration_before(deps, k, *, omega=None, jobs=None, over=None):
+    """``value_exploration`` before the change: the doubling keeps every short path, one bincount over both tables."""
+    import pandas as pd
+
+    from cluster_sim.wing.value import check_values
+
+    deps = multihop.check_deps(deps)
+    k = check_values(k, deps)
+    keep = k.index if over is None else pd.Index(over)
+    rows = [("job-local", 0, k)]
+    for i, short, ftr, labels in multihop.doubling(deps, omega=omega, jobs=jobs):
+        kk = k.reindex(labels).to_numpy()
+        j, d, w = (np.concatenate([a, b]) for a, b in zip(short, ftr))
+        ds = np.bincount(d, weights=w * kk[j], minlength=len(labels))
+        rows.append(("single hop" if i == 0 else f"iteration {i}", 2 ** i,
+                     k + pd.Series(ds, index=labels).reindex(k.index, fill_value=0.0)))
+    agg = rows[-1][2].rename("agg_value")
+    total = agg.reindex(keep)
+    pos = total > 0
+    out = pd.DataFrame({
+        "stage": [r[0] for r in rows], "hops": [r[1] for r in rows],
+        "share": [float(r[2].reindex(keep).sum() / total.sum()) if total.sum() > 0 else 1.0 for r in rows],
+        "mean_job_share": [float((r[2].reindex(keep)[pos] / total[pos]).mean()) if pos.any() else 1.0 for r in rows],
+    })
+    out.attrs["agg"] = agg
+    out.attrs["self_dependencies"] = deps.attrs["self_dependencies"]
+    return out
+
+
+@pytest.mark.parametrize("preset", ["ci", "default"])
+@pytest.mark.parametrize("seed", [0, 1])
+def test_the_doubling_kept_to_the_valid_jobs_gives_the_same_tables_bit_for_bit(monkeypatch, preset, seed):
+    """Fig. 6's shares read only the valid jobs' paths: the short table keeps only theirs (issue 33). The
+    exploration table, every job's ``agg`` and the claims' rows are those of the doubling that kept every path."""
+    import pandas as pd
+
+    import cluster_sim.wing.experiments as experiments
+    from cluster_sim.wing.claims import claims_table, metrics_of
+
+    cfg = WingDepsConfig.from_preset(preset, seed=seed)
+    built = _extend_rows(monkeypatch)
+    new = experiments.run(cfg)
+    kept = sum(built)
+    with monkeypatch.context() as m:  # value_exploration before the change
+        m.setattr(experiments, "value_exploration", _exploration_before)
+        built.clear()
+        old = experiments.run(cfg)
+        every = sum(built)
+        old_claims = claims_table(cfg, pool_size=3, client="inprocess", cache=False)
+    assert 0 < kept < 0.9 * every, (kept, every)  # the last ω of the log holds many short paths (ci 18 %, default 56 %)
+    pd.testing.assert_frame_equal(new.exploration, old.exploration, check_exact=True)
+    assert new.iterations == old.iterations
+    assert new.exploration.attrs["agg"].drop(new.valid).isna().all()  # the others' paths were not kept
+    agg, old_agg = new.agg, old.exploration.attrs["agg"]  # the others': a second doubling kept to their paths
+    assert agg.name == old_agg.name and agg.index.equals(old_agg.index)
+    assert np.array_equal(agg.to_numpy(), old_agg.to_numpy())
+    assert metrics_of(new) == metrics_of(old)
+    claims = claims_table(cfg, pool_size=3, client="inprocess", cache=False)
+    pd.testing.assert_frame_equal(claims, old_claims, check_exact=True)
+    pd.testing.assert_frame_equal(claims.attrs["runs"], old_claims.attrs["runs"], check_exact=True)
+
+
+def test_the_doublings_upstream_keeps_only_those_short_paths_and_refuses_a_string():
+    import pandas as pd
+
+    deps = pd.DataFrame({"job": [2, 3, 4, 5], "depOn": [1, 2, 3, 4]})  # a chain 1 <- 2 <- 3 <- 4 <- 5
+    whole = list(multihop.doubling(deps))
+    kept = list(multihop.doubling(deps, upstream=[1, 3]))
+    assert [i for i, *_ in kept] == [i for i, *_ in whole]
+    for (_, s1, f1, labels), (_, s2, f2, _) in zip(kept, whole, strict=True):
+        assert set(labels[s1.dep]) <= {1, 3}
+        ours = s2.dep[np.isin(labels[s2.dep], [1, 3])]
+        assert np.array_equal(s1.dep, ours) and all(np.array_equal(a, b) for a, b in zip(f1, f2))
+    with pytest.raises(ValueError, match="upstream='1' is not allowed"):
+        list(multihop.doubling(deps, upstream="1"))
+
+
+def test_the_last_iterations_do_not_sum_the_short_table_again(monkeypatch):
+    """A short pair nothing is added to passes through an iteration unchanged (issue 33: at ``paper`` the last
+    four iterations added a few thousand pairs to 40M and each sorted and summed all 40M again); the tables are
+    those of the doubling that summed them again (the bit-for-bit test above)."""
+    cfg = WingDepsConfig.default()
+    lake = generate_lake(cfg.lake_config())
+    deps = single_hop(lake.prov, cfg.window)
+    summed = []
+    reducer = multihop._reducer
+
+    def counting(p_op):
+        reduce = reducer(p_op)
+
+        def counted(job, dep, wt, n):
+            summed[-1] += len(job)
+            return reduce(job, dep, wt, n)
+
+        return counted
+
+    monkeypatch.setattr(multihop, "_reducer", counting)
+    states = []
+    summed.append(0)
+    for i, short, ftr, _ in multihop.doubling(deps, omega=cfg.omega, jobs=lake.jobs):
+        states.append((i, len(short), len(ftr), summed[-1]))
+        summed.append(0)
+    i, short, ftr, rows = states[-1]
+    # the last iteration finds no path: it sums only the pairs of the jobs of the frontier before it (before: all)
+    assert ftr == 0 and 0 < rows < short / 4, states
