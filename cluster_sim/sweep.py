@@ -33,9 +33,13 @@ Non-scalar values (arrays, frames, nested results) are left out; pass ``metrics=
   sets ``inprocess``: two notebooks executing side by side must not each start a cluster), else the
   Dask scheduler at ``DASK_SCHEDULER_ADDRESS`` if that variable is
   set, otherwise ``"auto"``.
-* ``"auto"``: the first point runs in this process and is timed; if the points left would take
-  more than ``AUTO_PARALLEL_SECONDS`` (a minute) at that pace, they go to a Dask ``LocalCluster``
-  (as ``"local"``), else they run here too. A notebook's sweeps at the ``ci`` and ``default``
+* ``"auto"``: points run in this process one after another, each timed; as soon as the points left
+  would take more than ``AUTO_PARALLEL_SECONDS`` (a minute) at the pace of the slowest point so far,
+  they go to a Dask ``LocalCluster`` (as ``"local"``), else they all run here. The route is decided
+  after every point, not from the first alone: a first point the run function remembers (a cycle a
+  notebook already showed) takes no time and would keep a long sweep on one core. The slowest pace is
+  remembered in this process per run function and base config, so the next sweep of the same runs
+  (another grid on the same config) goes to the workers at once instead of running a probe here first. A notebook's sweeps at the ``ci`` and ``default``
   presets take seconds, so they never pay the seconds a cluster takes to start (nor compete with
   other notebooks CI runs at the same time); paper-scale sweeps use every core. The time of a
   point is measured rather than taken from ``config.work()``, which estimates the config's own
@@ -637,6 +641,21 @@ def _run_dask(todo, configs, run, metrics, record, progress, client, workers, gr
 
 
 # ---- the runner ------------------------------------------------------------------------------------
+#: the slowest point ``client="auto"`` ran in this process, per run function and base config (see _pace_key)
+_PACES: dict[tuple, float] = {}
+
+
+def _pace_key(run: Callable, metrics: Callable | None, base_config) -> tuple | None:
+    """What an earlier sweep's pace is remembered under: the run and metrics functions (by name) and the base config
+    (its fingerprint), so a notebook's next sweep of the same runs (another grid on the same config: Lab 03's
+    footprint rounds, its comparison after its rescue sweep) needs no probe in this process before using the
+    workers. None (nothing remembered) for a config that cannot be fingerprinted."""
+    try:
+        return (_callable_name(run), None if metrics is None else _callable_name(metrics), fingerprint(base_config))
+    except Unfingerprintable:
+        return None
+
+
 def run_grid(run: Callable, base_config, grid, seeds=None, *, metrics: Callable | None = None,
              client=None, workers: int | None = None, cache=None, on_error: str = "raise",
              progress: bool | None = None, cache_key: str | None = None,
@@ -755,19 +774,25 @@ def run_grid(run: Callable, base_config, grid, seeds=None, *, metrics: Callable 
                     where = "inprocess"
                     _run_here(todo, configs, run, metrics, record, bar)
             elif client == "auto":
-                t = time.perf_counter()
-                _run_here(todo[:1], configs, run, metrics, record, bar)  # the probe: its time sets the route
-                rest = todo[1:]
-                pace = time.perf_counter() - t
-                if rest and pace * len(rest) > AUTO_PARALLEL_SECONDS and _machine_workers() > 1:
-                    where = "local"
-                    print(f"run_grid: {len(rest)} points left at about {pace:.1f} s each (~{pace * len(rest):.0f} s "
-                          f"in one process): starting a Dask LocalCluster of {workers or _machine_workers()} "
-                          "workers (client='inprocess' keeps it here)", flush=True)
-                    _run_dask(rest, configs, run, metrics, record, bar, "local", workers, group)
-                else:
-                    where = "inprocess"
-                    _run_here(rest, configs, run, metrics, record, bar)
+                where = "inprocess"
+                paced = _pace_key(run, metrics, base_config)
+                pace = _PACES.get(paced, 0.0)  # the slowest point run here so far (or by an earlier sweep)
+                for k, i in enumerate(todo):
+                    rest = todo[k:]
+                    # decided again after every point: a point the run function remembers takes no time and
+                    # says nothing of the rest, so the first point that costs something sets the pace
+                    if pace * len(rest) > AUTO_PARALLEL_SECONDS and _machine_workers() > 1:
+                        where = "local"
+                        print(f"run_grid: {len(rest)} points left at about {pace:.1f} s each (~{pace * len(rest):.0f} "
+                              f"s in one process): starting a Dask LocalCluster of {workers or _machine_workers()} "
+                              "workers (client='inprocess' keeps it here)", flush=True)
+                        _run_dask(rest, configs, run, metrics, record, bar, "local", workers, group)
+                        break
+                    t = time.perf_counter()
+                    _run_here([i], configs, run, metrics, record, bar)
+                    pace = max(pace, time.perf_counter() - t)
+                    if paced is not None:
+                        _PACES[paced] = pace
             else:
                 where = client if isinstance(client, str) else "client"
                 _run_dask(todo, configs, run, metrics, record, bar, client, workers, group)

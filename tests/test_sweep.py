@@ -41,6 +41,14 @@ BASE = ClusterConfig.ci().replace(horizon=30.0)
 GRID = {"schedulers": [1, 2], "update_delay": [0.0, 2.0]}
 
 
+@pytest.fixture(autouse=True)
+def fresh_paces(monkeypatch):
+    """Each test a fresh process as far as auto's remembered paces go (no test depends on another's sweeps)."""
+    import cluster_sim.sweep as sweep
+
+    monkeypatch.setattr(sweep, "_PACES", {})
+
+
 @pytest.fixture
 def calls(monkeypatch):
     """The configs run_grid evaluates. (Counted outside the run function: a run function appending to
@@ -696,6 +704,55 @@ def test_grouped_points_run_on_one_worker_so_each_prepares_its_workload_once(das
         run_grid(run, BASE, grid, client="inprocess", cache=False, group=3)
 
 
+class _Clock:
+    """A clock the points below advance by what they cost (no test asserts on wall-clock time)."""
+
+    def __init__(self):
+        self.now = 0.0
+
+    def perf_counter(self):
+        return self.now
+
+
+def test_auto_goes_on_timing_points_while_they_are_remembered_and_sends_the_slow_rest_to_workers(monkeypatch):
+    """The probe's first point may be one the run function remembers (Lab 03's cycle the notebook already ran):
+    it takes no time and says nothing about the rest, so auto keeps timing points here until one costs
+    something, and the points left then go to the workers."""
+    import cluster_sim.sweep as sweep
+
+    clock = _Clock()
+    cost = {1: 0.0, 2: 40.0, 3: 40.0, 4: 40.0}  # seconds per point: the first remembered, the rest a cycle each
+
+    def cycle(config):
+        clock.now += cost[config.schedulers]
+        return {"x": float(config.schedulers)}
+
+    sent = []
+
+    def to_workers(todo, configs, run, metrics, record, progress, client, workers, group=None):
+        sent.extend(configs[i].schedulers for i in todo)
+        sweep._run_here(todo, configs, run, metrics, record, progress)
+
+    monkeypatch.setattr(sweep, "time", clock)
+    monkeypatch.setattr(sweep, "_run_dask", to_workers)
+    monkeypatch.setattr(sweep, "_machine_workers", lambda: 2)
+    df = run_grid(cycle, BASE, {"schedulers": [1, 2, 3, 4]}, client="auto", cache=False, progress=False)
+    # the remembered point and the first slow one ran here; 2 left x 40 s > a minute: those to the workers
+    assert sent == [3, 4] and df.attrs["sweep"]["where"] == "local"
+    assert df["x"].tolist() == [1.0, 2.0, 3.0, 4.0]
+    # the next sweep of the same runs knows their pace: no probe here, every point to the workers
+    sent.clear()
+    df = run_grid(cycle, BASE, {"schedulers": [2, 3]}, client="auto", cache=False, progress=False)
+    assert sent == [2, 3] and df["x"].tolist() == [2.0, 3.0]
+    sent.clear()
+    sweep._PACES.clear()  # a fresh process
+    cost.update({2: 20.0, 3: 20.0, 4: 20.0})  # 2 left x 20 s, then 1 x 20 s: under a minute, all here
+    df = run_grid(cycle, BASE, {"schedulers": [1, 2, 3, 4]}, client="auto", cache=False, progress=False)
+    assert sent == [] and df.attrs["sweep"]["where"] == "inprocess"
+    # another base config is another sweep's runs: its pace is measured again
+    df = run_grid(cycle, BASE.replace(horizon=31.0), {"schedulers": [1, 2, 3]}, client="auto", cache=False,
+                  progress=False)
+    assert sent == [] and df.attrs["sweep"]["where"] == "inprocess"
 def test_an_estimate_sends_long_points_to_the_workers_together_without_a_probe(monkeypatch):
     """Issue 33 (Lab 00 at paper): ``client="auto"`` timed the first point here before sending the rest to a
     cluster, so a grid of two long points (the tour's decision-throughput arms, minutes each) ran one after the

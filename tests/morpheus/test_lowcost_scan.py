@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from cluster_sim.morpheus.packing import lowcost, lowcost_scan
 from cluster_sim.morpheus.packing.lowcost import (
@@ -141,3 +142,34 @@ def test_the_benchmarks_jobs_get_the_allocations_the_gang_by_gang_search_gave(mo
         refused += a is None
         assert a is None or (a.same_as(b) and a.cost == b.cost)
     assert refused < len(jobs)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.floats(0, 1e6), st.floats(0, 1e6), st.sampled_from([0.0, 1e-300, 0.1, 0.3, 1.0, 2.5, 7.0])),
+                min_size=1, max_size=3),
+       st.integers(1, 4))
+def test_max_fit_at_one_step_in_python_floats_is_max_fit(lines, steps):
+    """DRA's room over a grant's step or two is read one step at a time in Python floats (issue 33): the same
+    answer as the numpy _max_fit on every line, even where the float estimate is one off."""
+    from cluster_sim.morpheus.packing.lowcost import _max_fit_step
+
+    L = np.array([[l + 0.1 * k for k in range(steps)] for l, _, _ in lines])
+    C = np.array([[c] * steps for _, c, _ in lines])
+    z = np.array([q for _, _, q in lines])
+    if not (z > 0).any():
+        z[0] = 1.0
+    want = _max_fit(L, C, z)
+    got = [_max_fit_step(L[:, j].tolist(), C[:, j].tolist(), z.tolist()) for j in range(steps)]
+    assert got == want.tolist()
+
+
+def test_room_over_a_grants_steps_is_the_numpy_answer():
+    from cluster_sim.morpheus.packing.plan import ReservationPlan
+    from cluster_sim.morpheus.packing.jobs import PeriodicJob
+
+    plan = ReservationPlan(capacity=(7.3, 11.0), horizon=60)
+    plan.place(PeriodicJob(60, 0, 30, [2] * 10, container=(0.7, 1.1)))
+    for steps in ([0], [3, 4], [10, 11, 12, 13], list(range(60))):
+        z = plan._container((0.3, 0.9))
+        numpy = int(max(_max_fit(plan.load[:, steps], plan.capacity[:, steps], z).min(), 0))
+        assert plan.room(steps, (0.3, 0.9)) == numpy, steps

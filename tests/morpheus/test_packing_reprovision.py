@@ -95,3 +95,27 @@ def test_decide_errors_name_the_argument():
         r.decide(1, 0, [], 1)
     with pytest.raises(KeyError, match="job_id=7"):
         reprovision(ReservationPlan(10, 10), 7, 0.0, 5)
+
+
+def test_a_skyline_the_caller_keeps_gives_the_same_grants_and_plan():
+    """The Reprovisioner passes each job's skyline once built (issue 33); the grants, the plan's load and the
+    reserved-now reading (the skyline plus the job's live grants) are those of reprovision building it."""
+    plans = []
+    for keep in (False, True):
+        plan = ReservationPlan(capacity=120, horizon=60)
+        job = plan.place(PeriodicJob(period=30, a=0, d=12, demands=[20] * 6 + [35] * 4))
+        plan.place(PeriodicJob(period=60, a=3, d=9, demands=(30, 30)))
+        sky = plan.allocations[job.job_id].containers(60) if keep else None
+        grants = [reprovision(plan, job.job_id, now=t, demand=d, skyline=sky)[0]
+                  for t, d in ((60.0, 50), (90.0, 90), (150.0, 200), (330.0, 40), (1900.0, 80))]
+        plans.append((grants, plan.load.copy(), dict(plan.grants).keys()))
+    assert plans[0][0] == plans[1][0] and np.array_equal(plans[0][1], plans[1][1])
+    assert any(g.containers for g in plans[0][0])
+    with pytest.raises(ValueError, match=r"skyline has shape \(3,\), need one value per plan step \(60,\)"):
+        reprovision(_one_job_plan(), 0, 0.0, 5, skyline=[1, 2, 3])
+
+
+def _one_job_plan():
+    plan = ReservationPlan(capacity=10, horizon=60)
+    plan.place(PeriodicJob(60, 0, 10, [2] * 5))
+    return plan

@@ -74,6 +74,7 @@ steps, whether of the 19 steps left or of the whole window.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -230,6 +231,28 @@ def _max_fit(Lf: np.ndarray, Cf: np.ndarray, z: np.ndarray) -> np.ndarray:
         over = (X >= 0) & np.any(Lf + X * zq > Cf, axis=0)
         under = (X < big) & ~over & np.all(Lf + (X + 1) * zq <= Cf, axis=0)
         if not (over.any() or under.any()):
+            return X
+        X = X - over + under
+
+
+def _floor_below(v: float, big: int) -> int:
+    """``floor(v)``, or ``big`` from there up (an infinite quotient included), as :func:`_max_fit`'s clip."""
+    return math.floor(v) if v < big else big
+
+
+def _max_fit_step(L, C, z) -> int:
+    """:func:`_max_fit` at one step (``L``, ``C``, ``z``: a float per resource), in Python floats: the same IEEE
+    double arithmetic in the same order, so the same answer. For DRA's room over a grant's step or two (tens of
+    thousands of calls in a paper cycle), where numpy's cost per call is most of the answer's."""
+    big = 1 << 40
+    if any(l > c for l, c in zip(L, C)):
+        return -1
+    est = min((_floor_below((c - l) / q, big) if q > 0 else big) for l, c, q in zip(L, C, z))
+    X = int(min(max(est, -1), big))
+    while True:  # as _max_fit: the float estimate can be one off either way
+        over = X >= 0 and any(l + X * q > c for l, c, q in zip(L, C, z))
+        under = X < big and not over and all(l + (X + 1) * q <= c for l, c, q in zip(L, C, z))
+        if not (over or under):
             return X
         X = X - over + under
 

@@ -69,12 +69,24 @@ class Reprovisioner(mesa.Agent):
         self.live: dict[str, tuple[int, int, float]] = {}  # queue -> (grant id, containers, expiry)
         self.granted: dict[str, dict[int, int]] = {}  # queue -> absolute plan step -> containers granted
         self.decisions: list[dict] = []
+        self._skylines: dict[int, tuple] = {}  # job id -> (its allocation, its reservation per plan step)
         model.schedule_every(self.tick, STEP, start=0.0, priority=Priority.LOW)
 
     def extra(self, name: str) -> int:
         """Containers granted to ``name`` right now."""
         live = self.live.get(name)
         return live[1] if live else 0
+
+    def skyline(self, job_id: int) -> np.ndarray:
+        """The job's reservation at every plan step, without grants: built once per allocation (a paper cycle
+        evaluates its jobs tens of thousands of times, and the plan's allocations do not move meanwhile)."""
+        alloc = self.plan.allocations[job_id]
+        kept = self._skylines.get(job_id)
+        if kept is None or kept[0] is not alloc:
+            sky = alloc.containers(self.plan.horizon)
+            sky.flags.writeable = False  # shared by every evaluation: no reader may change it
+            kept = self._skylines[job_id] = (alloc, sky)
+        return kept[1]
 
     def tick(self) -> None:
         for name in self.job_ids:
@@ -98,10 +110,12 @@ class Reprovisioner(mesa.Agent):
             base = model.provisioning[name].base
             recent = np.array([int(base[s]) if 0 <= s < base.size else 0 for s in recent_steps])
             grant, gid = reprovision(self.plan, job_id, now, demand, self.rule, granted_recent=granted_recent,
-                                     reserved_now=reserved, own_recent=recent)
+                                     reserved_now=reserved, own_recent=recent, skyline=self.skyline(job_id))
         else:
-            grant, gid = reprovision(self.plan, job_id, now, demand, self.rule, granted_recent=granted_recent)
-            recent = self.plan.allocations[job_id].containers(self.plan.horizon)[recent_steps % self.plan.horizon]
+            skyline = self.skyline(job_id)
+            grant, gid = reprovision(self.plan, job_id, now, demand, self.rule, granted_recent=granted_recent,
+                                     skyline=skyline)
+            recent = skyline[recent_steps % self.plan.horizon]
         self.decisions.append(dict(time=now, job=name, demand=demand, reserved=reserved, recent_max=int(recent.max()),
                                    asked=grant.asked, cap=grant.cap, room=grant.room, granted=grant.containers,
                                    reason=grant.reason))

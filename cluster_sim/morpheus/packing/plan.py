@@ -44,7 +44,7 @@ import numpy as np
 
 from ... import validate
 from .jobs import AdHocJob, Allocation, PeriodicJob, Refusal
-from .lowcost import MAX_END_POINTS, _max_fit, check_allocation, greedy_window, lowcost_window
+from .lowcost import MAX_END_POINTS, _max_fit, _max_fit_step, check_allocation, greedy_window, lowcost_window
 from .stages import _ratio
 
 __all__ = ["ReservationPlan", "METHODS"]
@@ -145,6 +145,10 @@ class ReservationPlan:
         z = self._container(container)
         if steps.size == 0:
             raise ValueError("steps is empty: need at least one step")
+        if steps.size * z.size <= 8:  # DRA's grant: a step or two, one at a time in Python floats (the same answer)
+            zs = z.tolist()
+            fit = min(_max_fit_step(self.load[:, s].tolist(), self.capacity[:, s].tolist(), zs) for s in steps.tolist())
+            return max(fit, 0)
         return int(max(_max_fit(self.load[:, steps], self.capacity[:, steps], z).min(), 0))
 
     # ---- placing ------------------------------------------------------------------------------------

@@ -114,7 +114,7 @@ class ReprovisionRule:
 
 
 def reprovision(plan, job_id: int, now: float, demand, rule: ReprovisionRule = ReprovisionRule(), granted_recent=None,
-                *, reserved_now=None, own_recent=None):
+                *, reserved_now=None, own_recent=None, skyline=None):
     """Apply DRA to one job of a :class:`~cluster_sim.morpheus.packing.plan.ReservationPlan` at ``now`` s.
 
     Reads the job's reservation from the plan, decides with ``rule`` and, when something is
@@ -124,7 +124,9 @@ def reprovision(plan, job_id: int, now: float, demand, rule: ReprovisionRule = R
     added to ``R_recent`` when ``rule.recent_counts_grants``. With one reservation per run (Rayon's model)
     the plan's skyline of the job mixes its instances and their grants, so the caller passes the run's own:
     ``reserved_now`` (its reservation now, its live grant included) and ``own_recent`` (its reservation at
-    each step of ``rule.recent_steps(now)``, 0 where it has none).
+    each step of ``rule.recent_steps(now)``, 0 where it has none). ``skyline``: the job's reservation at every plan
+    step (``plan.allocations[job_id].containers(plan.horizon)``, without grants) when the caller keeps it, as the
+    :class:`~cluster_sim.morpheus.packing.model.Reprovisioner` does for a run: building it is most of a call's cost.
 
     >>> from cluster_sim.morpheus.packing.plan import ReservationPlan
     >>> from cluster_sim.morpheus.packing.jobs import PeriodicJob
@@ -138,8 +140,10 @@ def reprovision(plan, job_id: int, now: float, demand, rule: ReprovisionRule = R
     alloc = plan.allocations.get(job_id) or plan.adhoc.get(job_id)
     if alloc is None:
         raise KeyError(f"job_id={job_id} is not in the plan")
-    skyline = alloc.containers(H)
-    with_grants = plan.containers(job_id)
+    if skyline is None:
+        skyline = alloc.containers(H)
+    elif np.shape(skyline) != (H,):
+        raise ValueError(f"skyline has shape {np.shape(skyline)}, need one value per plan step ({H},)")
     cur = int(math.floor(validate.number(now, "now", lo=0) / dt)) % H
     hold = rule.hold_steps(now, dt) % H
     steps = rule.recent_steps(now, dt)
@@ -152,7 +156,10 @@ def reprovision(plan, job_id: int, now: float, demand, rule: ReprovisionRule = R
             raise ValueError(f"granted_recent has {extra.size} values, need one per recent step ({recent.size})")
         recent = recent + extra
     z = alloc.job.container
-    reserved = with_grants[cur] if reserved_now is None else reserved_now
+    if reserved_now is None:  # plan.containers(job_id)[cur], read at one step: the skyline and the job's grants
+        reserved = int(skyline[cur]) + sum(n for jid, at, n, _ in plan.grants.values() if jid == job_id and cur in at)
+    else:
+        reserved = reserved_now
     grant = rule.decide(demand, reserved, recent, plan.room(hold, z))
     gid = plan.add_grant(job_id, hold, grant.containers, z) if grant.containers else None
     return grant, gid
