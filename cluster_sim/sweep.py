@@ -781,7 +781,8 @@ def run_grid(run: Callable, base_config, grid, seeds=None, *, metrics: Callable 
                     rest = todo[k:]
                     # decided again after every point: a point the run function remembers takes no time and
                     # says nothing of the rest, so the first point that costs something sets the pace
-                    if pace * len(rest) > AUTO_PARALLEL_SECONDS and _machine_workers() > 1:
+                    # one point left runs here: a cluster's start would cost more than it saves
+                    if len(rest) > 1 and pace * len(rest) > AUTO_PARALLEL_SECONDS and _machine_workers() > 1:
                         where = "local"
                         print(f"run_grid: {len(rest)} points left at about {pace:.1f} s each (~{pace * len(rest):.0f} "
                               f"s in one process): starting a Dask LocalCluster of {workers or _machine_workers()} "
