@@ -173,3 +173,27 @@ def test_room_over_a_grants_steps_is_the_numpy_answer():
         z = plan._container((0.3, 0.9))
         numpy = int(max(_max_fit(plan.load[:, steps], plan.capacity[:, steps], z).min(), 0))
         assert plan.room(steps, (0.3, 0.9)) == numpy, steps
+
+
+@pytest.mark.parametrize("load, capacity, z", [(20.5, 20.5, 1e-300), (1.0, 1.0 + 2 ** -52, 2 ** -60),
+                                               (3.0, 3.0 + 2 ** -51, 2 ** -58), (0.7, 0.7, 1e-17)])
+def test_max_fit_with_a_size_below_the_loads_last_digit_is_the_largest_fit_found_without_a_walk(load, capacity, z):
+    """A z below L's last digit leaves L + X*z == L for many X: the fit was settled one X at a time, up to 2**40
+    rounds (a hypothesis example hung the suite). Both versions give the largest X that fits, the clip included."""
+    from cluster_sim.morpheus.packing.lowcost import _max_fit_step
+
+    big = 1 << 40
+
+    def fits(x):
+        return load + x * z <= capacity
+
+    lo, hi = 0, big  # the largest X <= big that fits, by bisection on the same float test (monotone in X)
+    if fits(big):
+        want = big
+    else:
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            lo, hi = (mid, hi) if fits(mid) else (lo, mid)
+        want = lo
+    assert _max_fit(np.array([[load]]), np.array([[capacity]]), np.array([z])).tolist() == [want]
+    assert _max_fit_step([load], [capacity], [z]) == want

@@ -227,12 +227,19 @@ def _max_fit(Lf: np.ndarray, Cf: np.ndarray, z: np.ndarray) -> np.ndarray:
         est = np.where(zq > 0, np.floor((Cf - Lf) / np.where(zq > 0, zq, 1.0)), big)
     X = np.clip(np.min(est, axis=0), -1, big).astype(np.int64)
     X = np.where(np.any(Lf > Cf, axis=0), -1, X)
-    while True:  # the float estimate can be one off either way: settle it with the reference's test
+    for _ in range(3):  # the float estimate can be one off either way: settle it with the reference's test
         over = (X >= 0) & np.any(Lf + X * zq > Cf, axis=0)
         under = (X < big) & ~over & np.all(Lf + (X + 1) * zq <= Cf, axis=0)
         if not (over.any() or under.any()):
             return X
         X = X - over + under
+    # a step still moving has a z below its load's last digit (L + X*z == L for many X): steps of one would
+    # take up to 2**40 rounds, so it is settled alone, galloping (the same largest X that fits)
+    over = (X >= 0) & np.any(Lf + X * zq > Cf, axis=0)
+    under = (X < big) & ~over & np.all(Lf + (X + 1) * zq <= Cf, axis=0)
+    for j in np.flatnonzero(over | under):
+        X[j] = _max_fit_step(Lf[:, j].tolist(), Cf[:, j].tolist(), z.tolist())
+    return X
 
 
 def _floor_below(v: float, big: int) -> int:
@@ -249,12 +256,20 @@ def _max_fit_step(L, C, z) -> int:
         return -1
     est = min((_floor_below((c - l) / q, big) if q > 0 else big) for l, c, q in zip(L, C, z))
     X = int(min(max(est, -1), big))
-    while True:  # as _max_fit: the float estimate can be one off either way
-        over = X >= 0 and any(l + X * q > c for l, c, q in zip(L, C, z))
-        under = X < big and not over and all(l + (X + 1) * q <= c for l, c, q in zip(L, C, z))
-        if not (over or under):
-            return X
-        X = X - over + under
+    while X >= 0 and any(l + X * q > c for l, c, q in zip(L, C, z)):  # the float estimate can be one over
+        X -= 1
+    # ... or under: walk up by steps that double while they fit (L + X*z can stay L for many X when z is below
+    # L's last digit), back to one when a step overshoots; it stops where X + 1 does not fit, as steps of one would
+    step = 1
+    while X < big:
+        up = min(X + step, big)
+        if all(l + up * q <= c for l, c, q in zip(L, C, z)):
+            X, step = up, step * 2
+        elif step == 1:
+            break
+        else:
+            step = 1
+    return X
 
 
 def lowcost_window(load, capacity, container, demands, gangs=None, alignment: float = 0.0, *,
