@@ -45,7 +45,9 @@ Non-scalar values (arrays, frames, nested results) are left out; pass ``metrics=
   point is measured rather than taken from ``config.work()``, which estimates the config's own
   ``run`` and not the smaller or larger function a lab may sweep with it; a caller whose ``run`` is the
   config's own passes ``estimate=`` (e.g. ``lambda c: c.work().seconds``): the route is then chosen before
-  anything runs, so a grid of two long points starts both at once instead of timing the first alone.
+  anything runs, so a grid of two long points starts both at once instead of timing the first alone. A long
+  estimated sweep runs on a LocalCluster of one worker fewer than the cores and in this process too (it would
+  otherwise only wait), the longest points first, each worker given one point at a time (see ``_run_lanes``).
 * ``"inprocess"``: one point after another in this process (tests, tiny grids, ``pdb``).
 * ``"local"``: a ``LocalCluster`` of ``workers`` processes (default: the cores this process may
   use), one thread each, closed when the sweep ends, fails or is interrupted. Its scheduler, workers
@@ -640,6 +642,99 @@ def _run_dask(todo, configs, run, metrics, record, progress, client, workers, gr
                 quiet.setLevel(level)
 
 
+def _run_lanes(tasks, costs, configs, run, metrics, record, progress, workers: int):
+    """``tasks`` (lists of point indices) on a new LocalCluster of ``workers`` processes and in this process, longest
+    first (``costs``, their estimated seconds; ties keep the grid's order): each worker is given one task at a time,
+    the next when its last one ends, and this process takes the next task whenever it is free.
+
+    Handing every task to Dask's scheduler at once let one worker hold two of Lab 04's three paper seeds while the
+    other core idled, and this process only waited: here no worker ever holds a task it has not started, so a free
+    lane never waits behind a busy one. Which lane runs a task does not change its numbers (``run`` is
+    deterministic), only when it ends."""
+    import collections
+    import logging
+    import threading
+
+    from distributed import as_completed
+
+    pending = collections.deque(sorted(range(len(tasks)), key=lambda k: -costs[k]))  # stable: ties in grid order
+    lock = threading.Lock()  # record and the bar are called from this thread and the feeder
+    stop = threading.Event()
+    failure: list[BaseException] = []
+
+    def take():
+        with lock:
+            return pending.popleft() if pending and not stop.is_set() else None
+
+    def finish(task, outcomes):
+        with lock:
+            for i, (values, err, tb) in zip(task, outcomes):
+                record(i, values, err, tb)
+            progress.step(len(task))
+
+    dask_client, cluster, close = _open_client("local", workers)
+    submitted = {}  # future key -> (task, worker, future)
+
+    def submit(k, address):
+        future = dask_client.submit(_evaluate_group, [configs[i] for i in tasks[k]], run=run, metrics=metrics,
+                                    pure=False, workers=[address], allow_other_workers=False)
+        submitted[future.key] = (tasks[k], address, future)
+        return future
+
+    def feed(running):
+        try:
+            for future in running:
+                task, address, _ = submitted.pop(future.key)
+                if stop.is_set():
+                    break
+                if future.status == "error":  # the task itself failed (a point's error is in its result)
+                    err = future.exception()
+                    tb = "".join(traceback.format_exception(type(err), err, future.traceback()))
+                    finish(task, [(None, err, tb)] * len(task))
+                else:
+                    finish(task, future.result())
+                future.release()
+                k = take()
+                if k is not None:
+                    running.add(submit(k, address))
+        except BaseException as err:  # raised in this process once the lanes stop
+            failure.append(err)
+            stop.set()
+
+    feeder = None
+    try:
+        dask_client.wait_for_workers(workers)
+        running = as_completed()
+        for address in sorted(dask_client.scheduler_info()["workers"])[:workers]:
+            k = take()
+            if k is None:
+                break
+            running.add(submit(k, address))
+        feeder = threading.Thread(target=feed, args=(running,), name="run_grid lanes", daemon=True)
+        feeder.start()
+        while (k := take()) is not None:
+            finish(tasks[k], _evaluate_group([configs[i] for i in tasks[k]], run, metrics))
+        feeder.join()
+        if failure:
+            raise failure[0]
+    except BaseException:
+        stop.set()
+        if submitted:
+            dask_client.cancel([f for _, _, f in list(submitted.values())])
+        raise
+    finally:
+        if close:
+            quiet = logging.getLogger("distributed")
+            level = quiet.level
+            quiet.setLevel(logging.ERROR)  # closing logs a page of INFO lines into the notebook
+            try:
+                dask_client.close()
+                if cluster is not None:
+                    cluster.close()
+            finally:
+                quiet.setLevel(level)
+
+
 # ---- the runner ------------------------------------------------------------------------------------
 #: the slowest point ``client="auto"`` ran in this process, per run function and base config (see _pace_key)
 _PACES: dict[tuple, float] = {}
@@ -687,7 +782,9 @@ def run_grid(run: Callable, base_config, grid, seeds=None, *, metrics: Callable 
     estimate : optional ``config -> seconds``: with ``client="auto"``, the points' estimated seconds choose where
         they run before any of them does, instead of timing the first here (which runs it alone, before the
         others start: a grid of two long points ran one after the other). For a ``run`` that ``config.work()``
-        estimates (the engine's own ``run``): ``estimate=lambda c: c.work().seconds``.
+        estimates (the engine's own ``run``): ``estimate=lambda c: c.work().seconds``. The points then run
+        longest first, one at a time on each worker and in this process (``workers`` is then the cluster's
+        size; by default one fewer than the cores, as this process is a lane too).
 
     The frame's ``attrs["sweep"]`` records the runs computed and read from the cache, the computed
     ones the cache could not hold (``uncached``), where they ran and the wall time.
@@ -763,13 +860,17 @@ def run_grid(run: Callable, base_config, grid, seeds=None, *, metrics: Callable 
                 where = "inprocess"
                 _run_here(todo, configs, run, metrics, record, bar)
             elif client == "auto" and estimate is not None:
-                seconds = sum(float(estimate(configs[i])) for i in todo)
-                if len(todo) > 1 and seconds > AUTO_PARALLEL_SECONDS and _machine_workers() > 1:
+                tasks = _groups(todo, configs, group)
+                costs = [sum(float(estimate(configs[i])) for i in task) for task in tasks]
+                seconds = sum(costs)
+                if len(tasks) > 1 and seconds > AUTO_PARALLEL_SECONDS and _machine_workers() > 1:
                     where = "local"
+                    # this process is one of the lanes: it would otherwise only wait for the workers
+                    n = workers or min(_machine_workers() - 1, len(tasks) - 1)
                     print(f"run_grid: {len(todo)} points estimated at ~{seconds:.0f} s in one process: starting a Dask "
-                          f"LocalCluster of {workers or _machine_workers()} workers (client='inprocess' keeps it here)",
-                          flush=True)
-                    _run_dask(todo, configs, run, metrics, record, bar, "local", workers, group)
+                          f"LocalCluster of {n} worker{'s' if n > 1 else ''}, this process running points too "
+                          "(client='inprocess' keeps them all here)", flush=True)
+                    _run_lanes(tasks, costs, configs, run, metrics, record, bar, n)
                 else:
                     where = "inprocess"
                     _run_here(todo, configs, run, metrics, record, bar)

@@ -764,10 +764,10 @@ def test_an_estimate_sends_long_points_to_the_workers_together_without_a_probe(m
     monkeypatch.setattr(sweep, "_machine_workers", lambda: 2)
     routes = []
     monkeypatch.setattr(sweep, "_run_here", lambda todo, *a, **k: routes.append(("here", list(todo))))
-    monkeypatch.setattr(sweep, "_run_dask", lambda todo, *a, **k: routes.append(("dask", list(todo))))
+    monkeypatch.setattr(sweep, "_run_lanes", lambda tasks, *a, **k: routes.append(("lanes", [i for t in tasks for i in t])))
     grid = {"schedulers": [1, 4]}
     run_grid(run, BASE, grid, cache=False, progress=False, on_error="record", estimate=lambda c: 100.0)
-    assert routes == [("dask", [0, 1])]
+    assert routes == [("lanes", [0, 1])]
     routes.clear()
     run_grid(run, BASE, grid, cache=False, progress=False, on_error="record", estimate=lambda c: 1.0)
     assert routes == [("here", [0, 1])]
@@ -784,3 +784,57 @@ def test_the_tours_decision_arms_and_pool_are_estimated_by_the_engine(monkeypatc
     tour.decision_throughput(ClusterConfig.paper())
     tour.pool_runs(ClusterConfig.paper(), pool_size=2)
     assert [e(ClusterConfig.paper()) for e in seen] == [ClusterConfig.paper().work().seconds] * 2
+
+
+def where_it_ran(config):
+    """A point that says which process ran it (the numbers are the engine's, wherever it runs)."""
+    return {"pid": os.getpid(), "utilisation": run(config).metrics.utilisation}
+
+
+#: estimated seconds per point of the lanes' tests: the longest first is schedulers=2, then 3, then 1
+LANE_COSTS = {1: 10.0, 2: 30.0, 3: 20.0}
+
+
+def lane_cost(config):
+    return LANE_COSTS[config.schedulers]
+
+
+def test_an_estimated_sweep_gives_each_worker_one_point_and_runs_one_here_longest_first(monkeypatch):
+    """Issue 33 (Lab 04 at paper): the three seeds went to a two-worker cluster all at once and one worker ran two
+    of them one after the other while the other core idled, this process only waiting. With ``estimate=`` each
+    worker is given one point at a time, longest first, and this process runs the next one itself."""
+    import cluster_sim.sweep as sweep
+
+    monkeypatch.delenv("DASK_SCHEDULER_ADDRESS", raising=False)
+    monkeypatch.delenv("CLUSTER_SIM_SWEEP_CLIENT", raising=False)
+    monkeypatch.setattr(sweep, "AUTO_PARALLEL_SECONDS", 0.0)
+    monkeypatch.setattr(sweep, "_machine_workers", lambda: 2)
+    grid = {"schedulers": [1, 2, 3]}
+    here = run_grid(where_it_ran, BASE, grid, client="inprocess", cache=False, progress=False)
+    # two workers and this process: three lanes for three points, one point each
+    df = run_grid(where_it_ran, BASE, grid, client="auto", workers=2, cache=False, progress=False, estimate=lane_cost)
+    assert df.attrs["sweep"]["where"] == "local"
+    pid = df.set_index("schedulers")["pid"]
+    assert pid.nunique() == 3, pid.to_dict()
+    # the two longest went to the workers first; this process took the next
+    assert pid[1] == os.getpid() and os.getpid() not in (pid[2], pid[3])
+    pd.testing.assert_frame_equal(df.drop(columns="pid"), here.drop(columns="pid"))
+
+
+def test_by_default_an_estimated_sweep_starts_one_worker_fewer_than_the_cores(monkeypatch):
+    """This process is a lane too: on two cores one worker and this process run the points (two seeds at a time,
+    not three: Lab 04's paper seeds hold about 6 GB each)."""
+    import cluster_sim.sweep as sweep
+
+    monkeypatch.delenv("DASK_SCHEDULER_ADDRESS", raising=False)
+    monkeypatch.delenv("CLUSTER_SIM_SWEEP_CLIENT", raising=False)
+    monkeypatch.setattr(sweep, "AUTO_PARALLEL_SECONDS", 0.0)
+    monkeypatch.setattr(sweep, "_machine_workers", lambda: 2)
+    sizes = []
+    opened = sweep._open_client
+    monkeypatch.setattr(sweep, "_open_client", lambda client, workers: sizes.append(workers) or opened(client, workers))
+    df = run_grid(where_it_ran, BASE, {"schedulers": [1, 2, 3]}, client="auto", cache=False, progress=False,
+                  estimate=lane_cost)
+    assert sizes == [1]
+    pid = df.set_index("schedulers")["pid"]
+    assert pid.nunique() == 2 and pid[2] != os.getpid() and pid[3] == os.getpid(), pid.to_dict()
