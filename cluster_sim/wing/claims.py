@@ -39,7 +39,7 @@ from ..claims import Claim
 from ..sweep import run_grid
 from .characterise import PAPER, PAPER_NOTES
 from .config import WingDepsConfig
-from .experiments import PAPER_INTRO, PAPER_ITERATIONS, WingDepsResult, run, t2_by_window
+from .experiments import PAPER_INTRO, PAPER_ITERATIONS, WingDepsResult, estimated_seconds, run, t2_by_window
 from .predict import PAPER_T1, PAPER_T2
 
 LAB = "04"
@@ -195,11 +195,12 @@ def claims_runs(config: WingDepsConfig, *, pool_size: int | None = None, client=
     have = _results_by_seed(config, seeds, results)
     rest = [s for s in seeds if s not in have]
     if not have:
-        return run_grid(run, config, {}, seeds=seeds, metrics=metrics_of, client=client, cache=cache)
+        return run_grid(run, config, {}, seeds=seeds, metrics=metrics_of, client=client, cache=cache,
+                        estimate=estimated_seconds)
     fields = {f.name: getattr(config, f.name) for f in dataclasses.fields(config) if f.name != "seed"}
     rows = pd.DataFrame([{"seed": s, **metrics_of(have[s])} for s in seeds if s in have]).assign(**fields)
     frames = [rows] if not rest else [rows, run_grid(run, config, {}, seeds=rest, metrics=metrics_of, client=client,
-                                                     cache=cache)]
+                                                     cache=cache, estimate=estimated_seconds)]
     frame = pd.concat(frames, ignore_index=True)
     # run_grid's rows and columns: the pool's seeds in order, the seed, the metrics, then the config's fields
     return frame.set_index("seed").loc[seeds].reset_index()

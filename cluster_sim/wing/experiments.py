@@ -264,6 +264,12 @@ def whole_result(result: WingDepsResult) -> dict:
     return {"result": result}
 
 
+def estimated_seconds(config: WingDepsConfig) -> float:
+    """``run(config)``'s time as ``config.work()`` estimates it: ``run_grid``'s ``estimate=``, so that a paper
+    pool's seeds start together on a worker and in this process instead of the first running here alone."""
+    return config.work().seconds
+
+
 def run_seeds(config: WingDepsConfig, n: int = 3, *, client=None, cache=None) -> list[WingDepsResult]:
     """``config`` at seeds ``seed, seed + 1, ..., seed + n - 1``: claims are made over all of them.
 
@@ -271,7 +277,8 @@ def run_seeds(config: WingDepsConfig, n: int = 3, *, client=None, cache=None) ->
     on), which returns each seed's whole result (a few MB at the ``default`` preset)."""
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
         raise ValueError(f"n={show(n)} is not allowed: need an integer >= 1 (how many seeds)")
-    df = run_grid(run, config, {}, seeds=int(n), metrics=whole_result, client=client, cache=cache)
+    df = run_grid(run, config, {}, seeds=int(n), metrics=whole_result, client=client, cache=cache,
+                  estimate=estimated_seconds)
     return list(df["result"])
 
 

@@ -260,3 +260,24 @@ def test_the_last_iterations_do_not_sum_the_short_table_again(monkeypatch):
     i, short, ftr, rows = states[-1]
     # the last iteration finds no path: it sums only the pairs of the jobs of the frontier before it (before: all)
     assert ftr == 0 and 0 < rows < short / 4, states
+
+
+def test_the_pools_seeds_are_estimated_so_the_paper_pool_starts_together(monkeypatch):
+    """Issue 33: at ``paper`` the notebook's three seeds went through ``run_grid``'s probe (the first seed alone in
+    the kernel) and then a two-worker cluster, where one worker ran the other two in turn. With the config's own
+    estimate the route is chosen before anything runs, and a paper pool is long enough to use every lane."""
+    import pandas as pd
+
+    import cluster_sim.sweep as sweep
+    import cluster_sim.wing.claims as claims04
+    import cluster_sim.wing.experiments as experiments
+
+    seen = []
+    fake = lambda *a, **k: seen.append(k.get("estimate")) or pd.DataFrame({"result": []})  # noqa: E731
+    monkeypatch.setattr(experiments, "run_grid", fake)
+    monkeypatch.setattr(claims04, "run_grid", fake)
+    paper = WingDepsConfig.paper()
+    experiments.run_seeds(paper, 3)
+    claims04.claims_runs(paper, pool_size=3)
+    assert [e(paper) for e in seen] == [paper.work().seconds] * 2
+    assert 3 * paper.work().seconds > sweep.AUTO_PARALLEL_SECONDS > 3 * WingDepsConfig.default().work().seconds
