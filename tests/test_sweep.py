@@ -838,3 +838,46 @@ def test_by_default_an_estimated_sweep_starts_one_worker_fewer_than_the_cores(mo
     assert sizes == [1]
     pid = df.set_index("schedulers")["pid"]
     assert pid.nunique() == 2 and pid[2] != os.getpid() and pid[3] == os.getpid(), pid.to_dict()
+
+
+def _faults_of_reused_buffers(rounds: int = 100) -> int:
+    """Minor page faults of making and freeing a 1 MiB array ``rounds`` times (the first one made before counting).
+
+    With glibc's dynamic mmap threshold the freed block is reused from the heap (no new page); with it turned off
+    (``MALLOC_TRIM_THRESHOLD_`` set) every array is mapped afresh, its 256 pages faulted in each round."""
+    import resource
+
+    np.ones(1 << 17)  # 1 MiB: mapped; freeing it raises the threshold above it
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+    for _ in range(rounds):
+        a = np.ones(1 << 17)
+        del a
+    return resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before
+
+
+def test_a_local_clusters_workers_keep_glibcs_dynamic_mmap_threshold():
+    """Issue 33 (Lab 04 at paper): the seeds' system time, 313 s of 1,197 s, was mostly page faults in the Dask
+    workers, whose MALLOC_TRIM_THRESHOLD_ (Dask's pre-spawn default) made glibc map and unmap every large array.
+    The setting no longer reaches a LocalCluster's workers; Dask's other settings still do; a worker reusing a
+    buffer faults a few pages, not 256 a round (counted, not timed)."""
+    import dask
+    import distributed  # noqa: F401  (its settings are dask's once it is imported)
+
+    import cluster_sim.sweep as sweep
+
+    assert dask.config.get("distributed.nanny.pre-spawn-environ")["MALLOC_TRIM_THRESHOLD_"] == 65536
+    client, cluster, close = sweep._open_client("local", 1)
+    try:
+        seen = client.run(lambda: {k: os.environ.get(k) for k in ("MALLOC_TRIM_THRESHOLD_", "OMP_NUM_THREADS")})
+        assert list(seen.values()) == [{"MALLOC_TRIM_THRESHOLD_": None, "OMP_NUM_THREADS": "1"}]
+        faults = list(client.run(_faults_of_reused_buffers).values())[0]
+        assert faults < 100 * 256 / 10, faults
+    finally:
+        client.close()
+        cluster.close()
+    # the same count in a process that has the setting: every round faults its pages in again
+    out = subprocess.run([sys.executable, "-c", "import cloudpickle, sys; "
+                          "print(cloudpickle.loads(sys.stdin.buffer.read())())"],
+                         input=cloudpickle.dumps(_faults_of_reused_buffers), capture_output=True, check=True,
+                         env={**os.environ, "MALLOC_TRIM_THRESHOLD_": "65536"})
+    assert int(out.stdout) >= 100 * 256 * 0.9, out.stdout
