@@ -556,14 +556,19 @@ def _dask_host() -> str:
     return host
 
 
-#: what a LocalCluster's workers do not inherit from Dask's ``distributed.nanny.pre-spawn-environ``. Dask sets
-#: ``MALLOC_TRIM_THRESHOLD_=65536`` there (to hand freed memory back to the system at once); setting it turns off
-#: glibc's dynamic mmap threshold, so every array over 128 KiB is mapped when made and unmapped when freed, its
-#: pages faulted in and zeroed again each time. Lab 04's doubling makes and frees such tables all the time:
-#: measured on its paper seed 0 in one process (load 19-21), with the setting 5.0M minor page faults and 31.6 s of
-#: system CPU (43.5 s user), without it 0.53M and 12.7 s (39.9 s user), the same numbers, peak RSS 1.77 vs 1.90 GiB.
-#: The notebooks' kernel never had it, so the points a sweep runs there did not pay it.
-WORKER_MALLOC_UNSET = ("MALLOC_TRIM_THRESHOLD_",)
+#: glibc's malloc settings for the processes that run points: a LocalCluster's workers (in place of Dask's
+#: ``MALLOC_TRIM_THRESHOLD_=65536``, in ``distributed.nanny.pre-spawn-environ``) and the notebooks' kernel
+#: (``kernelspec/kernel.json``'s ``env``, which a test keeps equal to this). Dask's setting hands freed memory back
+#: to the system at once and turns off glibc's dynamic mmap threshold: every array over 128 KiB is mapped when
+#: made and unmapped when freed, its pages faulted in and zeroed again each time, and Lab 04's doubling makes and
+#: frees such tables all the time. Here arrays up to 32 MiB (glibc's largest threshold) come from the heap, and up
+#: to 1 GiB freed at its top is kept for the next ones. Measured on Lab 04's paper seed 0 in one process (load
+#: 18-21; the same numbers each time): Dask's setting 5.0M minor page faults, 31.6 s system CPU, 43.5 s user, peak
+#: RSS 1.77 GiB; glibc's defaults (the kernel before) 0.53M, 12.7 s, 39.9 s, 1.90 GiB; these 0.10M, 5.0 s, 41.6 s,
+#: 1.97 GiB. Set explicitly, not only left out: a Nanny copies its pre-spawn settings into this process's own
+#: environment, and takes that environment over its settings when the next cluster starts.
+MALLOC_ENV = {"MALLOC_MMAP_THRESHOLD_": "33554432", "MALLOC_TRIM_THRESHOLD_": "1073741824",
+              "MALLOC_TOP_PAD_": "67108864"}
 
 
 def _open_client(client, workers: int | None):
@@ -578,12 +583,21 @@ def _open_client(client, workers: int | None):
         host = _dask_host()
         # port 0: a free port for the dashboard (another cluster may hold 8787)
         dashboard = f"[{host}]:0" if ":" in host else f"{host}:0"
-        # set before a worker process starts (glibc reads it then), as Dask's own settings are
-        spawn = {k: v for k, v in dask.config.get("distributed.nanny.pre-spawn-environ", {}).items()
-                 if k not in WORKER_MALLOC_UNSET}
-        with dask.config.set({"distributed.nanny.pre-spawn-environ": spawn}):
-            cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, host=host,
-                                   dashboard_address=dashboard, silence_logs=logging.ERROR)
+        # set before a worker process starts (glibc reads them then), as Dask's own settings are; a Nanny takes
+        # this process's environment over its settings, so it holds them too while the workers start
+        spawn = {**dask.config.get("distributed.nanny.pre-spawn-environ", {}), **MALLOC_ENV}
+        saved = {name: os.environ.get(name) for name in MALLOC_ENV}
+        os.environ.update(MALLOC_ENV)
+        try:
+            with dask.config.set({"distributed.nanny.pre-spawn-environ": spawn}):
+                cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, host=host,
+                                       dashboard_address=dashboard, silence_logs=logging.ERROR)
+        finally:
+            for name, value in saved.items():
+                if value is None:
+                    os.environ.pop(name, None)
+                else:
+                    os.environ[name] = value
         return Client(cluster), cluster, True
     if isinstance(client, str):
         return Client(client), None, True

@@ -45,6 +45,15 @@ def test_the_kernel_the_notebooks_name_is_installed_by_make_too():
     assert spec["display_name"] == "Python (cluster_sim)"
 
 
+def test_the_kernel_has_the_malloc_settings_the_sweeps_workers_have():
+    """A sweep's points run in the kernel too (``run_grid``'s lanes): glibc's settings there are the workers'
+    (``cluster_sim.sweep.MALLOC_ENV``: why, and what they were measured to save)."""
+    from cluster_sim.sweep import MALLOC_ENV
+
+    spec = __import__("json").loads((ROOT / "kernelspec" / "kernel.json").read_text())
+    assert spec["env"] == MALLOC_ENV
+
+
 def test_readme_and_makefile_agree_on_how_python_is_found():
     find = re.search(r"FIND_PYTHON := for p in (.*?); do", (ROOT / "Makefile").read_text(), re.S).group(1)
     makefile = []

@@ -855,10 +855,11 @@ def _faults_of_reused_buffers(rounds: int = 100) -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before
 
 
-def test_a_local_clusters_workers_keep_glibcs_dynamic_mmap_threshold():
+def test_a_local_clusters_workers_reuse_freed_arrays_instead_of_faulting_them_in_again(monkeypatch):
     """Issue 33 (Lab 04 at paper): the seeds' system time, 313 s of 1,197 s, was mostly page faults in the Dask
     workers, whose MALLOC_TRIM_THRESHOLD_ (Dask's pre-spawn default) made glibc map and unmap every large array.
-    The setting no longer reaches a LocalCluster's workers; Dask's other settings still do; a worker reusing a
+    A LocalCluster's workers get ``MALLOC_ENV`` instead (Dask's other settings still reach them), even after
+    another cluster's Nanny has copied Dask's setting into this process's environment; a worker reusing a
     buffer faults a few pages, not 256 a round (counted, not timed)."""
     import dask
     import distributed  # noqa: F401  (its settings are dask's once it is imported)
@@ -866,10 +867,14 @@ def test_a_local_clusters_workers_keep_glibcs_dynamic_mmap_threshold():
     import cluster_sim.sweep as sweep
 
     assert dask.config.get("distributed.nanny.pre-spawn-environ")["MALLOC_TRIM_THRESHOLD_"] == 65536
+    for name in sweep.MALLOC_ENV:  # restored after the test: the Nanny writes them into this process's environment
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("MALLOC_TRIM_THRESHOLD_", "65536")  # as an earlier cluster's Nanny leaves it
+    dask_setting = {k: v for k, v in os.environ.items() if not k.startswith("MALLOC_")} | {"MALLOC_TRIM_THRESHOLD_": "65536"}
     client, cluster, close = sweep._open_client("local", 1)
     try:
-        seen = client.run(lambda: {k: os.environ.get(k) for k in ("MALLOC_TRIM_THRESHOLD_", "OMP_NUM_THREADS")})
-        assert list(seen.values()) == [{"MALLOC_TRIM_THRESHOLD_": None, "OMP_NUM_THREADS": "1"}]
+        seen = client.run(lambda: {k: os.environ.get(k) for k in [*sweep.MALLOC_ENV, "OMP_NUM_THREADS"]})
+        assert list(seen.values()) == [{**sweep.MALLOC_ENV, "OMP_NUM_THREADS": "1"}]
         faults = list(client.run(_faults_of_reused_buffers).values())[0]
         assert faults < 100 * 256 / 10, faults
     finally:
@@ -879,5 +884,5 @@ def test_a_local_clusters_workers_keep_glibcs_dynamic_mmap_threshold():
     out = subprocess.run([sys.executable, "-c", "import cloudpickle, sys; "
                           "print(cloudpickle.loads(sys.stdin.buffer.read())())"],
                          input=cloudpickle.dumps(_faults_of_reused_buffers), capture_output=True, check=True,
-                         env={**os.environ, "MALLOC_TRIM_THRESHOLD_": "65536"})
+                         env=dask_setting)
     assert int(out.stdout) >= 100 * 256 * 0.9, out.stdout
