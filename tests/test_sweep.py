@@ -1,8 +1,8 @@
 """run_grid: the same frame in-process and on a 2-worker Dask cluster, resumes from its cache,
 reports failed points without losing the others, and refuses a bad grid up front.
 
-One LocalCluster serves the whole module (starting one costs seconds); the xdist group keeps these
-tests in one pytest-xdist worker under ``--dist loadgroup``.
+One LocalCluster serves the session (tests/conftest.py's ``dask_client``: starting one costs seconds); the xdist
+group keeps these tests, and the others that use it, in one pytest-xdist worker under ``--dist loadgroup``.
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ import dataclasses
 import functools
 import hashlib
 import json
-import logging
 import math
 import multiprocessing
 import os
@@ -75,18 +74,6 @@ def fails_at_three_schedulers(config):
 def headline(result):
     m = result.metrics
     return {"utilisation": m.utilisation, "conflicts": m.conflicts, "mean_job_wait": m.mean_job_wait}
-
-
-@pytest.fixture(scope="module")
-def dask_client():
-    from distributed import Client, LocalCluster
-
-    cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address="127.0.0.1:0",
-                           silence_logs=logging.ERROR)
-    client = Client(cluster)
-    yield client
-    client.close()
-    cluster.close()
 
 
 def test_a_two_worker_cluster_gives_the_frame_in_process_execution_gives(dask_client):
