@@ -209,9 +209,14 @@ def run_reservation(alloc, instance: int, step: float) -> tuple[int, float, floa
     return int(block.max()), first * step, (first + block.size) * step
 
 
+def day_config(config: CapstoneConfig) -> CapstoneConfig:
+    """What the day depends on: ``config`` with every switch off (every arm of a seed runs the same day)."""
+    return config.replace(**{s: False for s in config.switches()}, raa=True)
+
+
 def make_day(config: CapstoneConfig) -> Day:
     """The config's day (remembered: every arm of an ablation builds the same day once)."""
-    return _make_day(config.replace(**{s: False for s in config.switches()}, raa=True))
+    return _make_day(day_config(config))
 
 
 #: days remembered: a sweep varies the seed fastest, so every arm of an ablation cycles through the whole

@@ -37,6 +37,7 @@ from ..engine.queue_layer import RELEASE_CHOICES, RESERVED, arrival_order, keep_
 from ..morpheus import ReprovisionRule, reprovision
 from ..rminer.config import RMinerConfig
 from ..rminer.model import RMAwareScheduler, RMinerModel
+from ..shaper.peak import IncrementalPeak
 from ..shaper.shaper import ResourceShaper
 from ..stageopt.agents import IPAScheduler
 from .config import CapstoneConfig
@@ -79,6 +80,8 @@ class CapstoneJobManager(TokenJobManager):
         if self.shaper is not None:
             self.graph = job.tag.graph(None if plans is None else plans.widths(job.id))
             self.names = [f"s{i}" for i in range(len(job.stages))]
+            self.peak: IncrementalPeak | None = None  # the shaper's remaining peak, kept up to date (first completion)
+            self.peak_completed = [0] * len(job.stages)  # the completed tokens the peak has seen, per stage
 
     def tokens_of(self, task) -> int:
         """One token per CPU unit: a vertex's cores under the stage optimiser's plan (1 otherwise)."""
@@ -106,10 +109,19 @@ class CapstoneJobManager(TokenJobManager):
     def tokens_to_release(self, task) -> int:
         if self.shaper is None:
             return 0
-        completed = dict(zip(self.names, self.tokens_completed))
-        running = dict(zip(self.names, self.tokens_in_flight))
-        release = self.shaper.tokens_to_release(self.graph, self.held, completed, running)
-        self.model.shaper_log.append((self.job.id, completed, running, self.held, release))
+        # Lab 01's remaining peak on the shaper's own trees, updated from the stages whose completions changed
+        # (what its job manager does: IncrementalPeak equals remaining_peak at every state, walking up from the
+        # changed stage instead of re-validating and re-walking the whole job at every completion)
+        if self.peak is None:
+            self.peak = IncrementalPeak(self.shaper.trees(self.graph))
+        seen = self.peak_completed
+        for s, done in enumerate(self.tokens_completed):
+            if done != seen[s]:
+                self.peak.complete(self.names[s], done)
+                seen[s] = done
+        release = max(0, self.held - self.peak.peak)
+        self.model.shaper_log.append((self.job.id, dict(zip(self.names, self.tokens_completed)),
+                                      dict(zip(self.names, self.tokens_in_flight)), self.held, release))
         return release
 
 
