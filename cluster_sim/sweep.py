@@ -606,8 +606,12 @@ def _run_dask(todo, configs, run, metrics, record, progress, client, workers, gr
         if group is None:
             futures = dask_client.map(_evaluate, [configs[i] for i in todo], run=run, metrics=metrics, pure=False)
         else:
-            futures = dask_client.map(_evaluate_group, [[configs[i] for i in t] for t in tasks], run=run,
-                                      metrics=metrics, pure=False)
+            # the tasks of most points first (submitted first, and Dask runs higher priorities first among those
+            # waiting): a long group handed out last would run alone at the end while the other workers idle (Lab
+            # 10's ablation: a seed's six plan-reading arms among single arms); equal sizes in the grid's order
+            tasks.sort(key=len, reverse=True)
+            futures = [dask_client.submit(_evaluate_group, [configs[i] for i in t], run=run, metrics=metrics,
+                                          pure=False, priority=len(t)) for t in tasks]
         index = {f.key: t for f, t in zip(futures, tasks)}
         for future in as_completed(futures):
             task = index[future.key]

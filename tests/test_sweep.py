@@ -784,3 +784,31 @@ def test_the_tours_decision_arms_and_pool_are_estimated_by_the_engine(monkeypatc
     tour.decision_throughput(ClusterConfig.paper())
     tour.pool_runs(ClusterConfig.paper(), pool_size=2)
     assert [e(ClusterConfig.paper()) for e in seen] == [ClusterConfig.paper().work().seconds] * 2
+
+
+_STARTED: list = []  # the points a one-thread worker in this process started, in order
+
+
+def started_in_order(config):
+    _STARTED.append(config.x)
+    return {"y": config.x}
+
+
+def test_grouped_tasks_of_more_points_go_first_so_no_long_task_runs_alone_at_the_end():
+    """Longest first (by points): a group of three points is started before the single points submitted ahead of it,
+    so on two workers it cannot be the one task left running while the other worker idles."""
+    from distributed import Client, LocalCluster
+
+    _STARTED.clear()
+    cluster = LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address="127.0.0.1:0",
+                           silence_logs=logging.ERROR)
+    client = Client(cluster)
+    try:
+        grid = {"x": [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]}
+        frame = run_grid(started_in_order, XBASE, grid, client=client, cache=False, progress=False,
+                         group=lambda config: "long" if config.x >= 4.0 else config.x)
+    finally:
+        client.close()
+        cluster.close()
+    assert _STARTED == [4.0, 5.0, 6.0, 1.0, 2.0, 3.0]
+    assert frame["y"].tolist() == grid["x"]  # the frame stays in the grid's order
