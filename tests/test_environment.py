@@ -149,7 +149,8 @@ def test_xdist_keeps_a_group_on_one_worker(tmp_path):
 def test_the_run_and_the_kernels_it_starts_keep_compiled_bytecode():
     """A test run caches bytecode even where the environment says not to (``PYTHONDONTWRITEBYTECODE``, set on
     this machine's images): else each of a run's ~90 kernels compiles every cluster_sim module it imports again
-    (0.5 s of CPU against 0.18 s read from ``__pycache__``, load average 31), and each xdist worker rewrites and
+    (a kernel started and importing the labs: 1.7-2.1 s of CPU against 1.5-1.6 s with pyc files, load average
+    13-17), and each xdist worker rewrites and
     compiles every test module at collection (16.6 s of CPU against 9.6 s). tests/conftest.py lifts it for the run
     and for every process the run starts; the pyc files go where Python puts them (``__pycache__``, git-ignored)."""
     import os
@@ -161,3 +162,15 @@ def test_the_run_and_the_kernels_it_starts_keep_compiled_bytecode():
     import subprocess
 
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout.strip() == "False"
+
+
+def test_make_test_draws_the_same_hypothesis_examples_every_run():
+    """`make test` (CI's command) loads the "ci" profile: derandomized, no example database, so a run's examples are
+    a function of the tests' code and a failure is the same failure on another machine (tests/conftest.py)."""
+    from hypothesis import settings
+
+    make = (Path(__file__).resolve().parents[1] / "Makefile").read_text()
+    recipe = re.search(r"^test:.*\n\t(.*)$", make, re.M).group(1)
+    assert recipe.startswith("HYPOTHESIS_PROFILE=ci "), recipe
+    ci = settings.get_profile("ci")
+    assert ci.derandomize and ci.database is None
