@@ -784,3 +784,45 @@ def test_the_tours_decision_arms_and_pool_are_estimated_by_the_engine(monkeypatc
     tour.decision_throughput(ClusterConfig.paper())
     tour.pool_runs(ClusterConfig.paper(), pool_size=2)
     assert [e(ClusterConfig.paper()) for e in seen] == [ClusterConfig.paper().work().seconds] * 2
+
+
+def _worker_malloc():
+    return {k: os.environ.get(k) for k in ("MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_")}
+
+
+def test_auto_keeps_its_cluster_for_the_next_sweep_and_sends_a_group_where_it_ran(monkeypatch):
+    """Issue 33 (Lab 05 at paper): each of the notebook's sweeps that went to the workers started a new
+    LocalCluster, so every seed's lake was prepared again on a fresh worker. ``client="auto"`` now keeps its cluster
+    for the process's next sweeps while its workers live, and sends a grouped task to the worker that ran that group
+    before (where the lab remembers what it prepared). Counted: preparations, not time."""
+    import cluster_sim.sweep as sweep
+
+    monkeypatch.delenv("DASK_SCHEDULER_ADDRESS", raising=False)
+    monkeypatch.delenv("CLUSTER_SIM_SWEEP_CLIENT", raising=False)
+    monkeypatch.setattr(sweep, "_machine_workers", lambda: 2)
+    sweep.close_sweep_cluster()
+    before = {p.pid for p in multiprocessing.active_children()}
+    grid = {"schedulers": [1, 2, 3], "update_delay": [0.0, 2.0]}
+    first = sweep._open_client  # a second cluster start would fail the test
+    starts = []
+    monkeypatch.setattr(sweep, "_open_client", lambda *a: starts.append(a) or first(*a))
+    try:
+        sweeps = [run_grid(prepared_per_seed, BASE, grid, seeds=4, cache=False, progress=False, group=lambda c: c.seed,
+                           estimate=lambda c: 100.0) for _ in range(3)]
+        assert [s.attrs["sweep"]["where"] for s in sweeps] == ["local"] * 3
+        assert len(starts) == 1, "one cluster for the three sweeps"
+        # every seed prepared once in the whole session: its later points ran where it was prepared
+        after = pd.concat(sweeps, keys=range(3), names=["sweep"]).reset_index(level=0)
+        for seed, rows in after.groupby("seed"):
+            assert rows["pid"].nunique() == 1, seed
+            assert sorted(rows["preparations"]) == list(range(1, 19)), seed
+        # its workers start with glibc's malloc settings that keep large arrays' pages mapped between tasks
+        client = sweep._KEPT["client"]
+        assert set(map(str, client.run(_worker_malloc).values())) == {str(sweep.WORKER_MALLOC)}
+        assert os.environ.get("MALLOC_TRIM_THRESHOLD_") != sweep.WORKER_MALLOC["MALLOC_TRIM_THRESHOLD_"], \
+            "the kernel's own environment is left as it was"
+        assert sweeps[2]["utilisation"].tolist() == run_grid(run, BASE, grid, seeds=4, client="inprocess", cache=False,
+                                                             progress=False)["utilisation"].tolist()
+    finally:
+        sweep.close_sweep_cluster()
+    assert not sweep._KEPT and {p.pid for p in multiprocessing.active_children()} <= before, "workers left running"
