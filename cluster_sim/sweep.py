@@ -682,9 +682,10 @@ def _groups(todo, configs, group: Callable | None) -> list[list[int]]:
     return list(tasks.values())
 
 
-def _run_dask(todo, configs, run, metrics, record, progress, client, workers, group=None):
+def _run_dask(todo, configs, run, metrics, record, progress, client, workers, group=None, here=()):
     """The points of ``todo`` on Dask: ``client`` ``"auto"`` is the LocalCluster kept between sweeps
-    (:func:`_kept_cluster`), ``"local"`` a LocalCluster of this sweep's own, else a client or an address."""
+    (:func:`_kept_cluster`), ``"local"`` a LocalCluster of this sweep's own, else a client or an address.
+    ``here``: points that run in this process meanwhile (once the others are sent)."""
     import logging
 
     from distributed import as_completed
@@ -709,6 +710,8 @@ def _run_dask(todo, configs, run, metrics, record, progress, client, workers, gr
                 futures.append(dask_client.submit(_evaluate_group_on_worker, [configs[i] for i in t], run=run,
                                                   metrics=metrics, pure=False, **where))
         index = {f.key: (t, k) for f, t, k in zip(futures, tasks, keys if group is not None else tasks)}
+        if here:
+            _run_here(here, configs, run, metrics, record, progress)
         for future in as_completed(futures):
             task, key = index[future.key]
             if future.status == "error":  # the task itself failed (a point's error is in its result)
@@ -882,18 +885,29 @@ def run_grid(run: Callable, base_config, grid, seeds=None, *, metrics: Callable 
                 where = "inprocess"
                 paced = _pace_key(run, metrics, base_config)
                 pace = _PACES.get(paced, 0.0)  # the slowest point run here so far (or by an earlier sweep)
+                probed = set()  # the groups of the points run here: what they prepared is remembered here
+                home = {j: _home_key(group(configs[j])) for j in todo} if group is not None else {}
                 for k, i in enumerate(todo):
                     rest = todo[k:]
+                    # the rest of a group a point here started stays here (it would be prepared again on a
+                    # worker), run while the workers run the other groups
+                    mine = [j for j in rest if home.get(j) is not None and home[j] in probed]
+                    theirs = [j for j in rest if not (home.get(j) is not None and home[j] in probed)]
                     # decided again after every point: a point the run function remembers takes no time and
                     # says nothing of the rest, so the first point that costs something sets the pace
                     # one point left runs here: a cluster's start would cost more than it saves
-                    if len(rest) > 1 and pace * len(rest) > AUTO_PARALLEL_SECONDS and _machine_workers() > 1:
+                    if len(theirs) > 1 and pace * len(rest) > AUTO_PARALLEL_SECONDS and _machine_workers() > 1:
                         where = "local"
                         print(f"run_grid: {len(rest)} points left at about {pace:.1f} s each (~{pace * len(rest):.0f} "
-                              f"s in one process): starting a Dask LocalCluster of {workers or _machine_workers()} "
-                              "workers (client='inprocess' keeps it here)", flush=True)
-                        _run_dask(rest, configs, run, metrics, record, bar, "auto", workers, group)
+                              f"s in one process): {len(theirs)} to a Dask LocalCluster of "
+                              f"{workers or _machine_workers()} workers"
+                              + (f", the {len(mine)} of the groups begun here stay here" if mine else "")
+                              + " (client='inprocess' keeps them all here)", flush=True)
+                        _run_dask(theirs, configs, run, metrics, record, bar, "auto", workers, group,
+                                  **({"here": mine} if mine else {}))
                         break
+                    if home.get(i) is not None:
+                        probed.add(home[i])
                     t = time.perf_counter()
                     _run_here([i], configs, run, metrics, record, bar)
                     pace = max(pace, time.perf_counter() - t)

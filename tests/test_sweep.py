@@ -826,3 +826,40 @@ def test_auto_keeps_its_cluster_for_the_next_sweep_and_sends_a_group_where_it_ra
     finally:
         sweep.close_sweep_cluster()
     assert not sweep._KEPT and {p.pid for p in multiprocessing.active_children()} <= before, "workers left running"
+
+
+def test_auto_keeps_the_rest_of_the_group_its_probe_began_here(monkeypatch):
+    """Issue 33 (Lab 05 at paper): ``client="auto"`` times a first point here (which prepares its seed's lake in
+    this process) and then sent the rest, that seed's other points too, to the workers, where the lake was
+    prepared again. Now the rest of the probed group runs here while the workers run the other groups."""
+    import cluster_sim.sweep as sweep
+
+    clock = _Clock()
+
+    def lake_run(config):
+        clock.now += 40.0  # a point's run (its lake's preparation) at the papers' scale
+        return {"x": float(config.schedulers + 10 * config.seed)}
+
+    sent, stayed = [], []
+
+    def to_workers(todo, configs, run, metrics, record, progress, client, workers, group=None, here=()):
+        sent.extend((configs[i].seed, configs[i].schedulers) for i in todo)
+        sweep._run_here(todo, configs, run, metrics, record, progress)  # as a worker would (another process)
+        stayed.extend((configs[i].seed, configs[i].schedulers) for i in here)
+        sweep._run_here(list(here), configs, run, metrics, record, progress)
+
+    monkeypatch.setattr(sweep, "time", clock)
+    monkeypatch.setattr(sweep, "_run_dask", to_workers)
+    monkeypatch.setattr(sweep, "_machine_workers", lambda: 2)
+    monkeypatch.setattr(sweep, "_PACES", {})
+    grid = [{"seed": s, "schedulers": n} for s in (0, 1, 2) for n in (1, 2, 3)]
+    df = run_grid(lake_run, BASE, grid, client="auto", cache=False, progress=False, group=lambda c: c.seed)
+    assert df.attrs["sweep"]["where"] == "local"
+    assert sent == [(1, 1), (1, 2), (1, 3), (2, 1), (2, 2), (2, 3)], "the other seeds' points to the workers"
+    assert stayed == [(0, 2), (0, 3)], "the probed seed's other points here"
+    assert df["x"].tolist() == [float(n + 10 * s) for s in (0, 1, 2) for n in (1, 2, 3)]
+    # without a group the probe's seed is one more point for the workers (as before)
+    sent.clear(), stayed.clear()
+    monkeypatch.setattr(sweep, "_PACES", {})
+    run_grid(lake_run, BASE, grid, client="auto", cache=False, progress=False)
+    assert len(sent) == 8 and stayed == []
