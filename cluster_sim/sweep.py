@@ -701,12 +701,14 @@ def _run_dask(todo, configs, run, metrics, record, progress, client, workers, gr
         if group is None:
             futures = dask_client.map(_evaluate, [configs[i] for i in todo], run=run, metrics=metrics, pure=False)
         else:
-            # a group goes to the worker it last ran on, which remembers what it prepared (another may take it
-            # if that one is busy and this one idle: Dask's work stealing)
+            # a group goes to the worker it last ran on, which remembers what it prepared, if that worker still
+            # lives (a restarted one has another address and remembers nothing); only there, so Dask's work
+            # stealing does not move it to a worker that would prepare it again
             keys = [_home_key(group(configs[t[0]])) for t in tasks]
+            alive = set(dask_client.scheduler_info(n_workers=-1)["workers"]) if homes else set()
             for t, key in zip(tasks, keys):
                 home = homes.get(key) if key is not None else None
-                where = {"workers": [home], "allow_other_workers": True} if home else {}
+                where = {"workers": [home], "allow_other_workers": False} if home in alive else {}
                 futures.append(dask_client.submit(_evaluate_group_on_worker, [configs[i] for i in t], run=run,
                                                   metrics=metrics, pure=False, **where))
         index = {f.key: (t, k) for f, t, k in zip(futures, tasks, keys if group is not None else tasks)}
