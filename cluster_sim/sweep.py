@@ -122,7 +122,7 @@ from .progress import LazyBar, quiet
 from .progress import style as progress_style
 
 __all__ = ["run_grid", "SweepError", "grid_points", "result_metrics", "cache_dir", "cache_key",
-           "SweepCacheWarning", "close_sweep_cluster", "WORKER_MALLOC",
+           "SweepCacheWarning", "keep_sweep_cluster", "close_sweep_cluster", "WORKER_MALLOC",
            "AUTO_PARALLEL_SECONDS", "PROGRESS_AFTER_SECONDS"]
 
 #: ``client="auto"`` starts a LocalCluster when the remaining points are estimated above this
@@ -564,8 +564,9 @@ def _dask_host() -> str:
 WORKER_MALLOC = {"MALLOC_MMAP_THRESHOLD_": str(1 << 30), "MALLOC_TRIM_THRESHOLD_": str(1 << 30)}
 
 
-def _open_client(client, workers: int | None):
-    """(client, cluster, close): the Dask client to use and what this sweep must close."""
+def _open_client(client, workers: int | None, malloc: dict | None = None):
+    """(client, cluster, close): the Dask client to use and what this sweep must close. ``malloc``: the
+    environment a LocalCluster's worker processes start with (:data:`WORKER_MALLOC`; None: Dask's)."""
     from distributed import Client, LocalCluster
     import dask
     import logging
@@ -577,10 +578,11 @@ def _open_client(client, workers: int | None):
         dashboard = f"[{host}]:0" if ":" in host else f"{host}:0"
         # the nanny puts its pre-spawn variables into this process's environment (an earlier cluster's stay there
         # and win over the config): set ours for the workers' start, and give this process its own back after
-        saved = {k: os.environ.get(k) for k in WORKER_MALLOC}
-        os.environ.update(WORKER_MALLOC)
+        malloc = malloc or {}
+        saved = {k: os.environ.get(k) for k in malloc}
+        os.environ.update(malloc)
         try:
-            with dask.config.set({f"distributed.nanny.pre-spawn-environ.{k}": v for k, v in WORKER_MALLOC.items()}):
+            with dask.config.set({f"distributed.nanny.pre-spawn-environ.{k}": v for k, v in malloc.items()}):
                 cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, host=host,
                                        dashboard_address=dashboard, silence_logs=logging.ERROR)
         finally:
@@ -595,13 +597,29 @@ def _open_client(client, workers: int | None):
     return client, None, False
 
 
-#: the LocalCluster ``client="auto"`` started, kept for this process's next sweeps while its workers live (a
-#: notebook's sweeps at paper scale: each new cluster costs its start, and its fresh workers would prepare again what
-#: the last ones remembered, e.g. Lab 05's lakes): client, cluster, its (workers, host), and ``homes``, the worker
-#: each group key (``run_grid(group=)``) last ran on. Closed at exit, by :func:`close_sweep_cluster`, or when a sweep
-#: on it fails or is interrupted (a cancelled point may still be running in a worker).
+#: the LocalCluster ``client="auto"`` started, kept for this process's next sweeps while its workers live, once
+#: :func:`keep_sweep_cluster` is on (a notebook's sweeps at paper scale: each new cluster costs its start, and its
+#: fresh workers would prepare again what the last ones remembered, e.g. Lab 05's lakes): client, cluster, its
+#: (workers, host), and ``homes``, the worker each group key (``run_grid(group=)``) last ran on. Closed at exit, by
+#: :func:`close_sweep_cluster`, or when a sweep on it fails or is interrupted (a cancelled point may still be running
+#: in a worker).
 _KEPT: dict = {}
 _AT_EXIT: list = []
+_KEEP: list = [False]
+
+
+def keep_sweep_cluster(keep: bool = True) -> None:
+    """Whether ``client="auto"`` keeps the LocalCluster it starts for this process's next sweeps (off by default:
+    a sweep's cluster is closed when the sweep ends, and its workers' memory with it). A notebook whose sweeps at
+    paper scale reuse what the workers prepared turns it on in its setup cell (Lab 05: each seed's lake, prepared
+    once on one worker; a group of points goes back to the worker it ran on). The kept cluster's workers start with
+    :data:`WORKER_MALLOC`. It is closed at exit, by :func:`close_sweep_cluster`, or by ``keep_sweep_cluster(False)``.
+    Sweeps at the ``ci`` and ``default`` presets never start a cluster, so this changes nothing there."""
+    if type(keep) is not bool:
+        raise ValueError(f"keep={keep!r} is not allowed: give True (keep the cluster for the next sweeps) or False")
+    _KEEP[0] = keep
+    if not keep:
+        close_sweep_cluster()
 
 
 def close_sweep_cluster() -> None:
@@ -636,7 +654,7 @@ def _kept_cluster(workers: int | None) -> dict:
                 getattr(_KEPT["cluster"].status, "name", "") == "running":
             return _KEPT
         close_sweep_cluster()
-    client, cluster, _ = _open_client("local", shape[0])
+    client, cluster, _ = _open_client("local", shape[0], WORKER_MALLOC)
     _KEPT.update(client=client, cluster=cluster, shape=shape, homes={})
     if not _AT_EXIT:
         atexit.register(close_sweep_cluster)
@@ -684,17 +702,18 @@ def _groups(todo, configs, group: Callable | None) -> list[list[int]]:
 
 def _run_dask(todo, configs, run, metrics, record, progress, client, workers, group=None, here=()):
     """The points of ``todo`` on Dask: ``client`` ``"auto"`` is the LocalCluster kept between sweeps
-    (:func:`_kept_cluster`), ``"local"`` a LocalCluster of this sweep's own, else a client or an address.
+    (:func:`_kept_cluster`) if :func:`keep_sweep_cluster` is on, else as ``"local"``: a LocalCluster of this
+    sweep's own; else a client or an address.
     ``here``: points that run in this process meanwhile (once the others are sent)."""
     import logging
 
     from distributed import as_completed
 
-    kept = _kept_cluster(workers) if client == "auto" else None
+    kept = _kept_cluster(workers) if client == "auto" and _KEEP[0] else None
     if kept is not None:
         dask_client, cluster, close, homes = kept["client"], None, False, kept["homes"]
     else:
-        (dask_client, cluster, close), homes = _open_client(client, workers), {}
+        (dask_client, cluster, close), homes = _open_client("local" if client == "auto" else client, workers), {}
     futures = []
     try:
         tasks = _groups(todo, configs, group)

@@ -792,8 +792,9 @@ def _worker_malloc():
 
 def test_auto_keeps_its_cluster_for_the_next_sweep_and_sends_a_group_where_it_ran(monkeypatch):
     """Issue 33 (Lab 05 at paper): each of the notebook's sweeps that went to the workers started a new
-    LocalCluster, so every seed's lake was prepared again on a fresh worker. ``client="auto"`` now keeps its cluster
-    for the process's next sweeps while its workers live, and sends a grouped task to the worker that ran that group
+    LocalCluster, so every seed's lake was prepared again on a fresh worker. With ``keep_sweep_cluster()`` (the
+    notebook's setup cell), ``client="auto"`` keeps its cluster for the process's next sweeps while its workers
+    live, and sends a grouped task to the worker that ran that group
     before (where the lab remembers what it prepared). Counted: preparations, not time."""
     import cluster_sim.sweep as sweep
 
@@ -801,6 +802,14 @@ def test_auto_keeps_its_cluster_for_the_next_sweep_and_sends_a_group_where_it_ra
     monkeypatch.delenv("CLUSTER_SIM_SWEEP_CLIENT", raising=False)
     monkeypatch.setattr(sweep, "_machine_workers", lambda: 2)
     sweep.close_sweep_cluster()
+    monkeypatch.setattr(sweep, "_KEEP", [False])
+    # off by default: each sweep's cluster is closed when it ends (other labs' workers' memory goes with it)
+    off = run_grid(prepared_per_seed, BASE, {"schedulers": [1, 2]}, seeds=2, cache=False, progress=False,
+                   estimate=lambda c: 100.0)
+    assert off.attrs["sweep"]["where"] == "local" and not sweep._KEPT
+    with pytest.raises(ValueError, match="keep='yes' is not allowed"):
+        sweep.keep_sweep_cluster("yes")
+    sweep.keep_sweep_cluster()
     before = {p.pid for p in multiprocessing.active_children()}
     grid = {"schedulers": [1, 2, 3], "update_delay": [0.0, 2.0]}
     first = sweep._open_client  # a second cluster start would fail the test
