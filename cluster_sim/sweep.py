@@ -46,6 +46,9 @@ Non-scalar values (arrays, frames, nested results) are left out; pass ``metrics=
   ``run`` and not the smaller or larger function a lab may sweep with it; a caller whose ``run`` is the
   config's own passes ``estimate=`` (e.g. ``lambda c: c.work().seconds``): the route is then chosen before
   anything runs, so a grid of two long points starts both at once instead of timing the first alone.
+  With ``group=``, the rest of the group the probe point began stays here (what it prepared is remembered
+  here), run while the workers run the other groups. After :func:`keep_sweep_cluster` (a notebook's setup
+  cell) the cluster is kept for the process's next sweeps, and a group goes back to the worker it ran on.
 * ``"inprocess"``: one point after another in this process (tests, tiny grids, ``pdb``).
 * ``"local"``: a ``LocalCluster`` of ``workers`` processes (default: the cores this process may
   use), one thread each, closed when the sweep ends, fails or is interrupted. Its scheduler, workers
