@@ -791,7 +791,7 @@ def _pace_key(run: Callable, metrics: Callable | None, base_config) -> tuple | N
 def run_grid(run: Callable, base_config, grid, seeds=None, *, metrics: Callable | None = None,
              client=None, workers: int | None = None, cache=None, on_error: str = "raise",
              progress: bool | None = None, cache_key: str | None = None,
-             group: Callable | None = None, estimate: Callable | None = None) -> pd.DataFrame:
+             group: Callable | None = None, estimate: Callable | None = None, paced_as=None) -> pd.DataFrame:
     """Run ``run(config)`` at every grid point and seed; one row per (point, seed).
 
     Parameters
@@ -820,6 +820,9 @@ def run_grid(run: Callable, base_config, grid, seeds=None, *, metrics: Callable 
         they run before any of them does, instead of timing the first here (which runs it alone, before the
         others start: a grid of two long points ran one after the other). For a ``run`` that ``config.work()``
         estimates (the engine's own ``run``): ``estimate=lambda c: c.work().seconds``.
+    paced_as : optional config whose remembered pace (``client="auto"``) this sweep shares, instead of
+        ``base_config``'s: for a base config that changes what the runs compute but not what they cost
+        (Lab 03's footprints measure the trace's runs, ``late_start=0``, on the same cycles as its comparison).
 
     The frame's ``attrs["sweep"]`` records the runs computed and read from the cache, the computed
     ones the cache could not hold (``uncached``), where they ran and the wall time.
@@ -907,7 +910,7 @@ def run_grid(run: Callable, base_config, grid, seeds=None, *, metrics: Callable 
                     _run_here(todo, configs, run, metrics, record, bar)
             elif client == "auto":
                 where = "inprocess"
-                paced = _pace_key(run, metrics, base_config)
+                paced = _pace_key(run, metrics, base_config if paced_as is None else paced_as)
                 pace = _PACES.get(paced, 0.0)  # the slowest point run here so far (or by an earlier sweep)
                 probed = set()  # the groups of the points run here: what they prepared is remembered here
                 home = {j: _home_key(group(configs[j])) for j in todo} if group is not None else {}

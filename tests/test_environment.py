@@ -144,3 +144,15 @@ def test_xdist_keeps_a_group_on_one_worker(tmp_path):
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     workers = set(re.findall(r"GROUPED (gw\d+)", done.stdout))
     assert len(workers) == 1, f"the group ran on {sorted(workers)}: --dist loadgroup does not group (see pyproject.toml)"
+
+
+def test_make_test_draws_the_same_hypothesis_examples_every_run():
+    """`make test` (CI's command) loads the "ci" profile: derandomized, no example database, so a run's examples are
+    a function of the tests' code and a failure is the same failure on another machine (tests/conftest.py)."""
+    from hypothesis import settings
+
+    make = (Path(__file__).resolve().parents[1] / "Makefile").read_text()
+    recipe = re.search(r"^test:.*\n\t(.*)$", make, re.M).group(1)
+    assert recipe.startswith("HYPOTHESIS_PROFILE=ci "), recipe
+    ci = settings.get_profile("ci")
+    assert ci.derandomize and ci.database is None

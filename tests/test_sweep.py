@@ -1,8 +1,8 @@
 """run_grid: the same frame in-process and on a 2-worker Dask cluster, resumes from its cache,
 reports failed points without losing the others, and refuses a bad grid up front.
 
-One LocalCluster serves the whole module (starting one costs seconds); the xdist group keeps these
-tests in one pytest-xdist worker under ``--dist loadgroup``.
+One LocalCluster serves the session (tests/conftest.py's ``dask_client``: starting one costs seconds); the xdist
+group keeps these tests, and the others that use it, in one pytest-xdist worker under ``--dist loadgroup``.
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ import dataclasses
 import functools
 import hashlib
 import json
-import logging
 import math
 import multiprocessing
 import os
@@ -75,18 +74,6 @@ def fails_at_three_schedulers(config):
 def headline(result):
     m = result.metrics
     return {"utilisation": m.utilisation, "conflicts": m.conflicts, "mean_job_wait": m.mean_job_wait}
-
-
-@pytest.fixture(scope="module")
-def dask_client():
-    from distributed import Client, LocalCluster
-
-    cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address="127.0.0.1:0",
-                           silence_logs=logging.ERROR)
-    client = Client(cluster)
-    yield client
-    client.close()
-    cluster.close()
 
 
 def test_a_two_worker_cluster_gives_the_frame_in_process_execution_gives(dask_client):
@@ -753,6 +740,44 @@ def test_auto_goes_on_timing_points_while_they_are_remembered_and_sends_the_slow
     df = run_grid(cycle, BASE.replace(horizon=31.0), {"schedulers": [1, 2, 3]}, client="auto", cache=False,
                   progress=False)
     assert sent == [] and df.attrs["sweep"]["where"] == "inprocess"
+def test_a_sweep_paced_as_another_config_starts_at_its_pace(monkeypatch):
+    """Issue 33 (Lab 03 at paper): the footprint searches measure the trace's runs (``late_start=0``), a base config
+    of its own, so their first round was probed here again and its points, about 13 s each, ran one after another in
+    the kernel (4 left x 13 s: under a minute), a core idle. ``paced_as`` shares the pace of the runs they cost
+    the same as: every point goes to the workers at once. Counted, not timed (the clock is the points' cost)."""
+    import cluster_sim.sweep as sweep
+
+    clock = _Clock()
+
+    def cycle(config):
+        clock.now += 20.0
+        return {"x": float(config.schedulers)}
+
+    sent = []
+
+    def to_workers(todo, configs, run, metrics, record, progress, client, workers, group=None):
+        sent.extend(configs[i].schedulers for i in todo)
+        sweep._run_here(todo, configs, run, metrics, record, progress)
+
+    monkeypatch.setattr(sweep, "time", clock)
+    monkeypatch.setattr(sweep, "_run_dask", to_workers)
+    monkeypatch.setattr(sweep, "_machine_workers", lambda: 2)
+    monkeypatch.delenv("DASK_SCHEDULER_ADDRESS", raising=False)
+    monkeypatch.delenv("CLUSTER_SIM_SWEEP_CLIENT", raising=False)
+    grid = {"schedulers": [1, 2, 3, 4, 5]}
+    run_grid(cycle, BASE, grid, client="auto", cache=False, progress=False)  # probed: 20 s a point
+    assert sent == [2, 3, 4, 5]
+    sent.clear()
+    trace = BASE.replace(horizon=31.0)
+    df = run_grid(cycle, trace, {"schedulers": [1, 2, 3, 4]}, client="auto", cache=False, progress=False,
+                  paced_as=BASE)
+    assert sent == [1, 2, 3, 4] and df.attrs["sweep"]["where"] == "local"
+    assert df["x"].tolist() == [1.0, 2.0, 3.0, 4.0]
+    sent.clear()  # without it, the other base config is probed again and its 4 points of 20 s stay here
+    df = run_grid(cycle, trace, {"schedulers": [1, 2, 3, 4]}, client="auto", cache=False, progress=False)
+    assert sent == [] and df.attrs["sweep"]["where"] == "inprocess"
+
+
 def test_an_estimate_sends_long_points_to_the_workers_together_without_a_probe(monkeypatch):
     """Issue 33 (Lab 00 at paper): ``client="auto"`` timed the first point here before sending the rest to a
     cluster, so a grid of two long points (the tour's decision-throughput arms, minutes each) ran one after the
