@@ -98,8 +98,9 @@ demo: $(STAMP)
 	$(VENV)/bin/voila "notebooks/$$nb" $(VOILA_FILES) --no-browser --Voila.ip=$(HOST) --port=$(DEMO_PORT) \
 	  $$( [ -n "$$token" ] && echo "--token=$$token" )
 
+# HYPOTHESIS_PROFILE=ci: the property tests' examples are the same on every run (tests/conftest.py)
 test: $(STAMP)
-	$(PY) -m pytest -n 2 --dist loadgroup -q
+	HYPOTHESIS_PROFILE=ci $(PY) -m pytest -n 2 --dist loadgroup -q
 
 notebooks: $(STAMP)
 	$(PY) -m pytest -n 2 --dist loadgroup -q tests/notebooks

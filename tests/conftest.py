@@ -19,6 +19,15 @@ import pytest
 
 from notebook_runs import Execution, NotebookRun, execute
 
+# Bytecode is cached for the run even where the environment turns it off (PYTHONDONTWRITEBYTECODE, set on this
+# machine's images): a run starts ~90 kernels, and without pyc files each compiles every cluster_sim module it
+# imports again (a kernel's start and import of the labs: 1.7-2.1 s of CPU against 1.5-1.6 s), and each worker
+# rewrites and compiles every test module when it collects (16.6 s of CPU against 9.6 s). Set here, before the test
+# modules are imported, and unset in the environment every kernel and subprocess of the run inherits. Python writes
+# the pyc files atomically (concurrent writers are safe) into __pycache__ (git-ignored), or none where it cannot.
+sys.dont_write_bytecode = False
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+
 #: the run's own sweep cache, made by the first process of a run (pytest itself, or xdist's controller) and inherited
 #: by its workers: one cache for the run, so a pool one worker computed (a notebook's claims, executed in a kernel
 #: that inherits it) is read, not computed again, by the other worker's test of the same claims (tests/engine's tour
@@ -32,6 +41,15 @@ os.environ["CLUSTER_SIM_SWEEP_CACHE"] = os.environ[RUN_CACHE]
 # notebook's sweep that starts its own Dask cluster under that load only adds start-up time. Tests of
 # the Dask routes pass client= explicitly.
 os.environ.setdefault("CLUSTER_SIM_SWEEP_CLIENT", "inprocess")
+
+# Hypothesis: `make test` (and so CI, .ci/run) loads the "ci" profile, whose examples are a function of each test's
+# code (derandomize): a run is reproducible, and a failure in CI is the same failure on a student's or a reviewer's
+# machine. Each test keeps its own max_examples; a developer's plain `pytest` keeps hypothesis' random search (and
+# its example database), which explores new examples on each run. HYPOTHESIS_PROFILE=ci chooses it by hand.
+from hypothesis import settings  # noqa: E402
+
+settings.register_profile("ci", derandomize=True, database=None, print_blob=True)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "default"))
 
 # Tests compare the predictions' answers with what the runs show, some in session fixtures (the nbgrader round trip
 # types a wrong prediction): the answers are open for the whole session. A student's notebook sees them sealed until
@@ -95,3 +113,20 @@ def executed(tmp_path_factory):
         return done[run]
 
     return get
+
+
+@pytest.fixture(scope="session")
+def dask_client():
+    """One two-worker LocalCluster (separate processes, the dashboard on 127.0.0.1) for every test that only needs a
+    cluster to send work to: starting one costs 2-12 s on a loaded 2-core machine, and the suite started four. Tests
+    that ask for it are marked ``@pytest.mark.xdist_group("dask")``, so under ``--dist loadgroup`` one xdist worker
+    starts it once. A test that leaves state on the workers clears it first (tests/test_sweep.py's ``_PREPARED``) or
+    counts a difference (tests/capstone's plans); tests of a cluster's start-up, shutdown or interruption start their
+    own."""
+    import logging
+
+    from distributed import Client, LocalCluster
+
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address="127.0.0.1:0",
+                      silence_logs=logging.ERROR) as cluster, Client(cluster) as client:
+        yield client

@@ -1,8 +1,8 @@
 """run_grid: the same frame in-process and on a 2-worker Dask cluster, resumes from its cache,
 reports failed points without losing the others, and refuses a bad grid up front.
 
-One LocalCluster serves the whole module (starting one costs seconds); the xdist group keeps these
-tests in one pytest-xdist worker under ``--dist loadgroup``.
+One LocalCluster serves the session (tests/conftest.py's ``dask_client``: starting one costs seconds); the xdist
+group keeps these tests, and the others that use it, in one pytest-xdist worker under ``--dist loadgroup``.
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ import dataclasses
 import functools
 import hashlib
 import json
-import logging
 import math
 import multiprocessing
 import os
@@ -75,18 +74,6 @@ def fails_at_three_schedulers(config):
 def headline(result):
     m = result.metrics
     return {"utilisation": m.utilisation, "conflicts": m.conflicts, "mean_job_wait": m.mean_job_wait}
-
-
-@pytest.fixture(scope="module")
-def dask_client():
-    from distributed import Client, LocalCluster
-
-    cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address="127.0.0.1:0",
-                           silence_logs=logging.ERROR)
-    client = Client(cluster)
-    yield client
-    client.close()
-    cluster.close()
 
 
 def test_a_two_worker_cluster_gives_the_frame_in_process_execution_gives(dask_client):
@@ -753,6 +740,44 @@ def test_auto_goes_on_timing_points_while_they_are_remembered_and_sends_the_slow
     df = run_grid(cycle, BASE.replace(horizon=31.0), {"schedulers": [1, 2, 3]}, client="auto", cache=False,
                   progress=False)
     assert sent == [] and df.attrs["sweep"]["where"] == "inprocess"
+def test_a_sweep_paced_as_another_config_starts_at_its_pace(monkeypatch):
+    """Issue 33 (Lab 03 at paper): the footprint searches measure the trace's runs (``late_start=0``), a base config
+    of its own, so their first round was probed here again and its points, about 13 s each, ran one after another in
+    the kernel (4 left x 13 s: under a minute), a core idle. ``paced_as`` shares the pace of the runs they cost
+    the same as: every point goes to the workers at once. Counted, not timed (the clock is the points' cost)."""
+    import cluster_sim.sweep as sweep
+
+    clock = _Clock()
+
+    def cycle(config):
+        clock.now += 20.0
+        return {"x": float(config.schedulers)}
+
+    sent = []
+
+    def to_workers(todo, configs, run, metrics, record, progress, client, workers, group=None):
+        sent.extend(configs[i].schedulers for i in todo)
+        sweep._run_here(todo, configs, run, metrics, record, progress)
+
+    monkeypatch.setattr(sweep, "time", clock)
+    monkeypatch.setattr(sweep, "_run_dask", to_workers)
+    monkeypatch.setattr(sweep, "_machine_workers", lambda: 2)
+    monkeypatch.delenv("DASK_SCHEDULER_ADDRESS", raising=False)
+    monkeypatch.delenv("CLUSTER_SIM_SWEEP_CLIENT", raising=False)
+    grid = {"schedulers": [1, 2, 3, 4, 5]}
+    run_grid(cycle, BASE, grid, client="auto", cache=False, progress=False)  # probed: 20 s a point
+    assert sent == [2, 3, 4, 5]
+    sent.clear()
+    trace = BASE.replace(horizon=31.0)
+    df = run_grid(cycle, trace, {"schedulers": [1, 2, 3, 4]}, client="auto", cache=False, progress=False,
+                  paced_as=BASE)
+    assert sent == [1, 2, 3, 4] and df.attrs["sweep"]["where"] == "local"
+    assert df["x"].tolist() == [1.0, 2.0, 3.0, 4.0]
+    sent.clear()  # without it, the other base config is probed again and its 4 points of 20 s stay here
+    df = run_grid(cycle, trace, {"schedulers": [1, 2, 3, 4]}, client="auto", cache=False, progress=False)
+    assert sent == [] and df.attrs["sweep"]["where"] == "inprocess"
+
+
 def test_an_estimate_sends_long_points_to_the_workers_together_without_a_probe(monkeypatch):
     """Issue 33 (Lab 00 at paper): ``client="auto"`` timed the first point here before sending the rest to a
     cluster, so a grid of two long points (the tour's decision-throughput arms, minutes each) ran one after the
@@ -812,3 +837,91 @@ def test_grouped_tasks_of_more_points_go_first_so_no_long_task_runs_alone_at_the
         cluster.close()
     assert _STARTED == [4.0, 5.0, 6.0, 1.0, 2.0, 3.0]
     assert frame["y"].tolist() == grid["x"]  # the frame stays in the grid's order
+
+
+def _worker_malloc():
+    return {k: os.environ.get(k) for k in ("MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_")}
+
+
+def test_auto_keeps_its_cluster_for_the_next_sweep_and_sends_a_group_where_it_ran(monkeypatch):
+    """Issue 33 (Lab 05 at paper): each of the notebook's sweeps that went to the workers started a new
+    LocalCluster, so every seed's lake was prepared again on a fresh worker. With ``keep_sweep_cluster()`` (the
+    notebook's setup cell), ``client="auto"`` keeps its cluster for the process's next sweeps while its workers
+    live, and sends a grouped task to the worker that ran that group
+    before (where the lab remembers what it prepared). Counted: preparations, not time."""
+    import cluster_sim.sweep as sweep
+
+    monkeypatch.delenv("DASK_SCHEDULER_ADDRESS", raising=False)
+    monkeypatch.delenv("CLUSTER_SIM_SWEEP_CLIENT", raising=False)
+    monkeypatch.setattr(sweep, "_machine_workers", lambda: 2)
+    sweep.close_sweep_cluster()
+    monkeypatch.setattr(sweep, "_KEEP", [False])
+    # off by default: each sweep's cluster is closed when it ends (other labs' workers' memory goes with it)
+    off = run_grid(prepared_per_seed, BASE, {"schedulers": [1, 2]}, seeds=2, cache=False, progress=False,
+                   estimate=lambda c: 100.0)
+    assert off.attrs["sweep"]["where"] == "local" and not sweep._KEPT
+    with pytest.raises(ValueError, match="keep='yes' is not allowed"):
+        sweep.keep_sweep_cluster("yes")
+    sweep.keep_sweep_cluster()
+    before = {p.pid for p in multiprocessing.active_children()}
+    grid = {"schedulers": [1, 2, 3], "update_delay": [0.0, 2.0]}
+    first = sweep._open_client  # a second cluster start would fail the test
+    starts = []
+    monkeypatch.setattr(sweep, "_open_client", lambda *a: starts.append(a) or first(*a))
+    try:
+        sweeps = [run_grid(prepared_per_seed, BASE, grid, seeds=4, cache=False, progress=False, group=lambda c: c.seed,
+                           estimate=lambda c: 100.0) for _ in range(3)]
+        assert [s.attrs["sweep"]["where"] for s in sweeps] == ["local"] * 3
+        assert len(starts) == 1, "one cluster for the three sweeps"
+        # every seed prepared once in the whole session: its later points ran where it was prepared
+        after = pd.concat(sweeps, keys=range(3), names=["sweep"]).reset_index(level=0)
+        for seed, rows in after.groupby("seed"):
+            assert rows["pid"].nunique() == 1, seed
+            assert sorted(rows["preparations"]) == list(range(1, 19)), seed
+        # its workers start with glibc's malloc settings that keep large arrays' pages mapped between tasks
+        client = sweep._KEPT["client"]
+        assert set(map(str, client.run(_worker_malloc).values())) == {str(sweep.WORKER_MALLOC)}
+        assert os.environ.get("MALLOC_TRIM_THRESHOLD_") != sweep.WORKER_MALLOC["MALLOC_TRIM_THRESHOLD_"], \
+            "the kernel's own environment is left as it was"
+        assert sweeps[2]["utilisation"].tolist() == run_grid(run, BASE, grid, seeds=4, client="inprocess", cache=False,
+                                                             progress=False)["utilisation"].tolist()
+    finally:
+        sweep.close_sweep_cluster()
+    assert not sweep._KEPT and {p.pid for p in multiprocessing.active_children()} <= before, "workers left running"
+
+
+def test_auto_keeps_the_rest_of_the_group_its_probe_began_here(monkeypatch):
+    """Issue 33 (Lab 05 at paper): ``client="auto"`` times a first point here (which prepares its seed's lake in
+    this process) and then sent the rest, that seed's other points too, to the workers, where the lake was
+    prepared again. Now the rest of the probed group runs here while the workers run the other groups."""
+    import cluster_sim.sweep as sweep
+
+    clock = _Clock()
+
+    def lake_run(config):
+        clock.now += 40.0  # a point's run (its lake's preparation) at the papers' scale
+        return {"x": float(config.schedulers + 10 * config.seed)}
+
+    sent, stayed = [], []
+
+    def to_workers(todo, configs, run, metrics, record, progress, client, workers, group=None, here=()):
+        sent.extend((configs[i].seed, configs[i].schedulers) for i in todo)
+        sweep._run_here(todo, configs, run, metrics, record, progress)  # as a worker would (another process)
+        stayed.extend((configs[i].seed, configs[i].schedulers) for i in here)
+        sweep._run_here(list(here), configs, run, metrics, record, progress)
+
+    monkeypatch.setattr(sweep, "time", clock)
+    monkeypatch.setattr(sweep, "_run_dask", to_workers)
+    monkeypatch.setattr(sweep, "_machine_workers", lambda: 2)
+    monkeypatch.setattr(sweep, "_PACES", {})
+    grid = [{"seed": s, "schedulers": n} for s in (0, 1, 2) for n in (1, 2, 3)]
+    df = run_grid(lake_run, BASE, grid, client="auto", cache=False, progress=False, group=lambda c: c.seed)
+    assert df.attrs["sweep"]["where"] == "local"
+    assert sent == [(1, 1), (1, 2), (1, 3), (2, 1), (2, 2), (2, 3)], "the other seeds' points to the workers"
+    assert stayed == [(0, 2), (0, 3)], "the probed seed's other points here"
+    assert df["x"].tolist() == [float(n + 10 * s) for s in (0, 1, 2) for n in (1, 2, 3)]
+    # without a group the probe's seed is one more point for the workers (as before)
+    sent.clear(), stayed.clear()
+    monkeypatch.setattr(sweep, "_PACES", {})
+    run_grid(lake_run, BASE, grid, client="auto", cache=False, progress=False)
+    assert len(sent) == 8 and stayed == []

@@ -25,7 +25,6 @@ from __future__ import annotations
 import itertools
 
 import numpy as np
-from scipy.optimize import Bounds, LinearConstraint, milp
 from scipy.sparse import coo_matrix
 
 from ..validate import finite_array, index_array, whole_number
@@ -297,6 +296,8 @@ def exact_min_max_placement(L, capacity) -> tuple[np.ndarray, float]:
         rows += [r] * (n + 1)
         cols += list(range(i * n, (i + 1) * n)) + [m * n]
         vals += list(L[i]) + [-1.0]
+    from scipy.optimize import Bounds, LinearConstraint, milp  # here, not at the top: ~0.1 s of every kernel
+
     A = coo_matrix((vals, (rows, cols)), shape=(2 * m + n, nv)).tocsr()
     lb = np.concatenate([np.ones(m), np.zeros(n), np.full(m, -np.inf)])
     ub = np.concatenate([np.ones(m), cap.astype(float), np.zeros(m)])

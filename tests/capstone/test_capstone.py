@@ -6,7 +6,6 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import json
-import logging
 import math
 import sys
 
@@ -305,18 +304,7 @@ def test_an_ablation_builds_each_day_once_however_many_arms_cycle_through_the_se
     assert _make_day.cache_info().misses - before == 8  # one per seed, not one per run (16)
 
 
-@pytest.fixture(scope="module")
-def dask_client():
-    from distributed import Client, LocalCluster
-
-    cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address="127.0.0.1:0",
-                           silence_logs=logging.ERROR)
-    client = Client(cluster)
-    yield client
-    client.close()
-    cluster.close()
-
-
+@pytest.mark.xdist_group("dask")  # the session's cluster (tests/conftest.py)
 def test_an_ablation_on_dask_gives_the_frame_it_gives_in_process(dask_client):
     points = [arms()[0], arms()[6]]  # none and all
     here = ablation(SMALL, 2, points=points, client="inprocess", cache=False)
@@ -333,6 +321,7 @@ def plans_made() -> int:
     return _resource_plans.cache_info().misses
 
 
+@pytest.mark.xdist_group("dask")
 def test_an_ablation_on_dask_plans_each_seeds_day_once_not_once_per_worker(dask_client):
     """The arms that read a day's resource plans go to one worker together: with two seeds, two plans are made
     in all (points handed out one at a time had each worker plan every seed's day)."""

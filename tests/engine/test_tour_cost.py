@@ -10,6 +10,7 @@ import pytest
 
 from cluster_sim.engine import ClusterConfig, ClusterModel
 from cluster_sim.engine.workload import WorkloadSpec, generate_jobs
+from counting import python_calls
 
 
 @pytest.fixture
@@ -109,20 +110,8 @@ def test_the_capacity_scheduler_keeps_its_admissions_in_a_few_bytes_each():
 def test_a_paper_scale_task_costs_few_python_calls(paper_second):
     """Python calls per task in the tour's run at the paper's scale (a 1 s slice): 103 before this round (a Mesa
     event per decision, np.flatnonzero's wrappers at each placement), 57 now. Counted, not timed."""
-    import sys
-
     model = ClusterModel(paper_second)
     model.start()  # the jobs are made before counting
-    calls = [0]
-
-    def count(frame, event, arg):
-        if event in ("call", "c_call"):
-            calls[0] += 1
-
-    sys.setprofile(count)
-    try:
-        model.run_until(paper_second.horizon)
-    finally:
-        sys.setprofile(None)
-    per_task = calls[0] / sum(j.n_tasks for j in model.arrived)
+    calls = python_calls(model, paper_second.horizon)
+    per_task = calls / sum(j.n_tasks for j in model.arrived)
     assert per_task < 60, per_task

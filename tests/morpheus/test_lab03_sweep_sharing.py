@@ -127,3 +127,15 @@ def test_dra_reads_each_jobs_reservation_once_per_run_not_at_every_evaluation(mo
     evaluated = len(model.reprovisioner.decisions)
     assert evaluated > 20  # DRA had work: the count below is not trivially small
     assert len(built) <= len(plan.allocations), f"{len(built)} skylines built for {evaluated} evaluations"
+
+
+def test_the_footprint_sweeps_start_at_the_notebooks_pace(monkeypatch):
+    # before: the searches' base config is the trace's (late_start=0), whose pace no sweep had set, so at paper the
+    # footprints' first round was probed in the kernel and its 4 points (about 13 s each, under auto's minute) ran
+    # one after another there while a core idled; their cycles cost what the notebook's config's do
+    paced = []
+    sweep = simulation.run_grid
+    monkeypatch.setattr(simulation, "run_grid", lambda *a, **k: paced.append(k.get("paced_as")) or sweep(*a, **k))
+    footprints(SMALL, seeds=(0,), **HERE)
+    fig10a(SMALL, seeds=(0,), max_machines=2 * SMALL.machines, **HERE)
+    assert paced and all(p == SMALL for p in paced), paced

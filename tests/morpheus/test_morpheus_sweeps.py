@@ -173,15 +173,9 @@ def test_a_bad_tiny_instance_is_refused_naming_the_field():
 
 # ---- the same tables from worker processes (string hashing, solver state and caches differ there) -----------
 @pytest.mark.xdist_group("dask")
-def test_a_two_worker_cluster_gives_the_same_tables():
-    import logging
-
-    from distributed import Client, LocalCluster
-
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address="127.0.0.1:0",
-                      silence_logs=logging.ERROR) as cluster, Client(cluster) as client:
-        there = dict(client=client, cache=False)
-        table = compare(SMALL, ("user", "morpheus_dra"), (0, 1), **there)
-        fleet = pooled_fleet(TINY, seeds=(0, 1), **there)
+def test_a_two_worker_cluster_gives_the_same_tables(dask_client):
+    there = dict(client=dask_client, cache=False)
+    table = compare(SMALL, ("user", "morpheus_dra"), (0, 1), **there)
+    fleet = pooled_fleet(TINY, seeds=(0, 1), **there)
     pd.testing.assert_frame_equal(table, compare(SMALL, ("user", "morpheus_dra"), (0, 1), **HERE), check_exact=True)
     pd.testing.assert_frame_equal(fleet.per_run, pooled_fleet(TINY, seeds=(0, 1), **HERE).per_run, check_exact=True)

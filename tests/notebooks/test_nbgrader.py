@@ -3,16 +3,21 @@
 ``solutions/NN_*.ipynb`` are the course's source, all of them one assignment; ``nbgrader
 generate_assignment`` releases it (each release must be exactly our ``exercises/NN_*.ipynb``, cell
 by cell); students submit: one the release untouched, one the release with the solution typed
-into its answer cells, and three "rotation" students whose answer cells are, in turn, the solution, a
-seeded wrong answer and a one-line delegation to the library's reference (tests/notebooks/seeded_answers.py;
-a prediction cell gets a wrong prediction): over the three, every answer cell is each of them once, next to
-answers of the other kinds. ``nbgrader autograde`` grades them all and ``nbgrader generate_feedback`` writes
-each student's feedback. The untouched copy of each lab scores 0 and every check cell fails with the "not
-implemented yet" message before anything else fails; the answered copy gets full marks and no error; in a
-rotation copy each graded cell (found from its nbgrader metadata, so cells added later are covered) keeps its
-points when the answer it grades (:func:`cluster_sim.course.graded_cells`) is the solution, and loses them all
-when that answer is wrong (with its own message) or delegates (with the delegation message), whatever the
-other answers are; the autograder logs no warning about our notebooks.
+into its answer cells, and two "rotation" students whose answer cells are, in turn, a seeded wrong answer and
+a one-line delegation to the library's reference (tests/notebooks/seeded_answers.py; a prediction cell gets a
+wrong prediction): over the two, every answer cell is each of them once, next to answers of the other kind (an
+answer with nothing in the library to delegate to, a prediction or an open question, is the solution in its
+delegating turn). The answered student shows every answer cell's solution mode, so the rotation needs only the
+two failing ones: four executions of each lab, not five (a third rotation student typed the solution, next to
+wrong and delegating answers: what it showed dynamically, that a check reads no other answer, the audit of
+tests/test_grading_cells.py shows from the notebook's names, and the no-delegation cells still show here).
+``nbgrader autograde`` grades them all and ``nbgrader generate_feedback`` writes each student's feedback. The
+untouched copy of each lab scores 0 and every check cell fails with the "not implemented yet" message before
+anything else fails; the answered copy gets full marks and no error; in a rotation copy each graded cell (found
+from its nbgrader metadata, so cells added later are covered) keeps its points when the answer it grades
+(:func:`cluster_sim.course.graded_cells`) is the solution, and loses them all when that answer is wrong (with its
+own message) or delegates (with the delegation message), whatever the other answers are; the autograder logs no
+warning about our notebooks.
 
 The round trip is nbgrader's own, as cheap as it can be: the labs are split into two courses (one
 per xdist worker, each in its xdist group), and each course runs one ``nbgrader`` process per step
@@ -48,9 +53,9 @@ SOLUTIONS = sorted((ROOT / "solutions").glob("*.ipynb"))
 ASSIGNMENT = "labs"
 #: two courses, so the two xdist workers grade one each (alternate labs: each gets cheap and dear ones)
 COURSES = {"a": SOLUTIONS[0::2], "b": SOLUTIONS[1::2]}
-ROTATION = ("rotation-0", "rotation-1", "rotation-2")
+ROTATION = ("rotation-0", "rotation-1")
 STUDENTS = ("untouched", "answered", *ROTATION)
-MODES = ("answered", "wrong", "delegating")  # rotation-r types answer cell i as MODES[(i + r) % 3]
+MODES = ("wrong", "delegating")  # rotation-r types answer cell i as MODES[(i + r) % 2]
 KNOWN_NOISE = ("SAWarning", "TCP without encryption", "no_autoflush", "warnings.warn",
                "Alternative text is missing")  # nbconvert's HTML of a figure in the feedback: matplotlib sets none
 
@@ -362,3 +367,17 @@ def test_an_error_output_with_a_traceback_is_told_from_one_with_its_message_only
         "Cell In[3], line 2\n----> 2 print(check_double(double))", "CheckFailed: double: not implemented yet"])
     assert traceback_shown(message) is None
     assert "Traceback (most recent call last)" in traceback_shown(framed)
+
+
+@pytest.mark.parametrize("solution", SOLUTIONS, ids=lambda p: p.stem[:2])
+def test_the_rotation_types_every_answer_cell_wrong_once_and_delegating_once(solution):
+    """Over the rotation students every code answer cell is wrong once and delegates once (the solution instead,
+    where the library holds nothing to delegate to): with the answered student, every mode of every cell once."""
+    source = nbformat.read(solution, as_version=4)
+    per_student = [answer_modes(source, r) for r in range(len(ROTATION))]
+    for gid in per_student[0]:
+        seen = sorted(modes[gid] for modes in per_student)
+        delegates = DELEGATING.get(gid, "") is not None and not any(
+            PREDICTION.search(_typed(c.source)) for c in source.cells if c.metadata.get("nbgrader", {}).get("grade_id") == gid)
+        assert seen == (["delegating", "wrong"] if delegates else ["answered", "wrong"]), (
+            f"{solution.stem}: answer cell {gid!r} is typed {seen} by the rotation students")

@@ -8,30 +8,13 @@ not time) and check that what was replaced still does what it did: a lab's settl
 run at each decision, Mesa's subscribers to ``time`` are still told, results are unchanged (the digests of
 test_issue33_speed)."""
 
-import sys
-
 import pytest
 
 from cluster_sim.engine import ClusterConfig, ClusterModel
 from cluster_sim.rminer import RMinerConfig
 from cluster_sim.rminer.model import RMinerModel
 from cluster_sim.rminer.theory import expected_shadow, shadow_of
-
-
-def python_calls(model, end):
-    """Python-level calls (functions of Python code and of C) made while running ``model`` to ``end``."""
-    calls = [0]
-
-    def count(frame, event, arg):
-        if event in ("call", "c_call"):
-            calls[0] += 1
-
-    sys.setprofile(count)
-    try:
-        model.run_until(end)
-    finally:
-        sys.setprofile(None)
-    return calls[0]
+from counting import python_calls
 
 
 def test_a_paper_scale_task_costs_fewer_python_calls():

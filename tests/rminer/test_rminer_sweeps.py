@@ -7,7 +7,6 @@ metrics averaged in seed order), kept here to compare against.
 
 from __future__ import annotations
 
-import logging
 
 import pandas as pd
 import pytest
@@ -140,17 +139,13 @@ def test_bad_seeds_and_grids_are_refused():
         shadow_sweep(SMALL, update_delays=(-1.0,), cache=False)
 
 
-def test_a_two_worker_dask_cluster_gives_the_in_process_tables(monkeypatch):
-    from distributed import Client, LocalCluster
-
+def test_a_two_worker_dask_cluster_gives_the_in_process_tables(monkeypatch, dask_client):
     tiny = SMALL.replace(horizon=2.0)
     cells = dict(cells=[(8, 2.0)], modes=("none", "smart"), seeds=(0, 1))
     here = compare_modes(tiny, **cells, client="inprocess", cache=False)
     fig4 = shadow_sweep(tiny, update_delays=(0.5,), durations=(2.0,), client="inprocess", cache=False)
     monkeypatch.setattr(ex, "_ROWS", {})  # nothing remembered: every run goes to the workers
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address="127.0.0.1:0",
-                      silence_logs=logging.ERROR) as cluster, Client(cluster) as client:
-        there = compare_modes(tiny, **cells, client=client, cache=False)
-        fig4_there = shadow_sweep(tiny, update_delays=(0.5,), durations=(2.0,), client=client, cache=False)
+    there = compare_modes(tiny, **cells, client=dask_client, cache=False)
+    fig4_there = shadow_sweep(tiny, update_delays=(0.5,), durations=(2.0,), client=dask_client, cache=False)
     pd.testing.assert_frame_equal(there, here, check_exact=True)
     pd.testing.assert_frame_equal(fig4_there, fig4, check_exact=True)

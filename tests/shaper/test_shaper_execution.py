@@ -49,16 +49,20 @@ def check_conservative(graph, seed, tokens, spool_once=False):
     return len(seen)
 
 
-def test_estimate_is_conservative_on_250_random_dags():
+def test_estimate_is_conservative_on_100_random_dags():
+    # 100 seeds, not 250 (2.5 s of the 6.2 s): every estimate made to fall below the truth (the largest tree's width
+    # instead of the sum, one tree dropped, one less at three vertices from the end, one less at some partly done
+    # stages) failed on 122 to 250 of 250 seeds and on one of the first three; one failing in 5 % of seeds is
+    # missed by 100 with probability 0.6 %.
     events = 0
-    for seed in range(250):
+    for seed in range(100):
         rng = np.random.default_rng(seed)
         n = int(rng.integers(2, 16))
         graph = random_stage_graph(rng, stages=n, spools=int(rng.integers(0, max(n - 2, 0) + 1)), max_vertices=12)
         tokens = int(rng.integers(1, graph.total_vertices + 1))
         events += check_conservative(graph, seed, tokens)
         events += check_conservative(graph, seed, tokens, spool_once=True)
-    assert events > 2 * 250 * 10  # the property was checked at thousands of execution points
+    assert events > 2 * 100 * 10  # the property was checked at thousands of execution points
 
 
 @settings(max_examples=60, deadline=None)

@@ -3,11 +3,16 @@ of dropping them after building them, and the claims read the seeds the notebook
 exact: the old algorithm, kept here, gives the same tables bit for bit on seeded lakes; work is counted, not
 timed."""
 
+from typing import NamedTuple
+
 import numpy as np
 import pytest
 
 import cluster_sim.wing.multihop as multihop
 from cluster_sim.wing import WingDepsConfig, generate_lake, single_hop
+
+#: the tests that read ``before_and_after``'s runs: one xdist worker makes them (tests/notebook_runs.py's groups)
+IN_ITS_GROUP = pytest.mark.xdist_group("lab04_before_and_after")
 
 
 def _extend_built_then_windowed(t1, t2, e_op, times, reduce, n, keep=()):
@@ -63,26 +68,29 @@ def test_the_windowed_join_builds_only_the_rows_the_window_keeps(monkeypatch):
 
 
 @pytest.mark.parametrize("preset", ["ci", "default"])
-def test_the_claims_read_the_seeds_already_run_and_give_the_same_table(preset, monkeypatch):
+@IN_ITS_GROUP
+def test_the_claims_read_the_seeds_already_run_and_give_the_same_table(preset, monkeypatch, before_and_after):
+    import dataclasses
+
     import pandas as pd
 
     import cluster_sim.wing.claims as claims04
-    from cluster_sim.wing.experiments import run_seeds
+    from cluster_sim.wing.experiments import run as lab_run
 
     config = WingDepsConfig.from_preset(preset)
     size = 3  # the paper's pool: the notebook's run_seeds(config, 3) are its seeds
     whole = claims04.claims_table(config, pool_size=size, client="inprocess", cache=False)
-    seeds = run_seeds(config, 2, client="inprocess", cache=False)  # two of three: the third is run
+    seeds = [before_and_after(preset, s).new for s in (0, 1)]  # two of three, run by run: the third is run
     ran = []
     monkeypatch.setattr(claims04, "run", lambda c: ran.append(c.seed) or lab_run(c))
-    lab_run = __import__("cluster_sim.wing.experiments", fromlist=["run"]).run
     reused = claims04.claims_table(config, pool_size=size, client="inprocess", cache=False, results=seeds)
     assert ran == [2]  # only the seed no result holds
     pd.testing.assert_frame_equal(reused, whole, check_exact=True)
     pd.testing.assert_frame_equal(reused.attrs["runs"], whole.attrs["runs"], check_exact=True)
-    with pytest.raises(ValueError, match="another config"):
-        claims04.claims_table(config, pool_size=size, results=run_seeds(config.replace(tr=50.0), 1, client="inprocess",
-                                                                        cache=False))
+    other = dataclasses.replace(seeds[0], config=config.replace(tr=50.0))  # a run of another config: only its
+    with pytest.raises(ValueError, match="another config"):                # config is read before the refusal
+        claims04.claims_table(config, pool_size=size, results=[other])
+    assert ran == [2]
 
 
 def _classify_with_a_function_per_pair(jobs, deps):
@@ -184,26 +192,54 @@ def _exploration_before(deps, k, *, omega=None, jobs=None, over=None):
     return out
 
 
+class BeforeAndAfter(NamedTuple):
+    new: object  # experiments.run(cfg) as it is
+    old: object  # ... with value_exploration as it was before (_exploration_before)
+    kept: int  # rows the doubling's joins built in the first run
+    every: int  # ... and in the second
+
+
+@pytest.fixture(scope="module")
+def before_and_after():
+    """``before_and_after(preset, seed)``: Lab 04's run of the preset at ``seed``, with value_exploration as it is and
+    as it was before issue 33, each made once for the tests of this module (the claims' pools of seeds 0 and 1 and
+    the runs at those seeds are seeds 0-3: each is run once each way, where each test ran its own, 16 runs a preset).
+    The tests that read it are one xdist group, so one worker makes them."""
+    import cluster_sim.wing.experiments as experiments
+
+    done = {}
+
+    def get(preset, seed):
+        if (preset, seed) not in done:
+            cfg = WingDepsConfig.from_preset(preset, seed=seed)
+            with pytest.MonkeyPatch.context() as m:
+                built = _extend_rows(m)
+                new = experiments.run(cfg)
+                kept = sum(built)
+                m.setattr(experiments, "value_exploration", _exploration_before)
+                built.clear()
+                old = experiments.run(cfg)
+            done[preset, seed] = BeforeAndAfter(new, old, kept, sum(built))
+        return done[preset, seed]
+
+    return get
+
+
 @pytest.mark.parametrize("preset", ["ci", "default"])
 @pytest.mark.parametrize("seed", [0, 1])
-def test_the_doubling_kept_to_the_valid_jobs_gives_the_same_tables_bit_for_bit(monkeypatch, preset, seed):
+@IN_ITS_GROUP
+def test_the_doubling_kept_to_the_valid_jobs_gives_the_same_tables_bit_for_bit(before_and_after, preset, seed):
     """Fig. 6's shares read only the valid jobs' paths: the short table keeps only theirs (issue 33). The
-    exploration table, every job's ``agg`` and the claims' rows are those of the doubling that kept every path."""
+    exploration table, every job's ``agg`` and the claims' rows are those of the doubling that kept every path.
+    The claims are measured on the pool's runs made each way (claims_table's ``results``: the rows it reads are
+    those its own runs give, test_the_claims_read_the_seeds_already_run_and_give_the_same_table)."""
     import pandas as pd
 
-    import cluster_sim.wing.experiments as experiments
+    from cluster_sim.claims import pool
     from cluster_sim.wing.claims import claims_table, metrics_of
 
     cfg = WingDepsConfig.from_preset(preset, seed=seed)
-    built = _extend_rows(monkeypatch)
-    new = experiments.run(cfg)
-    kept = sum(built)
-    with monkeypatch.context() as m:  # value_exploration before the change
-        m.setattr(experiments, "value_exploration", _exploration_before)
-        built.clear()
-        old = experiments.run(cfg)
-        every = sum(built)
-        old_claims = claims_table(cfg, pool_size=3, client="inprocess", cache=False)
+    new, old, kept, every = before_and_after(preset, seed)
     assert 0 < kept < 0.9 * every, (kept, every)  # the last ω of the log holds many short paths (ci 18 %, default 56 %)
     pd.testing.assert_frame_equal(new.exploration, old.exploration, check_exact=True)
     assert new.iterations == old.iterations
@@ -212,7 +248,9 @@ def test_the_doubling_kept_to_the_valid_jobs_gives_the_same_tables_bit_for_bit(m
     assert agg.name == old_agg.name and agg.index.equals(old_agg.index)
     assert np.array_equal(agg.to_numpy(), old_agg.to_numpy())
     assert metrics_of(new) == metrics_of(old)
-    claims = claims_table(cfg, pool_size=3, client="inprocess", cache=False)
+    runs = [before_and_after(preset, s) for s in pool(seed, 3)]
+    claims = claims_table(cfg, pool_size=3, client="inprocess", cache=False, results=[r.new for r in runs])
+    old_claims = claims_table(cfg, pool_size=3, client="inprocess", cache=False, results=[r.old for r in runs])
     pd.testing.assert_frame_equal(claims, old_claims, check_exact=True)
     pd.testing.assert_frame_equal(claims.attrs["runs"], old_claims.attrs["runs"], check_exact=True)
 

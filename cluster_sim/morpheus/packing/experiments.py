@@ -164,17 +164,19 @@ def footprints(config: MorpheusConfig, arms=("user", "morpheus_dra"), seeds=(0, 
     "arms": {arm: (machines or None, {machines: attainment})}}``. The arms' searches run side by side
     (:func:`~.simulation.footprint_arms`: the sizes they ask for next, with the users' target first, are one
     sweep over the seeds; ``client`` and ``cache`` go to :func:`cluster_sim.sweep.run_grid`), each stopping
-    where its own attainment falls short. Measured on the trace (no run held back: :func:`on_the_trace`)."""
-    config = on_the_trace(config)
+    where its own attainment falls short. Measured on the trace (no run held back: :func:`on_the_trace`), whose
+    cycles cost what the config's do: the sweeps start at the pace the config's own sweeps set (a first round
+    probed here ran its points one after another in this process, a core idle)."""
+    paced_as, config = config, on_the_trace(config)
     sizes = search_sizes({max(1, round(f * config.machines)) for f in shares}, config.machines)
     known = None
     if target is None:
         # the users' attainment on the config's cluster and every arm's largest size: one sweep, not two
         known = attainments(config, [("user", config.machines)] + [(arm, sizes[0]) for arm in arms], seeds,
-                            client=client, cache=cache)
+                            client=client, cache=cache, paced_as=paced_as)
         target = known[("user", config.machines)]
     out = footprint_arms(config, arms, target, seeds=seeds, max_machines=config.machines, sizes=sizes, client=client,
-                         cache=cache, known=known)
+                         cache=cache, known=known, paced_as=paced_as)
     return {"target": target, "arms": {arm: out[arm] for arm in arms}}
 
 
@@ -185,15 +187,16 @@ def fig10a(config: MorpheusConfig, seeds=(0, 1, 2), *, factor: float = 5.0, max_
     provisioning on the config's cluster (attainment ``1 - users' rate / factor``), and that cluster as a
     share of the config's. A row's ``machines`` is None when even ``max_machines`` (default 4x the config's)
     does not reach it. Measured on the trace (no run held back: :func:`on_the_trace`). ``client`` and ``cache``
-    go to :func:`cluster_sim.sweep.run_grid`."""
-    config = on_the_trace(config)
+    go to :func:`cluster_sim.sweep.run_grid`; the sweeps share the config's pace, as :func:`footprints`' do."""
+    paced_as, config = config, on_the_trace(config)
     if isinstance(factor, bool) or not isinstance(factor, (int, float)) or not factor >= 1:
         raise ValueError(f"factor={factor!r} is out of range: need a number >= 1 (how many times fewer violations)")
-    users = compare(config, arms=("user",), seeds=seeds, client=client, cache=cache)
+    users = compare(config, arms=("user",), seeds=seeds, client=client, cache=cache, paced_as=paced_as)
     rate = float(users.loc["user", "slo_violation_rate"])
     target = 1.0 - rate / factor
     cap = max_machines or 4 * config.machines
-    found = footprint_arms(config, arms, target, seeds=seeds, max_machines=cap, client=client, cache=cache)
+    found = footprint_arms(config, arms, target, seeds=seeds, max_machines=cap, client=client, cache=cache,
+                           paced_as=paced_as)
     rows = []
     for arm in arms:
         machines, tried = found[arm]

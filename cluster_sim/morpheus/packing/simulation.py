@@ -302,13 +302,14 @@ def footprint(config: MorpheusConfig, target: float | None = None, *, seeds=None
                           client=client, cache=cache)[config.arm]
 
 
-def attainments(config: MorpheusConfig, points, seeds, *, client=None, cache=None) -> dict:
+def attainments(config: MorpheusConfig, points, seeds, *, client=None, cache=None, paced_as=None) -> dict:
     """:func:`attainment` of each ``(arm, machines)`` of ``points`` on ``config``, all in one sweep over
-    ``seeds``: ``{(arm, machines): attainment}``."""
+    ``seeds``: ``{(arm, machines): attainment}``. ``paced_as``: the config whose sweeps' pace this one shares
+    (:func:`cluster_sim.sweep.run_grid`; the footprints' trace config costs what the notebook's config does)."""
     points = list(dict.fromkeys((arm, int(m)) for arm, m in points))
     seeds = [int(s) for s in seeds]
     df = run_grid(run, config, [{"arm": arm, "machines": m} for arm, m in points], seeds=seeds, metrics=sweep_row,
-                  client=client, cache=cache)
+                  client=client, cache=cache, paced_as=paced_as)
     out = {}
     for k, point in enumerate(points):
         rs = df.iloc[k * len(seeds):(k + 1) * len(seeds)]  # the point's seeds (the seed varies fastest)
@@ -318,12 +319,14 @@ def attainments(config: MorpheusConfig, points, seeds, *, client=None, cache=Non
 
 
 def footprint_arms(config: MorpheusConfig, arms, target: float | None = None, *, seeds=None,
-                   max_machines: int | None = None, sizes=None, client=None, cache=None, known=None) -> dict:
+                   max_machines: int | None = None, sizes=None, client=None, cache=None, known=None,
+                   paced_as=None) -> dict:
     """:func:`footprint` of each of ``arms`` on ``config`` (``{arm: (machines or None, {machines:
     attainment})}``), the searches run side by side: each arm tries the sizes its own search would try alone,
     and the sizes all the arms ask for next are one sweep (:func:`attainments`), so a LocalCluster's workers
     get every arm's seeds at once instead of one arm's few seeds at a time. ``known``: attainments already
-    measured over the same seeds (``{(arm, machines): attainment}``), not measured again."""
+    measured over the same seeds (``{(arm, machines): attainment}``), not measured again. ``paced_as`` goes to
+    :func:`attainments`."""
     target = config.target_attainment if target is None else target
     if isinstance(target, bool) or not isinstance(target, (int, float)) or not 0.0 < target <= 1.0:
         raise ValueError(f"target={target!r} is out of range: need 0 < target <= 1")
@@ -345,7 +348,7 @@ def footprint_arms(config: MorpheusConfig, arms, target: float | None = None, *,
     while asked:
         todo = [point for point in asked.items() if point not in got]  # (arm, machines), in the arms' order
         if todo:
-            got.update(attainments(config, todo, seeds, client=client, cache=cache))
+            got.update(attainments(config, todo, seeds, client=client, cache=cache, paced_as=paced_as))
         for arm in list(asked):
             try:
                 asked[arm] = searches[arm].send(got[(arm, asked[arm])])
@@ -414,10 +417,11 @@ def run(config: MorpheusConfig) -> MorpheusResult:
     return _cached(config)
 
 
-def compare(config: MorpheusConfig, arms=ARMS, seeds=(0, 1, 2), *, client=None, cache=None) -> pd.DataFrame:
+def compare(config: MorpheusConfig, arms=ARMS, seeds=(0, 1, 2), *, client=None, cache=None,
+            paced_as=None) -> pd.DataFrame:
     """Every arm on the same seeded workloads, pooled over ``seeds``: runs, worst-case violations and
     their rate (pooled: violations / runs), mean utilisation and reserved share, DRA grants. ``client``
-    and ``cache`` go to :func:`cluster_sim.sweep.run_grid`."""
+    and ``cache`` go to :func:`cluster_sim.sweep.run_grid`, and so does ``paced_as``."""
     for arm in arms:
         if arm not in ARMS:
             raise ValueError(f"arms contains {arm!r}, which is not allowed: choose from {', '.join(map(repr, ARMS))}")
@@ -425,7 +429,7 @@ def compare(config: MorpheusConfig, arms=ARMS, seeds=(0, 1, 2), *, client=None, 
     if not seeds:
         raise ValueError("seeds=() is not allowed: need at least one seed")
     df = run_grid(run, config, {"arm": list(arms)}, seeds=list(seeds), metrics=sweep_row, client=client,
-                  cache=cache)
+                  cache=cache, paced_as=paced_as)
     rows = []
     for k, arm in enumerate(arms):
         rs = df.iloc[k * len(seeds):(k + 1) * len(seeds)]  # the arm's seeds, in order (the seed varies fastest)
