@@ -822,6 +822,8 @@ def started_in_order(config):
 def test_grouped_tasks_of_more_points_go_first_so_no_long_task_runs_alone_at_the_end():
     """Longest first (by points): a group of three points is started before the single points submitted ahead of it,
     so on two workers it cannot be the one task left running while the other worker idles."""
+    import logging
+
     from distributed import Client, LocalCluster
 
     _STARTED.clear()
