@@ -36,6 +36,10 @@ round, bit-identical plans; ``machine_groups`` remembered), measured on 2026-11-
     python bench/capstone.py              # default and paper
     python bench/capstone.py --quick      # ci and default
     python bench/capstone.py --ablation   # also the notebook's ablation at default (12 arms x its seed pool)
+    python bench/capstone.py --arms 600   # CPU per run of five arms on a paper day's first 600 s
+
+Round 7 (s7p10) cut the runs' per-event cost with identical results (docs/performance.md, Lab 10): on a paper day's
+first 600 s, CPU per run before -> after at load 25-37 (fresh processes in turns): see docs/performance.md.
 
 The machine is shared: each line gives the load average beside the time, and the process's CPU time.
 """
@@ -110,11 +114,34 @@ def bench_ablation(preset: str = "default") -> None:
           "in CPU time")
 
 
+def bench_arms(horizon: float, arms=("all", "stageopt", "shaper", "all-rminer", "none")) -> None:
+    """CPU seconds of one run per arm on the first ``horizon`` seconds of seed 0's paper day (the day and its plans
+    made first, not timed): the ablation's per-event cost, arm by arm. Compare code versions in fresh processes in
+    turns (the machine's load moves these numbers by a third)."""
+    base = CapstoneConfig.paper().replace(horizon=horizon)
+    make_day(base)
+    resource_plans(base.replace(stageopt=True))
+    cpu = {}
+    for arm in arms:
+        on = set(SWITCHES) if arm == "all" else set(SWITCHES) - {arm[4:]} if arm.startswith("all-") else \
+            set() if arm == "none" else {arm}
+        c0 = time.process_time()
+        run_model(base.replace(**{s: s in on for s in SWITCHES}))
+        cpu[arm] = time.process_time() - c0
+    print(f"paper, first {horizon:g} s, CPU per run: " + ", ".join(f"{a} {c:.2f} s" for a, c in cpu.items())
+          + f"; ratio all/none {cpu['all'] / cpu['none']:.1f}x ({load()})")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="ci and default instead of default and paper")
     parser.add_argument("--ablation", action="store_true", help="also the notebook's ablation at default")
+    parser.add_argument("--arms", type=float, metavar="SECONDS",
+                        help="only CPU per run of five arms on the first SECONDS of a paper day (e.g. 600)")
     args = parser.parse_args()
+    if args.arms:
+        bench_arms(args.arms)
+        return
     for preset in (("ci", "default") if args.quick else ("default", "paper")):
         bench(preset)
     if args.ablation:

@@ -48,6 +48,9 @@ Non-scalar values (arrays, frames, nested results) are left out; pass ``metrics=
   anything runs, so a grid of two long points starts both at once instead of timing the first alone. A long
   estimated sweep runs on a LocalCluster of one worker fewer than the cores and in this process too (it would
   otherwise only wait), the longest points first, each worker given one point at a time (see ``_run_lanes``).
+  With ``group=``, the rest of the group the probe point began stays here (what it prepared is remembered
+  here), run while the workers run the other groups. After :func:`keep_sweep_cluster` (a notebook's setup
+  cell) the cluster is kept for the process's next sweeps, and a group goes back to the worker it ran on.
 * ``"inprocess"``: one point after another in this process (tests, tiny grids, ``pdb``).
 * ``"local"``: a ``LocalCluster`` of ``workers`` processes (default: the cores this process may
   use), one thread each, closed when the sweep ends, fails or is interrupted. Its scheduler, workers
@@ -124,7 +127,7 @@ from .progress import LazyBar, quiet
 from .progress import style as progress_style
 
 __all__ = ["run_grid", "SweepError", "grid_points", "result_metrics", "cache_dir", "cache_key",
-           "SweepCacheWarning",
+           "SweepCacheWarning", "keep_sweep_cluster", "close_sweep_cluster", "WORKER_MALLOC",
            "AUTO_PARALLEL_SECONDS", "PROGRESS_AFTER_SECONDS"]
 
 #: ``client="auto"`` starts a LocalCluster when the remaining points are estimated above this
@@ -571,9 +574,21 @@ MALLOC_ENV = {"MALLOC_MMAP_THRESHOLD_": "33554432", "MALLOC_TRIM_THRESHOLD_": "1
               "MALLOC_TOP_PAD_": "67108864"}
 
 
-def _open_client(client, workers: int | None):
-    """(client, cluster, close): the Dask client to use and what this sweep must close."""
+#: glibc's malloc settings for a LocalCluster's worker processes (read once, when a process starts). Dask's nanny
+#: sets MALLOC_TRIM_THRESHOLD_=65536 for its workers, and setting it also fixes glibc's mmap threshold at 128 KiB:
+#: every array over that is mapped afresh and its pages faulted in again, where the kernel (glibc's own dynamic
+#: threshold) reuses them. Lab 05's lake preparation at 1,200 jobs a day, one process (load 19): 1.73 M minor page
+#: faults and 6.3 s of system time with Dask's setting, 169 k and 1.7 s with glibc's defaults, 53 k and 0.6 s with
+#: these (peak RSS 0.67, 0.72 and 0.77 GB; the same results). Arrays up to 1 GiB come from the heap and freed ones
+#: stay mapped for the next task.
+WORKER_MALLOC = {"MALLOC_MMAP_THRESHOLD_": str(1 << 30), "MALLOC_TRIM_THRESHOLD_": str(1 << 30)}
+
+
+def _open_client(client, workers: int | None, malloc: dict | None = None):
+    """(client, cluster, close): the Dask client to use and what this sweep must close. ``malloc``: the
+    environment a LocalCluster's worker processes start with (:data:`WORKER_MALLOC`; None: Dask's)."""
     from distributed import Client, LocalCluster
+    import dask
     import logging
 
     if client == "local":
@@ -583,25 +598,90 @@ def _open_client(client, workers: int | None):
         host = _dask_host()
         # port 0: a free port for the dashboard (another cluster may hold 8787)
         dashboard = f"[{host}]:0" if ":" in host else f"{host}:0"
-        # set before a worker process starts (glibc reads them then), as Dask's own settings are; a Nanny takes
-        # this process's environment over its settings, so it holds them too while the workers start
-        spawn = {**dask.config.get("distributed.nanny.pre-spawn-environ", {}), **MALLOC_ENV}
-        saved = {name: os.environ.get(name) for name in MALLOC_ENV}
-        os.environ.update(MALLOC_ENV)
+        # the nanny puts its pre-spawn variables into this process's environment (an earlier cluster's stay there
+        # and win over the config): set ours for the workers' start, and give this process its own back after
+        malloc = malloc or {}
+        saved = {k: os.environ.get(k) for k in malloc}
+        os.environ.update(malloc)
         try:
-            with dask.config.set({"distributed.nanny.pre-spawn-environ": spawn}):
+            with dask.config.set({f"distributed.nanny.pre-spawn-environ.{k}": v for k, v in malloc.items()}):
                 cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, host=host,
                                        dashboard_address=dashboard, silence_logs=logging.ERROR)
         finally:
-            for name, value in saved.items():
-                if value is None:
-                    os.environ.pop(name, None)
+            for k, v in saved.items():
+                if v is None:
+                    os.environ.pop(k, None)
                 else:
-                    os.environ[name] = value
+                    os.environ[k] = v
         return Client(cluster), cluster, True
     if isinstance(client, str):
         return Client(client), None, True
     return client, None, False
+
+
+#: the LocalCluster ``client="auto"`` started, kept for this process's next sweeps while its workers live, once
+#: :func:`keep_sweep_cluster` is on (a notebook's sweeps at paper scale: each new cluster costs its start, and its
+#: fresh workers would prepare again what the last ones remembered, e.g. Lab 05's lakes): client, cluster, its
+#: (workers, host), and ``homes``, the worker each group key (``run_grid(group=)``) last ran on. Closed at exit, by
+#: :func:`close_sweep_cluster`, or when a sweep on it fails or is interrupted (a cancelled point may still be running
+#: in a worker).
+_KEPT: dict = {}
+_AT_EXIT: list = []
+_KEEP: list = [False]
+
+
+def keep_sweep_cluster(keep: bool = True) -> None:
+    """Whether ``client="auto"`` keeps the LocalCluster it starts for this process's next sweeps (off by default:
+    a sweep's cluster is closed when the sweep ends, and its workers' memory with it). A notebook whose sweeps at
+    paper scale reuse what the workers prepared turns it on in its setup cell (Lab 05: each seed's lake, prepared
+    once on one worker; a group of points goes back to the worker it ran on). The kept cluster's workers start with
+    :data:`WORKER_MALLOC`. It is closed at exit, by :func:`close_sweep_cluster`, or by ``keep_sweep_cluster(False)``.
+    Sweeps at the ``ci`` and ``default`` presets never start a cluster, so this changes nothing there."""
+    if type(keep) is not bool:
+        raise ValueError(f"keep={keep!r} is not allowed: give True (keep the cluster for the next sweeps) or False")
+    _KEEP[0] = keep
+    if not keep:
+        close_sweep_cluster()
+
+
+def close_sweep_cluster() -> None:
+    """Close the LocalCluster ``client="auto"`` keeps between sweeps (if any); the next long sweep starts another.
+    Called at exit; call it to free the workers' memory (and what they remember) before then."""
+    import logging
+
+    kept = dict(_KEPT)
+    _KEPT.clear()
+    if not kept:
+        return
+    quiet = logging.getLogger("distributed")
+    level = quiet.level
+    quiet.setLevel(logging.ERROR)  # closing logs a page of INFO lines into the notebook
+    try:
+        kept["client"].close()
+        kept["cluster"].close()
+    except Exception:  # at exit or after a failure: the cluster may be half gone already
+        pass
+    finally:
+        quiet.setLevel(level)
+
+
+def _kept_cluster(workers: int | None) -> dict:
+    """The cluster ``client="auto"`` keeps (see :data:`_KEPT`): the running one if it has this size and host,
+    else a new one (the old one closed)."""
+    import atexit
+
+    shape = (workers or _machine_workers(), _dask_host())
+    if _KEPT:
+        if _KEPT["shape"] == shape and _KEPT["client"].status == "running" and \
+                getattr(_KEPT["cluster"].status, "name", "") == "running":
+            return _KEPT
+        close_sweep_cluster()
+    client, cluster, _ = _open_client("local", shape[0], WORKER_MALLOC)
+    _KEPT.update(client=client, cluster=cluster, shape=shape, homes={})
+    if not _AT_EXIT:
+        atexit.register(close_sweep_cluster)
+        _AT_EXIT.append(True)
+    return _KEPT
 
 
 def _evaluate_group(configs, run: Callable, metrics: Callable | None) -> list[tuple]:
@@ -616,6 +696,22 @@ def _evaluate_group(configs, run: Callable, metrics: Callable | None) -> list[tu
     return out
 
 
+def _evaluate_group_on_worker(configs, run: Callable, metrics: Callable | None) -> tuple[str, list[tuple]]:
+    """:func:`_evaluate_group` on a Dask worker, and the worker's address (where the group's state now lives)."""
+    from distributed import get_worker
+
+    return get_worker().address, _evaluate_group(configs, run, metrics)
+
+
+def _home_key(key):
+    """A group key as a key of ``homes`` (None if it cannot be one: that group has no remembered home)."""
+    try:
+        hash(key)
+    except TypeError:
+        return None
+    return key
+
+
 def _groups(todo, configs, group: Callable | None) -> list[list[int]]:
     """The points of ``todo`` in tasks: one each, or (``group`` given) one task per key, in the grid's order."""
     if group is None:
@@ -626,23 +722,46 @@ def _groups(todo, configs, group: Callable | None) -> list[list[int]]:
     return list(tasks.values())
 
 
-def _run_dask(todo, configs, run, metrics, record, progress, client, workers, group=None):
+def _run_dask(todo, configs, run, metrics, record, progress, client, workers, group=None, here=()):
+    """The points of ``todo`` on Dask: ``client`` ``"auto"`` is the LocalCluster kept between sweeps
+    (:func:`_kept_cluster`) if :func:`keep_sweep_cluster` is on, else as ``"local"``: a LocalCluster of this
+    sweep's own; else a client or an address.
+    ``here``: points that run in this process meanwhile (once the others are sent)."""
     import logging
 
     from distributed import as_completed
 
-    dask_client, cluster, close = _open_client(client, workers)
+    kept = _kept_cluster(workers) if client == "auto" and _KEEP[0] else None
+    if kept is not None:
+        dask_client, cluster, close, homes = kept["client"], None, False, kept["homes"]
+    else:
+        (dask_client, cluster, close), homes = _open_client("local" if client == "auto" else client, workers), {}
     futures = []
     try:
         tasks = _groups(todo, configs, group)
         if group is None:
             futures = dask_client.map(_evaluate, [configs[i] for i in todo], run=run, metrics=metrics, pure=False)
         else:
-            futures = dask_client.map(_evaluate_group, [[configs[i] for i in t] for t in tasks], run=run,
-                                      metrics=metrics, pure=False)
-        index = {f.key: t for f, t in zip(futures, tasks)}
+            # the tasks of most points first (submitted first, and Dask runs higher priorities first among those
+            # waiting): a long group handed out last would run alone at the end while the other workers idle (Lab
+            # 10's ablation: a seed's six plan-reading arms among single arms); equal sizes in the grid's order
+            tasks.sort(key=len, reverse=True)
+            # a group goes to the worker it last ran on, which remembers what it prepared, if that worker still
+            # lives (a restarted one has another address and remembers nothing); only there, so Dask's work
+            # stealing does not move it to a worker that would prepare it again
+            keys = [_home_key(group(configs[t[0]])) for t in tasks]
+            alive = set(dask_client.scheduler_info(n_workers=-1)["workers"]) if homes else set()
+            for t, key in zip(tasks, keys):
+                home = homes.get(key) if key is not None else None
+                where = {"workers": [home], "allow_other_workers": False} if home in alive else {}
+                futures.append(dask_client.submit(_evaluate_group_on_worker, [configs[i] for i in t], run=run,
+                                                  metrics=metrics, pure=False, priority=len(t),
+                                                  **where))
+        index = {f.key: (t, k) for f, t, k in zip(futures, tasks, keys if group is not None else tasks)}
+        if here:
+            _run_here(here, configs, run, metrics, record, progress)
         for future in as_completed(futures):
-            task = index[future.key]
+            task, key = index[future.key]
             if future.status == "error":  # the task itself failed (a point's error is in its result)
                 err = future.exception()
                 tb = "".join(traceback.format_exception(type(err), err, future.traceback()))
@@ -651,13 +770,18 @@ def _run_dask(todo, configs, run, metrics, record, progress, client, workers, gr
             elif group is None:
                 record(task[0], future.result(), None, None)
             else:
-                for i, (values, err, tb) in zip(task, future.result()):
+                address, results = future.result()
+                if key is not None:
+                    homes[key] = address
+                for i, (values, err, tb) in zip(task, results):
                     record(i, values, err, tb)
             progress.step(len(task))
             future.release()
     except BaseException:
         if futures:
             dask_client.cancel(futures)
+        if kept is not None:
+            close_sweep_cluster()  # a cancelled point may still run in a worker: no workers are left behind
         raise
     finally:
         if close:
@@ -702,7 +826,7 @@ def _run_lanes(tasks, costs, configs, run, metrics, record, progress, workers: i
                 record(i, values, err, tb)
             progress.step(len(task))
 
-    dask_client, cluster, close = _open_client("local", workers)
+    dask_client, cluster, close = _open_client("local", workers, MALLOC_ENV)
     submitted = {}  # future key -> (task, worker, future)
 
     def submit(k, address):
@@ -911,18 +1035,29 @@ def run_grid(run: Callable, base_config, grid, seeds=None, *, metrics: Callable 
                 where = "inprocess"
                 paced = _pace_key(run, metrics, base_config if paced_as is None else paced_as)
                 pace = _PACES.get(paced, 0.0)  # the slowest point run here so far (or by an earlier sweep)
+                probed = set()  # the groups of the points run here: what they prepared is remembered here
+                home = {j: _home_key(group(configs[j])) for j in todo} if group is not None else {}
                 for k, i in enumerate(todo):
                     rest = todo[k:]
+                    # the rest of a group a point here started stays here (it would be prepared again on a
+                    # worker), run while the workers run the other groups
+                    mine = [j for j in rest if home.get(j) is not None and home[j] in probed]
+                    theirs = [j for j in rest if not (home.get(j) is not None and home[j] in probed)]
                     # decided again after every point: a point the run function remembers takes no time and
                     # says nothing of the rest, so the first point that costs something sets the pace
                     # one point left runs here: a cluster's start would cost more than it saves
-                    if len(rest) > 1 and pace * len(rest) > AUTO_PARALLEL_SECONDS and _machine_workers() > 1:
+                    if len(theirs) > 1 and pace * len(rest) > AUTO_PARALLEL_SECONDS and _machine_workers() > 1:
                         where = "local"
                         print(f"run_grid: {len(rest)} points left at about {pace:.1f} s each (~{pace * len(rest):.0f} "
-                              f"s in one process): starting a Dask LocalCluster of {workers or _machine_workers()} "
-                              "workers (client='inprocess' keeps it here)", flush=True)
-                        _run_dask(rest, configs, run, metrics, record, bar, "local", workers, group)
+                              f"s in one process): {len(theirs)} to a Dask LocalCluster of "
+                              f"{workers or _machine_workers()} workers"
+                              + (f", the {len(mine)} of the groups begun here stay here" if mine else "")
+                              + " (client='inprocess' keeps them all here)", flush=True)
+                        _run_dask(theirs, configs, run, metrics, record, bar, "auto", workers, group,
+                                  **({"here": mine} if mine else {}))
                         break
+                    if home.get(i) is not None:
+                        probed.add(home[i])
                     t = time.perf_counter()
                     _run_here([i], configs, run, metrics, record, bar)
                     pace = max(pace, time.perf_counter() - t)

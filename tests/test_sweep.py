@@ -857,7 +857,7 @@ def test_by_default_an_estimated_sweep_starts_one_worker_fewer_than_the_cores(mo
     monkeypatch.setattr(sweep, "_machine_workers", lambda: 2)
     sizes = []
     opened = sweep._open_client
-    monkeypatch.setattr(sweep, "_open_client", lambda client, workers: sizes.append(workers) or opened(client, workers))
+    monkeypatch.setattr(sweep, "_open_client", lambda client, workers, *a: sizes.append(workers) or opened(client, workers, *a))
     df = run_grid(where_it_ran, BASE, {"schedulers": [1, 2, 3]}, client="auto", cache=False, progress=False,
                   estimate=lane_cost)
     assert sizes == [1]
@@ -896,7 +896,7 @@ def test_a_local_clusters_workers_reuse_freed_arrays_instead_of_faulting_them_in
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("MALLOC_TRIM_THRESHOLD_", "65536")  # as an earlier cluster's Nanny leaves it
     dask_setting = {k: v for k, v in os.environ.items() if not k.startswith("MALLOC_")} | {"MALLOC_TRIM_THRESHOLD_": "65536"}
-    client, cluster, close = sweep._open_client("local", 1)
+    client, cluster, close = sweep._open_client("local", 1, sweep.MALLOC_ENV)
     try:
         seen = client.run(lambda: {k: os.environ.get(k) for k in [*sweep.MALLOC_ENV, "OMP_NUM_THREADS"]})
         assert list(seen.values()) == [{**sweep.MALLOC_ENV, "OMP_NUM_THREADS": "1"}]
@@ -911,3 +911,120 @@ def test_a_local_clusters_workers_reuse_freed_arrays_instead_of_faulting_them_in
                          input=cloudpickle.dumps(_faults_of_reused_buffers), capture_output=True, check=True,
                          env=dask_setting)
     assert int(out.stdout) >= 100 * 256 * 0.9, out.stdout
+
+_STARTED: list = []  # the points a one-thread worker in this process started, in order
+
+
+def started_in_order(config):
+    _STARTED.append(config.x)
+    return {"y": config.x}
+
+
+def test_grouped_tasks_of_more_points_go_first_so_no_long_task_runs_alone_at_the_end():
+    """Longest first (by points): a group of three points is started before the single points submitted ahead of it,
+    so on two workers it cannot be the one task left running while the other worker idles."""
+    import logging
+
+    from distributed import Client, LocalCluster
+
+    _STARTED.clear()
+    cluster = LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address="127.0.0.1:0",
+                           silence_logs=logging.ERROR)
+    client = Client(cluster)
+    try:
+        grid = {"x": [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]}
+        frame = run_grid(started_in_order, XBASE, grid, client=client, cache=False, progress=False,
+                         group=lambda config: "long" if config.x >= 4.0 else config.x)
+    finally:
+        client.close()
+        cluster.close()
+    assert _STARTED == [4.0, 5.0, 6.0, 1.0, 2.0, 3.0]
+    assert frame["y"].tolist() == grid["x"]  # the frame stays in the grid's order
+
+
+def _worker_malloc():
+    return {k: os.environ.get(k) for k in ("MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_")}
+
+
+def test_auto_keeps_its_cluster_for_the_next_sweep_and_sends_a_group_where_it_ran(monkeypatch):
+    """Issue 33 (Lab 05 at paper): each of the notebook's sweeps that went to the workers started a new
+    LocalCluster, so every seed's lake was prepared again on a fresh worker. With ``keep_sweep_cluster()`` (the
+    notebook's setup cell), ``client="auto"`` keeps its cluster for the process's next sweeps while its workers
+    live, and sends a grouped task to the worker that ran that group
+    before (where the lab remembers what it prepared). Counted: preparations, not time."""
+    import cluster_sim.sweep as sweep
+
+    monkeypatch.delenv("DASK_SCHEDULER_ADDRESS", raising=False)
+    monkeypatch.delenv("CLUSTER_SIM_SWEEP_CLIENT", raising=False)
+    monkeypatch.setattr(sweep, "_machine_workers", lambda: 2)
+    sweep.close_sweep_cluster()
+    monkeypatch.setattr(sweep, "_KEEP", [False])
+    # off by default: each sweep's cluster is closed when it ends (other labs' workers' memory goes with it)
+    off = run_grid(prepared_per_seed, BASE, {"schedulers": [1, 2]}, seeds=2, cache=False, progress=False,
+                   estimate=lambda c: 100.0)
+    assert off.attrs["sweep"]["where"] == "local" and not sweep._KEPT
+    with pytest.raises(ValueError, match="keep='yes' is not allowed"):
+        sweep.keep_sweep_cluster("yes")
+    sweep.keep_sweep_cluster()
+    before = {p.pid for p in multiprocessing.active_children()}
+    grid = {"schedulers": [1, 2, 3], "update_delay": [0.0, 2.0]}
+    first = sweep._open_client  # a second cluster start would fail the test
+    starts = []
+    monkeypatch.setattr(sweep, "_open_client", lambda *a: starts.append(a) or first(*a))
+    try:
+        sweeps = [run_grid(prepared_per_seed, BASE, grid, seeds=4, cache=False, progress=False, group=lambda c: c.seed,
+                           estimate=lambda c: 100.0) for _ in range(3)]
+        assert [s.attrs["sweep"]["where"] for s in sweeps] == ["local"] * 3
+        assert len(starts) == 1, "one cluster for the three sweeps"
+        # every seed prepared once in the whole session: its later points ran where it was prepared
+        after = pd.concat(sweeps, keys=range(3), names=["sweep"]).reset_index(level=0)
+        for seed, rows in after.groupby("seed"):
+            assert rows["pid"].nunique() == 1, seed
+            assert sorted(rows["preparations"]) == list(range(1, 19)), seed
+        # its workers start with glibc's malloc settings that keep large arrays' pages mapped between tasks
+        client = sweep._KEPT["client"]
+        assert set(map(str, client.run(_worker_malloc).values())) == {str(sweep.WORKER_MALLOC)}
+        assert os.environ.get("MALLOC_TRIM_THRESHOLD_") != sweep.WORKER_MALLOC["MALLOC_TRIM_THRESHOLD_"], \
+            "the kernel's own environment is left as it was"
+        assert sweeps[2]["utilisation"].tolist() == run_grid(run, BASE, grid, seeds=4, client="inprocess", cache=False,
+                                                             progress=False)["utilisation"].tolist()
+    finally:
+        sweep.close_sweep_cluster()
+    assert not sweep._KEPT and {p.pid for p in multiprocessing.active_children()} <= before, "workers left running"
+
+
+def test_auto_keeps_the_rest_of_the_group_its_probe_began_here(monkeypatch):
+    """Issue 33 (Lab 05 at paper): ``client="auto"`` times a first point here (which prepares its seed's lake in
+    this process) and then sent the rest, that seed's other points too, to the workers, where the lake was
+    prepared again. Now the rest of the probed group runs here while the workers run the other groups."""
+    import cluster_sim.sweep as sweep
+
+    clock = _Clock()
+
+    def lake_run(config):
+        clock.now += 40.0  # a point's run (its lake's preparation) at the papers' scale
+        return {"x": float(config.schedulers + 10 * config.seed)}
+
+    sent, stayed = [], []
+
+    def to_workers(todo, configs, run, metrics, record, progress, client, workers, group=None, here=()):
+        sent.extend((configs[i].seed, configs[i].schedulers) for i in todo)
+        sweep._run_here(todo, configs, run, metrics, record, progress)  # as a worker would (another process)
+        stayed.extend((configs[i].seed, configs[i].schedulers) for i in here)
+        sweep._run_here(list(here), configs, run, metrics, record, progress)
+
+    monkeypatch.setattr(sweep, "time", clock)
+    monkeypatch.setattr(sweep, "_run_dask", to_workers)
+    monkeypatch.setattr(sweep, "_machine_workers", lambda: 2)
+    monkeypatch.setattr(sweep, "_PACES", {})
+    grid = [{"seed": s, "schedulers": n} for s in (0, 1, 2) for n in (1, 2, 3)]
+    df = run_grid(lake_run, BASE, grid, client="auto", cache=False, progress=False, group=lambda c: c.seed)
+    assert df.attrs["sweep"]["where"] == "local"
+    assert sent == [(1, 1), (1, 2), (1, 3), (2, 1), (2, 2), (2, 3)], "the other seeds' points to the workers"
+    assert stayed == [(0, 2), (0, 3)], "the probed seed's other points here"
+    assert df["x"].tolist() == [float(n + 10 * s) for s in (0, 1, 2) for n in (1, 2, 3)]
+    # without a group the probe's seed is one more point for the workers (as before)
+    sent.clear(), stayed.clear()
+    monkeypatch.setattr(sweep, "_PACES", {})
+    run_grid(lake_run, BASE, grid, client="auto", cache=False, progress=False)
+    assert len(sent) == 8 and stayed == []

@@ -28,6 +28,7 @@ True
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -93,12 +94,24 @@ class JobSpec:
     def graph(self, widths: tuple[int, ...] | None = None) -> StageGraph:
         """The shaper's stage graph (stages ``s0``, ``s1``, ...): each stage's vertices, or ``widths``
         (each stage's tokens, when its vertices hold several: the stage optimiser's resource plans)."""
-        names = [f"s{i}" for i in range(len(self.widths))]
         widths = self.widths if widths is None else widths
-        if len(widths) != len(names):
-            raise ValueError(f"widths={widths!r} is not allowed for job {self.id}: need one per stage ({len(names)})")
-        return StageGraph(dict(zip(names, widths)),
-                          [(names[p], names[i]) for i, ps in enumerate(self.parents) for p in ps])
+        if len(widths) != len(self.widths):
+            raise ValueError(f"widths={widths!r} is not allowed for job {self.id}: need one per stage ({len(self.widths)})")
+        return stage_graph(tuple(widths), self.parents)
+
+
+def stage_graph(widths: tuple[int, ...], parents: tuple[tuple[int, ...], ...]) -> StageGraph:
+    """The shaper's stage graph of a job whose stage ``i`` has ``widths[i]`` vertices (or tokens) and ``parents[i]``."""
+    names = [f"s{i}" for i in range(len(widths))]
+    return StageGraph(dict(zip(names, widths)), [(names[p], names[i]) for i, ps in enumerate(parents) for p in ps])
+
+
+@functools.lru_cache(maxsize=16384)
+def shaper_trees(widths: tuple[int, ...], parents: tuple[tuple[int, ...], ...]) -> tuple:
+    """Lab 01's shaper's trees of :func:`stage_graph` (tree-ified with its default seed), remembered: a graph
+    depends only on its widths and parents, and every run of a day with the shaper on tree-ified every job's graph
+    again (a recurring template's jobs share one). Read only: the job managers' remaining peaks read them."""
+    return tuple(ResourceShaper().trees(stage_graph(widths, parents)))
 
 
 @dataclass(frozen=True, eq=False)
@@ -209,9 +222,14 @@ def run_reservation(alloc, instance: int, step: float) -> tuple[int, float, floa
     return int(block.max()), first * step, (first + block.size) * step
 
 
+def day_config(config: CapstoneConfig) -> CapstoneConfig:
+    """What the day depends on: ``config`` with every switch off (every arm of a seed runs the same day)."""
+    return config.replace(**{s: False for s in config.switches()}, raa=True)
+
+
 def make_day(config: CapstoneConfig) -> Day:
     """The config's day (remembered: every arm of an ablation builds the same day once)."""
-    return _make_day(config.replace(**{s: False for s in config.switches()}, raa=True))
+    return _make_day(day_config(config))
 
 
 #: days remembered: a sweep varies the seed fastest, so every arm of an ablation cycles through the whole

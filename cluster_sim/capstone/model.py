@@ -37,10 +37,10 @@ from ..engine.queue_layer import RELEASE_CHOICES, RESERVED, arrival_order, keep_
 from ..morpheus import ReprovisionRule, reprovision
 from ..rminer.config import RMinerConfig
 from ..rminer.model import RMAwareScheduler, RMinerModel
-from ..shaper.shaper import ResourceShaper
+from ..shaper.peak import IncrementalPeak
 from ..stageopt.agents import IPAScheduler
 from .config import CapstoneConfig
-from .day import Day, make_day
+from .day import Day, make_day, shaper_trees
 from .plans import resource_plans
 
 __all__ = ["RELEASE_CHOICES", "RESERVED", "CapstoneJobManager", "CapstoneModel", "IPARMAwareScheduler",
@@ -73,12 +73,15 @@ class CapstoneJobManager(TokenJobManager):
     def __init__(self, model: "CapstoneModel", job, scheduler):
         super().__init__(model, job, scheduler)
         plans = model.plans
-        # one shaper per job: it tree-ifies the job's graph once and keeps the trees; under the stage
-        # optimiser's resource plans a stage weighs its vertices' tokens
-        self.shaper = ResourceShaper() if model.shaping else None
-        if self.shaper is not None:
-            self.graph = job.tag.graph(None if plans is None else plans.widths(job.id))
+        # Lab 01's shaper on the job's stage graph; under the stage optimiser's resource plans a stage weighs its
+        # vertices' tokens. Its trees (ResourceShaper's, remembered per graph: shaper_trees) are read at the first
+        # completion
+        self.shaping = model.shaping
+        if self.shaping:
+            self.widths = job.tag.widths if plans is None else plans.widths(job.id)
             self.names = [f"s{i}" for i in range(len(job.stages))]
+            self.peak: IncrementalPeak | None = None  # the shaper's remaining peak, kept up to date (first completion)
+            self.peak_completed = [0] * len(job.stages)  # the completed tokens the peak has seen, per stage
 
     def tokens_of(self, task) -> int:
         """One token per CPU unit: a vertex's cores under the stage optimiser's plan (1 otherwise)."""
@@ -101,15 +104,24 @@ class CapstoneJobManager(TokenJobManager):
         return tokens, spec.org
 
     def watched(self, task) -> bool:
-        return self.shaper is not None or super().watched(task)
+        return self.shaping or super().watched(task)
 
     def tokens_to_release(self, task) -> int:
-        if self.shaper is None:
+        if not self.shaping:
             return 0
-        completed = dict(zip(self.names, self.tokens_completed))
-        running = dict(zip(self.names, self.tokens_in_flight))
-        release = self.shaper.tokens_to_release(self.graph, self.held, completed, running)
-        self.model.shaper_log.append((self.job.id, completed, running, self.held, release))
+        # Lab 01's remaining peak on the shaper's own trees, updated from the stages whose completions changed
+        # (what its job manager does: IncrementalPeak equals remaining_peak at every state, walking up from the
+        # changed stage instead of re-validating and re-walking the whole job at every completion)
+        if self.peak is None:
+            self.peak = IncrementalPeak(list(shaper_trees(self.widths, self.job.tag.parents)))
+        seen = self.peak_completed
+        for s, done in enumerate(self.tokens_completed):
+            if done != seen[s]:
+                self.peak.complete(self.names[s], done)
+                seen[s] = done
+        release = max(0, self.held - self.peak.peak)
+        self.model.shaper_log.append((self.job.id, dict(zip(self.names, self.tokens_completed)),
+                                      dict(zip(self.names, self.tokens_in_flight)), self.held, release))
         return release
 
 

@@ -51,7 +51,7 @@ from ..stageopt.optimizer import StageOptimizer, StagePlan, run_batched, run_ste
 from ..stageopt.workload import HARDWARE_SPEED, Machines, StageSpec, make_stage, resource_grid
 from ..validate import finite_array, whole_number
 from .config import CapstoneConfig
-from .day import Day, JobSpec, make_day
+from .day import Day, JobSpec, day_config, make_day
 
 __all__ = ["GRID", "PLANS", "ROWS_PER_INSTANCE", "THETA0", "ResourcePlans", "StageResources", "cluster_machines",
            "plan_stage", "plan_stage_steps", "resource_plans", "stage_inputs", "stage_optimizer"]
@@ -157,7 +157,8 @@ def job_tokens(config: CapstoneConfig, spec: JobSpec, widths: tuple[int, ...], l
 
 def resource_plans(config: CapstoneConfig) -> ResourcePlans:
     """The resource plans of ``config``'s day (remembered: every arm and run of a day plans it once)."""
-    return _resource_plans(make_day(config).config)
+    # keyed by the day's config, not read off a remembered day (a deep copy of the whole day for its config)
+    return _resource_plans(day_config(config))
 
 
 @remembered(maxsize=8)

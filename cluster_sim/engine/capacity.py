@@ -153,7 +153,10 @@ class Queue:
         i = bisect_right(self.keys, key)
         self.jobs.insert(i, job)
         self.keys.insert(i, key)
-        self.needs = np.insert(self.needs, i, need, axis=0)
+        # the same rows as np.insert(needs, i, need, axis=0), without its general path (about 15x the cost of a
+        # concatenation here, and it runs at every admission and arrival: 8 % of a Lab 05 run at paper)
+        needs = self.needs
+        self.needs = np.concatenate((needs[:i], np.asarray(need, dtype=needs.dtype).reshape(1, -1), needs[i:]))
         self._least = None
         self.changed.add(self)
 
@@ -180,7 +183,8 @@ class Queue:
     def drop(self, job: Job) -> None:
         i = self.jobs.index(job)
         del self.jobs[i], self.keys[i]
-        self.needs = np.delete(self.needs, i, axis=0)
+        needs = self.needs  # the rows of np.delete(needs, i, axis=0), as in add
+        self.needs = np.concatenate((needs[:i], needs[i + 1:]))
         self._least = None
         self.changed.add(self)
 

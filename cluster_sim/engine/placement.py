@@ -26,6 +26,16 @@ def _fitting(free: np.ndarray, demand) -> np.ndarray:
     return ok
 
 
+def fitting(free: np.ndarray, demand) -> np.ndarray:
+    """Which machines ``demand`` fits in ``free``: a boolean (n,) mask (for a lab's own policy over the engine's
+    views; the test the policies here make, column by column).
+
+    >>> fitting(np.array([[4, 4], [1, 1], [2, 8]]), (2, 2)).tolist()
+    [True, False, True]
+    """
+    return _fitting(free, demand)
+
+
 def _row_sums(free: np.ndarray) -> np.ndarray:
     total = free[:, 0].astype(float)
     for r in range(1, free.shape[1]):

@@ -34,7 +34,6 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.optimize import Bounds, LinearConstraint, milp
 from scipy.sparse import coo_matrix
 
 from ... import validate
@@ -167,6 +166,8 @@ def exact_min_peak(jobs, capacity, horizon: int, *, time_limit: float = 60.0) ->
                 constraint(load_terms[res][t] + [(h, -1.0)], -np.inf, 0)
     c = np.zeros(V.n)
     c[h] = 1.0
+    from scipy.optimize import Bounds, LinearConstraint, milp  # here, not at the top: ~0.1 s of every kernel
+
     A = coo_matrix((vals, (rows, cols)), shape=(len(lo), V.n)).tocsr()
     out = milp(c, constraints=LinearConstraint(A, lo, hi), integrality=np.array(V.integer),
                bounds=Bounds(np.array(V.lb, dtype=float), np.array(V.ub, dtype=float)),

@@ -36,7 +36,6 @@ from typing import Callable
 
 import numpy as np
 from scipy import sparse
-from scipy.optimize import linprog
 
 from ...checking import CheckFailed, call_student, name_case
 from .lp import LPLayout, build_lp, debt_constraints
@@ -283,6 +282,8 @@ def solve_with_debt_rows(debt_rows: Callable, runs, alpha: float) -> tuple[np.nd
     layout = LPLayout(*runs.shape)
     A_d, b_d = call_student(debt_rows, runs.copy(), layout, name="debt_rows", forbid=(debt_constraints, build_lp))
     n = runs.shape[0] * runs.shape[1]
+    from scipy.optimize import linprog  # here, not at the top: ~0.1 s of every kernel
+
     A = sparse.vstack([ref.A_ub[:n], sparse.csr_array(A_d)], format="csr")
     b = np.concatenate([ref.b_ub[:n], np.asarray(b_d, dtype=float).ravel()])
     res = linprog(ref.c, A_ub=A, b_ub=b, bounds=(0, None), method="highs")

@@ -31,7 +31,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.optimize import linprog
 
 from ... import validate
 from .runs import MIN_RUNS, check_skylines
@@ -79,6 +78,8 @@ class SkylineFit:
 
 def _solve(runs: np.ndarray, alpha: float, beta: float | None, formulation: str, options: dict | None):
     lp: LinearProgram = FORMULATIONS[formulation](runs, alpha, beta)
+    from scipy.optimize import linprog  # here, not at the top: ~0.1 s of every kernel
+
     res = linprog(
         lp.c, A_ub=lp.A_ub, b_ub=lp.b_ub, A_eq=lp.A_eq, b_eq=lp.b_eq, bounds=lp.bounds,
         method="highs", options=options or {},
