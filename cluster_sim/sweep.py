@@ -1020,7 +1020,13 @@ def run_grid(run: Callable, base_config, grid, seeds=None, *, metrics: Callable 
                 tasks = _groups(todo, configs, group)
                 costs = [sum(float(estimate(configs[i])) for i in task) for task in tasks]
                 seconds = sum(costs)
-                if len(tasks) > 1 and seconds > AUTO_PARALLEL_SECONDS and _machine_workers() > 1:
+                if len(tasks) > 1 and seconds > AUTO_PARALLEL_SECONDS and _machine_workers() > 1 and _KEEP[0]:
+                    # a kept cluster (keep_sweep_cluster): its workers, where each group ran before
+                    where = "local"
+                    print(f"run_grid: {len(todo)} points estimated at ~{seconds:.0f} s in one process: on the kept Dask "
+                          f"LocalCluster (client='inprocess' keeps them here)", flush=True)
+                    _run_dask(todo, configs, run, metrics, record, bar, "auto", workers, group)
+                elif len(tasks) > 1 and seconds > AUTO_PARALLEL_SECONDS and _machine_workers() > 1:
                     where = "local"
                     # this process is one of the lanes: it would otherwise only wait for the workers
                     n = workers or min(_machine_workers() - 1, len(tasks) - 1)
