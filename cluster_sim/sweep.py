@@ -127,7 +127,7 @@ from .progress import LazyBar, quiet
 from .progress import style as progress_style
 
 __all__ = ["run_grid", "SweepError", "grid_points", "result_metrics", "cache_dir", "cache_key",
-           "SweepCacheWarning", "keep_sweep_cluster", "close_sweep_cluster", "WORKER_MALLOC",
+           "SweepCacheWarning", "keep_sweep_cluster", "close_sweep_cluster", "MALLOC_ENV",
            "AUTO_PARALLEL_SECONDS", "PROGRESS_AFTER_SECONDS"]
 
 #: ``client="auto"`` starts a LocalCluster when the remaining points are estimated above this
@@ -568,43 +568,31 @@ def _dask_host() -> str:
 #: to 1 GiB freed at its top is kept for the next ones. Measured on Lab 04's paper seed 0 in one process (load
 #: 18-21; the same numbers each time): Dask's setting 5.0M minor page faults, 31.6 s system CPU, 43.5 s user, peak
 #: RSS 1.77 GiB; glibc's defaults (the kernel before) 0.53M, 12.7 s, 39.9 s, 1.90 GiB; these 0.10M, 5.0 s, 41.6 s,
-#: 1.97 GiB. Set explicitly, not only left out: a Nanny copies its pre-spawn settings into this process's own
+#: 1.97 GiB; on Lab 05's lake preparation (1,200 jobs a day, load 19) Dask's setting 1.73M faults and 6.3 s of
+#: system CPU, glibc's defaults 169k and 1.7 s, settings like these 53k and 0.6 s. Set explicitly, not only left out: a Nanny copies its pre-spawn settings into this process's own
 #: environment, and takes that environment over its settings when the next cluster starts.
 MALLOC_ENV = {"MALLOC_MMAP_THRESHOLD_": "33554432", "MALLOC_TRIM_THRESHOLD_": "1073741824",
               "MALLOC_TOP_PAD_": "67108864"}
 
 
-#: glibc's malloc settings for a LocalCluster's worker processes (read once, when a process starts). Dask's nanny
-#: sets MALLOC_TRIM_THRESHOLD_=65536 for its workers, and setting it also fixes glibc's mmap threshold at 128 KiB:
-#: every array over that is mapped afresh and its pages faulted in again, where the kernel (glibc's own dynamic
-#: threshold) reuses them. Lab 05's lake preparation at 1,200 jobs a day, one process (load 19): 1.73 M minor page
-#: faults and 6.3 s of system time with Dask's setting, 169 k and 1.7 s with glibc's defaults, 53 k and 0.6 s with
-#: these (peak RSS 0.67, 0.72 and 0.77 GB; the same results). Arrays up to 1 GiB come from the heap and freed ones
-#: stay mapped for the next task.
-WORKER_MALLOC = {"MALLOC_MMAP_THRESHOLD_": str(1 << 30), "MALLOC_TRIM_THRESHOLD_": str(1 << 30)}
-
-
-def _open_client(client, workers: int | None, malloc: dict | None = None):
-    """(client, cluster, close): the Dask client to use and what this sweep must close. ``malloc``: the
-    environment a LocalCluster's worker processes start with (:data:`WORKER_MALLOC`; None: Dask's)."""
+def _open_client(client, workers: int | None):
+    """(client, cluster, close): the Dask client to use and what this sweep must close. A LocalCluster's worker
+    processes start with :data:`MALLOC_ENV`."""
     from distributed import Client, LocalCluster
     import dask
     import logging
 
     if client == "local":
-        import dask
-
         n = workers or _machine_workers()
         host = _dask_host()
         # port 0: a free port for the dashboard (another cluster may hold 8787)
         dashboard = f"[{host}]:0" if ":" in host else f"{host}:0"
         # the nanny puts its pre-spawn variables into this process's environment (an earlier cluster's stay there
         # and win over the config): set ours for the workers' start, and give this process its own back after
-        malloc = malloc or {}
-        saved = {k: os.environ.get(k) for k in malloc}
-        os.environ.update(malloc)
+        saved = {k: os.environ.get(k) for k in MALLOC_ENV}
+        os.environ.update(MALLOC_ENV)
         try:
-            with dask.config.set({f"distributed.nanny.pre-spawn-environ.{k}": v for k, v in malloc.items()}):
+            with dask.config.set({f"distributed.nanny.pre-spawn-environ.{k}": v for k, v in MALLOC_ENV.items()}):
                 cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, host=host,
                                        dashboard_address=dashboard, silence_logs=logging.ERROR)
         finally:
@@ -635,7 +623,7 @@ def keep_sweep_cluster(keep: bool = True) -> None:
     a sweep's cluster is closed when the sweep ends, and its workers' memory with it). A notebook whose sweeps at
     paper scale reuse what the workers prepared turns it on in its setup cell (Lab 05: each seed's lake, prepared
     once on one worker; a group of points goes back to the worker it ran on). The kept cluster's workers start with
-    :data:`WORKER_MALLOC`. It is closed at exit, by :func:`close_sweep_cluster`, or by ``keep_sweep_cluster(False)``.
+    :data:`MALLOC_ENV`. It is closed at exit, by :func:`close_sweep_cluster`, or by ``keep_sweep_cluster(False)``.
     Sweeps at the ``ci`` and ``default`` presets never start a cluster, so this changes nothing there."""
     if type(keep) is not bool:
         raise ValueError(f"keep={keep!r} is not allowed: give True (keep the cluster for the next sweeps) or False")
@@ -676,7 +664,7 @@ def _kept_cluster(workers: int | None) -> dict:
                 getattr(_KEPT["cluster"].status, "name", "") == "running":
             return _KEPT
         close_sweep_cluster()
-    client, cluster, _ = _open_client("local", shape[0], WORKER_MALLOC)
+    client, cluster, _ = _open_client("local", shape[0])
     _KEPT.update(client=client, cluster=cluster, shape=shape, homes={})
     if not _AT_EXIT:
         atexit.register(close_sweep_cluster)
@@ -826,7 +814,7 @@ def _run_lanes(tasks, costs, configs, run, metrics, record, progress, workers: i
                 record(i, values, err, tb)
             progress.step(len(task))
 
-    dask_client, cluster, close = _open_client("local", workers, MALLOC_ENV)
+    dask_client, cluster, close = _open_client("local", workers)
     submitted = {}  # future key -> (task, worker, future)
 
     def submit(k, address):

@@ -896,7 +896,7 @@ def test_a_local_clusters_workers_reuse_freed_arrays_instead_of_faulting_them_in
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("MALLOC_TRIM_THRESHOLD_", "65536")  # as an earlier cluster's Nanny leaves it
     dask_setting = {k: v for k, v in os.environ.items() if not k.startswith("MALLOC_")} | {"MALLOC_TRIM_THRESHOLD_": "65536"}
-    client, cluster, close = sweep._open_client("local", 1, sweep.MALLOC_ENV)
+    client, cluster, close = sweep._open_client("local", 1)
     try:
         seen = client.run(lambda: {k: os.environ.get(k) for k in [*sweep.MALLOC_ENV, "OMP_NUM_THREADS"]})
         assert list(seen.values()) == [{**sweep.MALLOC_ENV, "OMP_NUM_THREADS": "1"}]
@@ -943,7 +943,9 @@ def test_grouped_tasks_of_more_points_go_first_so_no_long_task_runs_alone_at_the
 
 
 def _worker_malloc():
-    return {k: os.environ.get(k) for k in ("MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_")}
+    from cluster_sim.sweep import MALLOC_ENV
+
+    return {k: os.environ.get(k) for k in MALLOC_ENV}
 
 
 def test_auto_keeps_its_cluster_for_the_next_sweep_and_sends_a_group_where_it_ran(monkeypatch):
@@ -983,8 +985,8 @@ def test_auto_keeps_its_cluster_for_the_next_sweep_and_sends_a_group_where_it_ra
             assert sorted(rows["preparations"]) == list(range(1, 19)), seed
         # its workers start with glibc's malloc settings that keep large arrays' pages mapped between tasks
         client = sweep._KEPT["client"]
-        assert set(map(str, client.run(_worker_malloc).values())) == {str(sweep.WORKER_MALLOC)}
-        assert os.environ.get("MALLOC_TRIM_THRESHOLD_") != sweep.WORKER_MALLOC["MALLOC_TRIM_THRESHOLD_"], \
+        assert set(map(str, client.run(_worker_malloc).values())) == {str(sweep.MALLOC_ENV)}
+        assert os.environ.get("MALLOC_TRIM_THRESHOLD_") != sweep.MALLOC_ENV["MALLOC_TRIM_THRESHOLD_"], \
             "the kernel's own environment is left as it was"
         assert sweeps[2]["utilisation"].tolist() == run_grid(run, BASE, grid, seeds=4, client="inprocess", cache=False,
                                                              progress=False)["utilisation"].tolist()
