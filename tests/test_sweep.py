@@ -60,6 +60,10 @@ def calls(monkeypatch):
         return evaluate(config, run, metrics)
 
     monkeypatch.setattr(execute, "_evaluate", counted)
+    # the count reaches run_grid's points (else a test's "nothing ran" would hold whatever ran)
+    run_grid(cheap, BASE, {"schedulers": [1]}, client="inprocess", cache=False, progress=False)
+    assert len(seen) == 1, "run_grid evaluates its points through another _evaluate than the one counted"
+    seen.clear()
     return seen
 
 
