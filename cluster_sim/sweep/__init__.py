@@ -95,6 +95,11 @@ runs create no widget). ``$CLUSTER_SIM_PROGRESS=text`` draws a plain text bar in
 widget (what the headless notebook tests and ``make reproduce`` set: widgets can stall a headless
 kernel), ``off`` none; interrupting (Ctrl-C, the notebook's stop button) cancels the pending
 points and closes a cluster the sweep started, leaving no workers behind.
+
+**The package.** This module is the runner (:func:`run_grid`, its frame, the paces ``"auto"`` remembers);
+:mod:`~cluster_sim.sweep.grid` builds the points, seeds and configs and reads a result's metrics,
+:mod:`~cluster_sim.sweep.cache` keys and stores the points, :mod:`~cluster_sim.sweep.clients` opens and keeps the
+Dask clusters, and :mod:`~cluster_sim.sweep.execute` runs the points on them or here.
 """
 
 from __future__ import annotations
@@ -141,14 +146,12 @@ class SweepError(RuntimeError):
         self.failed = failed
 
 
-
 class _Progress(LazyBar):
     """The sweep's bar, in points: with ``progress=None`` opened only once the pace so far says the
     sweep is long (``PROGRESS_AFTER_SECONDS``, read when the sweep starts)."""
 
     def __init__(self, progress, total: int, done: int):
         super().__init__(total, desc="sweep", unit="point", done=done, show=progress, after=PROGRESS_AFTER_SECONDS)
-
 
 
 # ---- the runner ------------------------------------------------------------------------------------
