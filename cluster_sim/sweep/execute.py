@@ -28,7 +28,6 @@ def _evaluate(config, run: Callable, metrics: Callable | None) -> dict:
     return {str(k): _plain(v) for k, v in values.items()}
 
 
-
 def _run_here(todo, configs, run, metrics, record, progress):
     for i in todo:
         try:
@@ -38,7 +37,6 @@ def _run_here(todo, configs, run, metrics, record, progress):
         else:
             record(i, values, None, None)
         progress.step()
-
 
 
 def _evaluate_group(configs, run: Callable, metrics: Callable | None) -> list[tuple]:
