@@ -137,8 +137,13 @@ class LakeConfig(Config):
                                  doc="share of recurring templates (below the first layer) that wait for their input")
     aperiodic_share: float = param(0.25, lo=0.0, hi=1.0, step=0.05,
                                    doc="share of the non-polling recurring templates submitted at irregular times")
+    # 3.5: a template draws 1 + Poisson(inputs_per_template - 1) inputs (at most 6), each a different template.
+    # Before inputs were distinct draws, 6.0 gave 3.1-3.7 inputs (repeated picks from a small same-organisation
+    # pool collapsed into one, more so the more organisations); 3.5 keeps the dependencies per job calibrated
+    # (3.4-4.6, about 4) at every scale.
     inputs_per_template: float = param(3.5, lo=1.0, hi=6.0, step=0.1, widget=False,
-                                       doc="mean inputs of a recurring template below the first layer")
+                                       doc="mean inputs of a recurring template below the first layer (each a "
+                                           "different upstream template; at most 6)")
     cross_org_share: float = param(0.3, lo=0.0, hi=1.0, step=0.05,
                                    doc="chance that an input comes from another organisation (the paper: 33% of dependencies)")
     overwrite_share: float = param(0.35, lo=0.0, hi=1.0, step=0.05,
@@ -190,7 +195,7 @@ class LakeConfig(Config):
         >>> LakeConfig(days=63, jobs_per_day=50_000)
         Traceback (most recent call last):
         ...
-        ValueError: LakeConfig would need about 21.8 GiB of memory (450 bytes x 51,975,000 ProvRepo rows = 63 days x 50000 jobs a day x (2.5 + inputs_per_template 6 + downloads_per_job 8)), more than max_memory_gib=8 GiB: lower days, jobs_per_day, inputs_per_template, downloads_per_job; or raise max_memory_gib on purpose (on a machine with the memory)
+        ValueError: LakeConfig would need about 18.5 GiB of memory (450 bytes x 44,100,000 ProvRepo rows = 63 days x 50000 jobs a day x (2.5 + inputs_per_template 3.5 + downloads_per_job 8)), more than max_memory_gib=8 GiB: lower days, jobs_per_day, inputs_per_template, downloads_per_job; or raise max_memory_gib on purpose (on a machine with the memory)
         """
         jobs = self.days * self.jobs_per_day
         rows = lake_rows(jobs, self.inputs_per_template, self.downloads_per_job)
