@@ -9,7 +9,11 @@ No public trace has file provenance, so Lab 04 builds one with the structure §2
   input comes from the layer above, its others from the ``input_span`` layers above; each later
   layer holds more templates than the one before, and templates prefer popular inputs, so the job
   DAG grows into a few large, bottom-heavy components (Observation 5). An input comes from another
-  organisation with probability ``cross_org_share`` (Observation 4).
+  organisation with probability ``cross_org_share`` (Observation 4), at every number of
+  organisations: a template's inputs are different templates, and an input of the reader's own
+  organisation that the layers above lack comes from the nearest earlier layer that has one (an
+  organisation's first stage, with none earlier, reads uploads instead), never from another
+  organisation in its place.
 * **Outputs** are either partitioned (a new file per run, ``o2/t17/s0/p41``) or overwritten in
   place (``o2/t17/s1``, a "latest" file), so last-writer-wins matters; a reader of a partitioned
   output reads the latest ``m`` finished partitions, ``m`` its cadence over the upstream's
