@@ -635,22 +635,14 @@ def keep_sweep_cluster(keep: bool = True) -> None:
 def close_sweep_cluster() -> None:
     """Close the LocalCluster ``client="auto"`` keeps between sweeps (if any); the next long sweep starts another.
     Called at exit; call it to free the workers' memory (and what they remember) before then."""
-    import logging
-
     kept = dict(_KEPT)
     _KEPT.clear()
     if not kept:
         return
-    quiet = logging.getLogger("distributed")
-    level = quiet.level
-    quiet.setLevel(logging.ERROR)  # closing logs a page of INFO lines into the notebook
     try:
-        kept["client"].close()
-        kept["cluster"].close()
+        _close_quietly(kept["client"], kept["cluster"])
     except Exception:  # at exit or after a failure: the cluster may be half gone already
         pass
-    finally:
-        quiet.setLevel(level)
 
 
 def _kept_cluster(workers: int | None) -> dict:
@@ -670,6 +662,21 @@ def _kept_cluster(workers: int | None) -> dict:
         atexit.register(close_sweep_cluster)
         _AT_EXIT.append(True)
     return _KEPT
+
+
+def _close_quietly(dask_client, cluster) -> None:
+    """Close a sweep's client and its LocalCluster (if any) without the page of INFO lines closing logs."""
+    import logging
+
+    quiet = logging.getLogger("distributed")
+    level = quiet.level
+    quiet.setLevel(logging.ERROR)
+    try:
+        dask_client.close()
+        if cluster is not None:
+            cluster.close()
+    finally:
+        quiet.setLevel(level)
 
 
 def _evaluate_group(configs, run: Callable, metrics: Callable | None) -> list[tuple]:
@@ -715,8 +722,6 @@ def _run_dask(todo, configs, run, metrics, record, progress, client, workers, gr
     (:func:`_kept_cluster`) if :func:`keep_sweep_cluster` is on, else as ``"local"``: a LocalCluster of this
     sweep's own; else a client or an address.
     ``here``: points that run in this process meanwhile (once the others are sent)."""
-    import logging
-
     from distributed import as_completed
 
     kept = _kept_cluster(workers) if client == "auto" and _KEEP[0] else None
@@ -773,15 +778,7 @@ def _run_dask(todo, configs, run, metrics, record, progress, client, workers, gr
         raise
     finally:
         if close:
-            quiet = logging.getLogger("distributed")
-            level = quiet.level
-            quiet.setLevel(logging.ERROR)  # closing logs a page of INFO lines into the notebook
-            try:
-                dask_client.close()
-                if cluster is not None:
-                    cluster.close()
-            finally:
-                quiet.setLevel(level)
+            _close_quietly(dask_client, cluster)
 
 
 def _run_lanes(tasks, costs, configs, run, metrics, record, progress, workers: int):
@@ -794,7 +791,6 @@ def _run_lanes(tasks, costs, configs, run, metrics, record, progress, workers: i
     lane never waits behind a busy one. Which lane runs a task does not change its numbers (``run`` is
     deterministic), only when it ends."""
     import collections
-    import logging
     import threading
 
     from distributed import as_completed
@@ -866,15 +862,7 @@ def _run_lanes(tasks, costs, configs, run, metrics, record, progress, workers: i
         raise
     finally:
         if close:
-            quiet = logging.getLogger("distributed")
-            level = quiet.level
-            quiet.setLevel(logging.ERROR)  # closing logs a page of INFO lines into the notebook
-            try:
-                dask_client.close()
-                if cluster is not None:
-                    cluster.close()
-            finally:
-                quiet.setLevel(level)
+            _close_quietly(dask_client, cluster)
 
 
 # ---- the runner ------------------------------------------------------------------------------------
