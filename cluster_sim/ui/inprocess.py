@@ -98,8 +98,9 @@ def _names(source: str, modules: set[str]) -> tuple[set[str], set[str]]:
 def cells_needed(sources: list[str], panels: list[int], parameters: int | None = None) -> list[int]:
     """The cells (indices into ``sources``, in order) that the ``panels`` cells need: the panel cells, the
     ``parameters`` cell, and every earlier cell that binds or changes a name a needed cell reads (see
-    :func:`_names`), transitively. Names only; the project's functions do not change their arguments
-    (remembered results are read-only), so ``run(config)`` leaves ``config`` as it was."""
+    :func:`_names`), transitively. Names only: a call that changes an argument in place (``f(x)``) is not seen;
+    the labs' functions leave their arguments as they were (remembered results are read-only), so
+    a cell calling ``run(config)`` is not taken to change ``config``."""
     modules = set()
     for source in sources:
         for node in ast.walk(ast.parse(_transformed(source))):
@@ -112,13 +113,14 @@ def cells_needed(sources: list[str], panels: list[int], parameters: int | None =
         bound, read = names[i]
         if i in keep or bound & wanted or "*" in bound:
             keep.add(i)
-            wanted |= read  # an earlier binding is still wanted even if this cell rebinds the name: it may not always
+            wanted |= read  # not less what it binds: a binding may be conditional, the earlier one stays wanted
     return sorted(keep)
 
 
 def notebook_panels(path: str | Path, **parameters) -> list:
-    """Run ``path``'s code cells up to its last ``ConfigPanel(`` cell with ``interactive=True`` and
-    ``parameters`` (e.g. ``preset="default"``) set after its parameters cell; return the panels.
+    """Run the code cells of ``path`` that its ``ConfigPanel(`` cells need (:func:`cells_needed`), with
+    ``interactive=True`` and ``parameters`` (e.g. ``preset="default"``) set after its parameters cell; return
+    the panels.
 
     Raises ``RuntimeError`` naming the cell that failed.
     """
