@@ -491,9 +491,10 @@ class ClusterModel(mesa.Model):
         rows = self._capacity_rows  # distinct machine capacities: few, so compare all at once
         if len(rows) == 1:  # one kind of machine: a plain loop, as this runs at every arrival
             cap = rows[0].tolist()
-            task = next((t for s in job.stages for t in s.tasks if any(d > c for d, c in zip(t.demand, cap))), None)
-            if task is None:
+            # each distinct demand tested once (a job's tasks mostly ask alike: a gang of hundreds is one test)
+            if all(d <= c for demand in {t.demand for s in job.stages for t in s.tasks} for d, c in zip(demand, cap)):
                 return None
+            task = next(t for s in job.stages for t in s.tasks if any(d > c for d, c in zip(t.demand, cap)))
         else:
             demands = np.array([t.demand for s in job.stages for t in s.tasks], dtype=np.int64)
             fits_some = (demands[:, None, :] <= rows[None, :, :]).all(axis=2).any(axis=1)
