@@ -483,7 +483,10 @@ class CapacityScheduler(mesa.Agent):
         # one pass per instant, after everything else that happens then (arrivals, releases, changes)
         if not self._pass_scheduled:
             self._pass_scheduled = True
-            self.model.schedule(self._pass_call, after=0.0, priority=Priority.LOW)
+            if self.model.decision_events == "batched":  # in the same place, without a Mesa event per pass
+                self.model.schedule_batched(self._pass_call, after=0.0, priority=Priority.LOW)
+            else:
+                self.model.schedule(self._pass_call, after=0.0, priority=Priority.LOW)
 
     # ---- admission ---------------------------------------------------------------------------------
     def _pass(self) -> None:
