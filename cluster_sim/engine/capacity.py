@@ -173,8 +173,8 @@ class Queue:
     def least_need(self) -> list:
         """The smallest startable need per resource, as plain numbers: no gang of this queue fits a room
         this does not fit (a necessary test, cheap enough to run on every queue at every admission)."""
-        if self._least is None:
-            self._least = self.startable_needs.min(axis=0).tolist()
+        if self._least is None:  # (numpy's reduction called directly: ndarray.min's Python wrappers cost more here)
+            self._least = (np.minimum.reduce(self.needs, axis=0) if self.backfill else self.needs[0]).tolist()
         return self._least
 
     @property
