@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import math
 from array import array
+from operator import le
 from bisect import bisect_right
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
@@ -417,7 +418,7 @@ class CapacityScheduler(mesa.Agent):
                     n.used_ints = [a + b - c for a, b, c in zip(n.used_ints, used, old)]
                 q.used_ints = used
             q.ratio = _dominant_share(used, q.guaranteed_list)
-            owed = self._owed(q)
+            owed = self._owed(q, used)
             self._n_owed += owed - q.owed
             q.owed = owed
             q.own_fit = [None, None]
@@ -517,12 +518,15 @@ class CapacityScheduler(mesa.Agent):
         backfill, only the gang at the head counts)."""
         return {q.name for q in self.leaves if self._owed(q)}
 
-    def _owed(self, q: Queue) -> bool:
+    def _owed(self, q: Queue, used: list | None = None) -> bool:
         """Whether leaf ``q`` has a waiting gang that fits within its guarantee. Most queues fail the test
-        on their smallest need per resource (plain numbers); the rest are tested gang by gang."""
+        on their smallest need per resource (plain numbers); the rest are tested gang by gang. ``used``: what
+        it holds, as plain ints, if the caller has read it already."""
         if not q.jobs:
             return False
-        if not all(u + n <= g + 1e-9 for u, n, g in zip(self._used_ints(q), q.least_need, q.guaranteed_list)):
+        if used is None:
+            used = self._used_ints(q)
+        if not all(u + n <= g + 1e-9 for u, n, g in zip(used, q.least_need, q.guaranteed_list)):
             return False  # not even the smallest amounts fit: no gang does (the same sums as below)
         if len(q.startable_needs) == 1:
             return True  # the one gang's need is the least need: it fits, by the same sums
@@ -575,12 +579,13 @@ class CapacityScheduler(mesa.Agent):
         monotone), so a queue that fails it has no candidate. It runs on every queue with work at every
         admission (a hundred Morpheus queues): the leaf's own level is cached until the leaf changes,
         its ancestors' rooms (``rooms``) are computed once per scan."""
+        # (the comparisons by map(operator.le, ...), in C: generators in all() cost more, at every admission)
         least = q.least_need
-        if not all(n <= f for n, f in zip(least, free_total)):
+        if not all(map(le, least, free_total)):
             return False
         own = q.own_fit[starved]
         if own is None:
-            own = q.own_fit[starved] = all(n <= r + 1e-9 for n, r in zip(least, self._room(q, starved)))
+            own = q.own_fit[starved] = all(map(le, least, self._room(q, starved)))
         if not own:
             return False
         node = q.parent
@@ -588,17 +593,18 @@ class CapacityScheduler(mesa.Agent):
             room = rooms.get(node.name)
             if room is None:
                 room = rooms[node.name] = self._room(node, starved)
-            if not all(n <= r + 1e-9 for n, r in zip(least, room)):
+            if not all(map(le, least, room)):
                 return False
             node = node.parent
         return True
 
     @staticmethod
     def _room(node: Queue, starved: bool) -> list:
-        """``limit - used`` of ``node`` in plain numbers (its limit as :meth:`_limits` says), from the cache."""
+        """``limit - used + 1e-9`` of ``node`` in plain numbers (its limit as :meth:`_limits` says), from the
+        cache: what a need is compared with (``need <= (limit - used) + 1e-9``, the sums of :meth:`_candidates`)."""
         m = node.maximum_list
         limit = [min(a, b) for a, b in zip(m, node.guaranteed_list)] if starved else m
-        return [a - u for a, u in zip(limit, node.used_ints)]
+        return [(a - u) + 1e-9 for a, u in zip(limit, node.used_ints)]
 
     def _admit_one(self) -> bool:
         """Admit the first gang that fits, serving queues in order; True if one was admitted.
