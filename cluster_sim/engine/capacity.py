@@ -669,9 +669,10 @@ class CapacityScheduler(mesa.Agent):
     def _start(self, q: Queue, job: Job, gang: list[Task], machines: list[int]) -> None:
         manager = self.model.job_managers[job.id]
         pending = self._pending[job.id]
+        commit, watched, name = self.csv.commit, manager.watched, q.name  # looked up once a gang, not a task
         for task, m in zip(gang, machines):
             task.attempts += 1
-            if not self.csv.commit(task, m, watched=manager.watched(task), queue=q.name):
+            if not commit(task, m, watched=watched(task), queue=name):
                 raise AssertionError(f"task {task.id} did not fit machine {m} on the true state")
         for column, value in zip(self._admitted, (self.model.time, job.id, len(gang), min(job.gang, len(pending)))):
             column.append(value)
