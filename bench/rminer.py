@@ -188,7 +188,7 @@ FIG4 = dict(update_delays=(0.3, 0.5, 1.0), durations=(2.0, 4.0, 5.0, 10.0, 20.0)
 
 def bench_sweep(quick: bool) -> None:
     """A Fig. 4 sweep at the paper preset, in this process and on a LocalCluster."""
-    from cluster_sim.sweep import _machine_workers
+    from cluster_sim.sweep.clients import _machine_workers
 
     base = RMinerConfig.paper().replace(machines=200, think_time=scaled_think_time(200))  # notebook 08's sweep_base
     if quick:

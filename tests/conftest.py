@@ -32,7 +32,7 @@ os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 #: by its workers: one cache for the run, so a pool one worker computed (a notebook's claims, executed in a kernel
 #: that inherits it) is read, not computed again, by the other worker's test of the same claims (tests/engine's tour
 #: claims, tests/shaper's, tests/wing's Lab 04 seeds) or by the tour's seed-override run, whose pool shares all but
-#: three seeds. Entries are keyed by what computes them (the code's fingerprint, cluster_sim/sweep.py), so an entry
+#: three seeds. Entries are keyed by what computes them (the code's fingerprint, cluster_sim/sweep/cache.py), so an entry
 #: is what the code under test computes, and concurrent writers are safe (tests/test_sweep.py).
 RUN_CACHE = "CLUSTER_SIM_TEST_RUN_SWEEP_CACHE"
 os.environ.setdefault(RUN_CACHE, tempfile.mkdtemp(prefix="cluster_sim-sweeps-"))

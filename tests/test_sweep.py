@@ -29,7 +29,7 @@ import pandas as pd
 import pytest
 
 from cluster_sim.engine import ClusterConfig, run
-from cluster_sim.sweep import SweepError, cache_key, run_grid
+from cluster_sim.sweep import SweepError, cache_key, clients, execute, run_grid
 
 pytestmark = pytest.mark.xdist_group("dask")
 
@@ -52,16 +52,18 @@ def fresh_paces(monkeypatch):
 def calls(monkeypatch):
     """The configs run_grid evaluates. (Counted outside the run function: a run function appending to
     a global list would change its own cache key at every call, the list being data it reads.)"""
-    import cluster_sim.sweep as sweep
-
     seen = []
-    evaluate = sweep._evaluate
+    evaluate = execute._evaluate
 
     def counted(config, run, metrics):
         seen.append(config)
         return evaluate(config, run, metrics)
 
-    monkeypatch.setattr(sweep, "_evaluate", counted)
+    monkeypatch.setattr(execute, "_evaluate", counted)
+    # the count reaches run_grid's points (else a test's "nothing ran" would hold whatever ran)
+    run_grid(cheap, BASE, {"schedulers": [1]}, client="inprocess", cache=False, progress=False)
+    assert len(seen) == 1, "run_grid evaluates its points through another _evaluate than the one counted"
+    seen.clear()
     return seen
 
 
@@ -212,7 +214,7 @@ def test_an_interrupted_sweep_leaves_no_workers_and_resumes_from_its_cache(monke
     monkeypatch.delenv("DASK_SCHEDULER_ADDRESS", raising=False)
     monkeypatch.delenv("CLUSTER_SIM_SWEEP_CLIENT", raising=False)
     monkeypatch.setattr(sweep, "AUTO_PARALLEL_SECONDS", 0.0)  # every sweep is "long": auto starts a cluster
-    monkeypatch.setattr(sweep, "_machine_workers", lambda: 2)
+    monkeypatch.setattr(clients, "_machine_workers", lambda: 2)
     before = {p.pid for p in multiprocessing.active_children()}
     real = distributed.as_completed
 
@@ -450,6 +452,20 @@ def test_a_bad_cache_key_is_refused(key):
         sweep_x(double, False, cache_key=key)
 
 
+def test_the_keys_source_digest_covers_every_module_of_the_package():
+    """Editing any lab's code starts its points afresh: the digest in every key is of each .py file of cluster_sim
+    (its path and bytes), not only of the sweep's own package, which is a folder of cluster_sim."""
+    import cluster_sim
+    from cluster_sim.sweep.cache import _source_digest
+
+    root = Path(cluster_sim.__file__).resolve().parent
+    h = hashlib.sha256()
+    for path in sorted(root.rglob("*.py")):
+        h.update(str(path.relative_to(root)).encode())
+        h.update(path.read_bytes())
+    assert _source_digest() == h.hexdigest()[:16]
+
+
 def _module_names(module, source: str, name: str) -> list[str]:
     """The module-level functions a name passed to run_grid may stand for: itself, or, for a local
     variable (``lab, study, claims = _lab(config)``), every function the module defines."""
@@ -466,13 +482,13 @@ def test_every_lab_sweep_function_has_a_fingerprint():
     import importlib
 
     import cluster_sim
-    from cluster_sim.sweep import _functions_fingerprint
+    from cluster_sim.sweep.cache import _functions_fingerprint
 
     root = Path(cluster_sim.__file__).parent
     checked = 0
     for path in sorted(root.rglob("*.py")):
         source = path.read_text()
-        if "run_grid(" not in source or path.name == "sweep.py":
+        if "run_grid(" not in source or path.relative_to(root).parts[0] == "sweep":
             continue
         module = importlib.import_module(".".join(("cluster_sim",) + path.relative_to(root).with_suffix("").parts))
         for node in ast.walk(ast.parse(source)):
@@ -515,11 +531,11 @@ def assert_same_bits(df, ref):
 
 def read_back(directory, key):
     """What the cache gives for a point, and the warnings it gave."""
-    import cluster_sim.sweep as sweep
+    from cluster_sim.sweep.cache import _cache_get
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        values = sweep._cache_get(directory, key)
+        values = _cache_get(directory, key)
     return values, [str(w.message) for w in caught]
 
 
@@ -627,10 +643,8 @@ def test_a_point_whose_metrics_json_cannot_hold_is_computed_every_time(tmp_path)
 def test_a_local_cluster_listens_on_127_0_0_1_only(monkeypatch):
     from distributed.comm.utils import get_tcp_server_addresses
 
-    import cluster_sim.sweep as sweep
-
     monkeypatch.delenv("CLUSTER_SIM_DASK_HOST", raising=False)
-    client, cluster, close = sweep._open_client("local", 1)
+    client, cluster, close = clients._open_client("local", 1)
     try:
         assert cluster.scheduler_address.startswith("tcp://127.0.0.1:")
         assert cluster.dashboard_link.startswith("http://127.0.0.1:")
@@ -644,12 +658,10 @@ def test_a_local_cluster_listens_on_127_0_0_1_only(monkeypatch):
 
 
 def test_the_environment_chooses_where_a_local_cluster_listens(monkeypatch):
-    import cluster_sim.sweep as sweep
-
     monkeypatch.delenv("CLUSTER_SIM_DASK_HOST", raising=False)
-    assert sweep._dask_host() == "127.0.0.1"
+    assert clients._dask_host() == "127.0.0.1"
     monkeypatch.setenv("CLUSTER_SIM_DASK_HOST", "10.0.0.5")
-    assert sweep._dask_host() == "10.0.0.5"
+    assert clients._dask_host() == "10.0.0.5"
     monkeypatch.setenv("CLUSTER_SIM_DASK_HOST", " ")
     with pytest.raises(ValueError, match="CLUSTER_SIM_DASK_HOST=' ' is not allowed"):
         run_grid(double, XBASE, XGRID, client="local", cache=False, progress=False)
@@ -718,11 +730,11 @@ def test_auto_goes_on_timing_points_while_they_are_remembered_and_sends_the_slow
 
     def to_workers(todo, configs, run, metrics, record, progress, client, workers, group=None):
         sent.extend(configs[i].schedulers for i in todo)
-        sweep._run_here(todo, configs, run, metrics, record, progress)
+        execute._run_here(todo, configs, run, metrics, record, progress)
 
     monkeypatch.setattr(sweep, "time", clock)
-    monkeypatch.setattr(sweep, "_run_dask", to_workers)
-    monkeypatch.setattr(sweep, "_machine_workers", lambda: 2)
+    monkeypatch.setattr(execute, "_run_dask", to_workers)
+    monkeypatch.setattr(clients, "_machine_workers", lambda: 2)
     df = run_grid(cycle, BASE, {"schedulers": [1, 2, 3, 4]}, client="auto", cache=False, progress=False)
     # the remembered point and the first slow one ran here; 2 left x 40 s > a minute: those to the workers
     assert sent == [3, 4] and df.attrs["sweep"]["where"] == "local"
@@ -757,11 +769,11 @@ def test_a_sweep_paced_as_another_config_starts_at_its_pace(monkeypatch):
 
     def to_workers(todo, configs, run, metrics, record, progress, client, workers, group=None):
         sent.extend(configs[i].schedulers for i in todo)
-        sweep._run_here(todo, configs, run, metrics, record, progress)
+        execute._run_here(todo, configs, run, metrics, record, progress)
 
     monkeypatch.setattr(sweep, "time", clock)
-    monkeypatch.setattr(sweep, "_run_dask", to_workers)
-    monkeypatch.setattr(sweep, "_machine_workers", lambda: 2)
+    monkeypatch.setattr(execute, "_run_dask", to_workers)
+    monkeypatch.setattr(clients, "_machine_workers", lambda: 2)
     monkeypatch.delenv("DASK_SCHEDULER_ADDRESS", raising=False)
     monkeypatch.delenv("CLUSTER_SIM_SWEEP_CLIENT", raising=False)
     grid = {"schedulers": [1, 2, 3, 4, 5]}
@@ -782,14 +794,12 @@ def test_an_estimate_sends_long_points_to_the_workers_together_without_a_probe(m
     """Issue 33 (Lab 00 at paper): ``client="auto"`` timed the first point here before sending the rest to a
     cluster, so a grid of two long points (the tour's decision-throughput arms, minutes each) ran one after the
     other. With ``estimate=`` the route is chosen before anything runs; a short grid stays here."""
-    import cluster_sim.sweep as sweep
-
     monkeypatch.delenv("DASK_SCHEDULER_ADDRESS", raising=False)
     monkeypatch.delenv("CLUSTER_SIM_SWEEP_CLIENT", raising=False)
-    monkeypatch.setattr(sweep, "_machine_workers", lambda: 2)
+    monkeypatch.setattr(clients, "_machine_workers", lambda: 2)
     routes = []
-    monkeypatch.setattr(sweep, "_run_here", lambda todo, *a, **k: routes.append(("here", list(todo))))
-    monkeypatch.setattr(sweep, "_run_lanes", lambda tasks, *a, **k: routes.append(("lanes", [i for t in tasks for i in t])))
+    monkeypatch.setattr(execute, "_run_here", lambda todo, *a, **k: routes.append(("here", list(todo))))
+    monkeypatch.setattr(execute, "_run_lanes", lambda tasks, *a, **k: routes.append(("lanes", [i for t in tasks for i in t])))
     grid = {"schedulers": [1, 4]}
     run_grid(run, BASE, grid, cache=False, progress=False, on_error="record", estimate=lambda c: 100.0)
     assert routes == [("lanes", [0, 1])]
@@ -833,7 +843,7 @@ def test_an_estimated_sweep_gives_each_worker_one_point_and_runs_one_here_longes
     monkeypatch.delenv("DASK_SCHEDULER_ADDRESS", raising=False)
     monkeypatch.delenv("CLUSTER_SIM_SWEEP_CLIENT", raising=False)
     monkeypatch.setattr(sweep, "AUTO_PARALLEL_SECONDS", 0.0)
-    monkeypatch.setattr(sweep, "_machine_workers", lambda: 2)
+    monkeypatch.setattr(clients, "_machine_workers", lambda: 2)
     grid = {"schedulers": [1, 2, 3]}
     here = run_grid(where_it_ran, BASE, grid, client="inprocess", cache=False, progress=False)
     # two workers and this process: three lanes for three points, one point each
@@ -854,10 +864,10 @@ def test_by_default_an_estimated_sweep_starts_one_worker_fewer_than_the_cores(mo
     monkeypatch.delenv("DASK_SCHEDULER_ADDRESS", raising=False)
     monkeypatch.delenv("CLUSTER_SIM_SWEEP_CLIENT", raising=False)
     monkeypatch.setattr(sweep, "AUTO_PARALLEL_SECONDS", 0.0)
-    monkeypatch.setattr(sweep, "_machine_workers", lambda: 2)
+    monkeypatch.setattr(clients, "_machine_workers", lambda: 2)
     sizes = []
-    opened = sweep._open_client
-    monkeypatch.setattr(sweep, "_open_client", lambda client, workers, *a: sizes.append(workers) or opened(client, workers, *a))
+    opened = clients._open_client
+    monkeypatch.setattr(clients, "_open_client", lambda client, workers, *a: sizes.append(workers) or opened(client, workers, *a))
     df = run_grid(where_it_ran, BASE, {"schedulers": [1, 2, 3]}, client="auto", cache=False, progress=False,
                   estimate=lane_cost)
     assert sizes == [1]
@@ -896,7 +906,7 @@ def test_a_local_clusters_workers_reuse_freed_arrays_instead_of_faulting_them_in
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("MALLOC_TRIM_THRESHOLD_", "65536")  # as an earlier cluster's Nanny leaves it
     dask_setting = {k: v for k, v in os.environ.items() if not k.startswith("MALLOC_")} | {"MALLOC_TRIM_THRESHOLD_": "65536"}
-    client, cluster, close = sweep._open_client("local", 1)
+    client, cluster, close = clients._open_client("local", 1)
     try:
         seen = client.run(lambda: {k: os.environ.get(k) for k in [*sweep.MALLOC_ENV, "OMP_NUM_THREADS"]})
         assert list(seen.values()) == [{**sweep.MALLOC_ENV, "OMP_NUM_THREADS": "1"}]
@@ -958,21 +968,21 @@ def test_auto_keeps_its_cluster_for_the_next_sweep_and_sends_a_group_where_it_ra
 
     monkeypatch.delenv("DASK_SCHEDULER_ADDRESS", raising=False)
     monkeypatch.delenv("CLUSTER_SIM_SWEEP_CLIENT", raising=False)
-    monkeypatch.setattr(sweep, "_machine_workers", lambda: 2)
+    monkeypatch.setattr(clients, "_machine_workers", lambda: 2)
     sweep.close_sweep_cluster()
-    monkeypatch.setattr(sweep, "_KEEP", [False])
+    monkeypatch.setattr(clients, "_KEEP", [False])
     # off by default: each sweep's cluster is closed when it ends (other labs' workers' memory goes with it)
     off = run_grid(prepared_per_seed, BASE, {"schedulers": [1, 2]}, seeds=2, cache=False, progress=False,
                    estimate=lambda c: 100.0)
-    assert off.attrs["sweep"]["where"] == "local" and not sweep._KEPT
+    assert off.attrs["sweep"]["where"] == "local" and not clients._KEPT
     with pytest.raises(ValueError, match="keep='yes' is not allowed"):
         sweep.keep_sweep_cluster("yes")
     sweep.keep_sweep_cluster()
     before = {p.pid for p in multiprocessing.active_children()}
     grid = {"schedulers": [1, 2, 3], "update_delay": [0.0, 2.0]}
-    first = sweep._open_client  # a second cluster start would fail the test
+    first = clients._open_client  # a second cluster start would fail the test
     starts = []
-    monkeypatch.setattr(sweep, "_open_client", lambda *a: starts.append(a) or first(*a))
+    monkeypatch.setattr(clients, "_open_client", lambda *a: starts.append(a) or first(*a))
     try:
         sweeps = [run_grid(prepared_per_seed, BASE, grid, seeds=4, cache=False, progress=False, group=lambda c: c.seed,
                            estimate=lambda c: 100.0) for _ in range(3)]
@@ -984,7 +994,7 @@ def test_auto_keeps_its_cluster_for_the_next_sweep_and_sends_a_group_where_it_ra
             assert rows["pid"].nunique() == 1, seed
             assert sorted(rows["preparations"]) == list(range(1, 19)), seed
         # its workers start with glibc's malloc settings that keep large arrays' pages mapped between tasks
-        client = sweep._KEPT["client"]
+        client = clients._KEPT["client"]
         assert set(map(str, client.run(_worker_malloc).values())) == {str(sweep.MALLOC_ENV)}
         assert os.environ.get("MALLOC_TRIM_THRESHOLD_") != sweep.MALLOC_ENV["MALLOC_TRIM_THRESHOLD_"], \
             "the kernel's own environment is left as it was"
@@ -992,7 +1002,7 @@ def test_auto_keeps_its_cluster_for_the_next_sweep_and_sends_a_group_where_it_ra
                                                              progress=False)["utilisation"].tolist()
     finally:
         sweep.close_sweep_cluster()
-    assert not sweep._KEPT and {p.pid for p in multiprocessing.active_children()} <= before, "workers left running"
+    assert not clients._KEPT and {p.pid for p in multiprocessing.active_children()} <= before, "workers left running"
 
 
 def test_auto_keeps_the_rest_of_the_group_its_probe_began_here(monkeypatch):
@@ -1011,13 +1021,13 @@ def test_auto_keeps_the_rest_of_the_group_its_probe_began_here(monkeypatch):
 
     def to_workers(todo, configs, run, metrics, record, progress, client, workers, group=None, here=()):
         sent.extend((configs[i].seed, configs[i].schedulers) for i in todo)
-        sweep._run_here(todo, configs, run, metrics, record, progress)  # as a worker would (another process)
+        execute._run_here(todo, configs, run, metrics, record, progress)  # as a worker would (another process)
         stayed.extend((configs[i].seed, configs[i].schedulers) for i in here)
-        sweep._run_here(list(here), configs, run, metrics, record, progress)
+        execute._run_here(list(here), configs, run, metrics, record, progress)
 
     monkeypatch.setattr(sweep, "time", clock)
-    monkeypatch.setattr(sweep, "_run_dask", to_workers)
-    monkeypatch.setattr(sweep, "_machine_workers", lambda: 2)
+    monkeypatch.setattr(execute, "_run_dask", to_workers)
+    monkeypatch.setattr(clients, "_machine_workers", lambda: 2)
     monkeypatch.setattr(sweep, "_PACES", {})
     grid = [{"seed": s, "schedulers": n} for s in (0, 1, 2) for n in (1, 2, 3)]
     df = run_grid(lake_run, BASE, grid, client="auto", cache=False, progress=False, group=lambda c: c.seed)

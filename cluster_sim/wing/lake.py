@@ -9,7 +9,11 @@ No public trace has file provenance, so Lab 04 builds one with the structure §2
   input comes from the layer above, its others from the ``input_span`` layers above; each later
   layer holds more templates than the one before, and templates prefer popular inputs, so the job
   DAG grows into a few large, bottom-heavy components (Observation 5). An input comes from another
-  organisation with probability ``cross_org_share`` (Observation 4).
+  organisation with probability ``cross_org_share`` (Observation 4), at every number of
+  organisations: a template's inputs are different templates, and an input of the reader's own
+  organisation that the layers above lack comes from the nearest earlier layer that has one (an
+  organisation's first stage, with none earlier, reads uploads instead), never from another
+  organisation in its place.
 * **Outputs** are either partitioned (a new file per run, ``o2/t17/s0/p41``) or overwritten in
   place (``o2/t17/s1``, a "latest" file), so last-writer-wins matters; a reader of a partitioned
   output reads the latest ``m`` finished partitions, ``m`` its cadence over the upstream's
@@ -137,8 +141,13 @@ class LakeConfig(Config):
                                  doc="share of recurring templates (below the first layer) that wait for their input")
     aperiodic_share: float = param(0.25, lo=0.0, hi=1.0, step=0.05,
                                    doc="share of the non-polling recurring templates submitted at irregular times")
-    inputs_per_template: float = param(6.0, lo=1.0, hi=6.0, step=0.1, widget=False,
-                                       doc="mean inputs of a recurring template below the first layer")
+    # 3.5: a template draws 1 + Poisson(inputs_per_template - 1) inputs (at most 6), each a different template.
+    # Before inputs were distinct draws, 6.0 gave 3.1-3.7 inputs (repeated picks from a small same-organisation
+    # pool collapsed into one, more so the more organisations); 3.5 keeps the dependencies per job calibrated
+    # (3.4-4.6, about 4) at every scale.
+    inputs_per_template: float = param(3.5, lo=1.0, hi=6.0, step=0.1, widget=False,
+                                       doc="mean inputs of a recurring template below the first layer (each a "
+                                           "different upstream template; at most 6)")
     cross_org_share: float = param(0.3, lo=0.0, hi=1.0, step=0.05,
                                    doc="chance that an input comes from another organisation (the paper: 33% of dependencies)")
     overwrite_share: float = param(0.35, lo=0.0, hi=1.0, step=0.05,
@@ -190,7 +199,7 @@ class LakeConfig(Config):
         >>> LakeConfig(days=63, jobs_per_day=50_000)
         Traceback (most recent call last):
         ...
-        ValueError: LakeConfig would need about 21.8 GiB of memory (450 bytes x 51,975,000 ProvRepo rows = 63 days x 50000 jobs a day x (2.5 + inputs_per_template 6 + downloads_per_job 8)), more than max_memory_gib=8 GiB: lower days, jobs_per_day, inputs_per_template, downloads_per_job; or raise max_memory_gib on purpose (on a machine with the memory)
+        ValueError: LakeConfig would need about 18.5 GiB of memory (450 bytes x 44,100,000 ProvRepo rows = 63 days x 50000 jobs a day x (2.5 + inputs_per_template 3.5 + downloads_per_job 8)), more than max_memory_gib=8 GiB: lower days, jobs_per_day, inputs_per_template, downloads_per_job; or raise max_memory_gib on purpose (on a machine with the memory)
         """
         jobs = self.days * self.jobs_per_day
         rows = lake_rows(jobs, self.inputs_per_template, self.downloads_per_job)
@@ -298,6 +307,9 @@ class _Templates:
         earlier = np.array([r["tid"] for r in self.rows if layer - cfg.input_span <= r["layer"] < layer], dtype=np.int64)
         if not earlier.size:
             earlier = np.arange(first)
+        # every earlier layer's templates, nearest first: where a side the candidates lack is looked for
+        self.nearest = [np.array([r["tid"] for r in self.rows if r["layer"] == lo], dtype=np.int64)
+                        for lo in range(layer - 1, -1, -1)]
         users = self.users
         while budget >= per_day.min():
             user = users.iloc[int(rng.integers(len(users)))]
@@ -308,8 +320,8 @@ class _Templates:
             kind = "periodic"
             trigger = None
             if layer > 0 and upstream.size and rng.random() < cfg.polling_share:
-                trigger = self._pick_input(upstream, org, cross)
-                if per_day[CADENCES.index(self.rows[trigger]["cadence"])] <= budget:
+                trigger = self._pick_input(upstream, org, cross)  # None: nothing of its organisation to wait for
+                if trigger is not None and per_day[CADENCES.index(self.rows[trigger]["cadence"])] <= budget:
                     kind = "polling"
                 else:
                     trigger = None
@@ -343,11 +355,13 @@ class _Templates:
             n_in = max(1, int(min(1 + rng.poisson(cfg.inputs_per_template - 1.0), 6)))
             first_input = trigger if trigger is not None else \
                 self._pick_input(upstream if upstream.size else earlier, org, cross)  # one from the layer above
-            chosen = [first_input]
+            chosen = [] if first_input is None else [first_input]
             for _ in range(n_in - 1):
-                c = self._pick_input(earlier, org, cross)
-                if c not in chosen:
+                c = self._pick_input(earlier, org, cross, chosen)
+                if c is not None:
                     chosen.append(c)
+            if not chosen:  # the organisation's first stage, with no input from another: a source of its own
+                row["external"] = max(row["external"], 1)
             for i, c in enumerate(chosen):
                 up = self.rows[c]
                 s = int(rng.integers(len(up["streams"])))
@@ -357,17 +371,31 @@ class _Templates:
                 row["inputs"].append({"tid": c, "stream": s, "mode": up["streams"][s], "window": window,
                                       "trigger": trigger is not None and i == 0})
 
-    def _pick_input(self, candidates: np.ndarray, org: int, cross: float) -> int:
-        """An upstream template: from another organisation with probability ``cross``, popular ones first."""
+    def _pick_input(self, candidates: np.ndarray, org: int, cross: float, chosen=()) -> int | None:
+        """An upstream template not in ``chosen``: from another organisation with probability ``cross``, popular
+        ones first (preferential attachment: hubs emerge).
+
+        The side drawn (this organisation or another) is kept at every scale: when ``candidates`` hold no template
+        of it that is not already chosen, the nearest earlier layer that holds one gives it. There is no input
+        (None) when every earlier template of the side is already chosen, or when the reader's organisation has
+        no earlier template at all (its first pipeline stage reads uploads instead); a cross-organisation input
+        is taken from the reader's organisation only when no other organisation has an earlier template (a lake
+        of one organisation). (With 30 organisations a layer holds about two templates of a reader's
+        organisation: drawing them with replacement and dropping repeats lost half the same-organisation inputs,
+        and an empty side fell back to any organisation: 57 % of the inputs were cross-organisation where 30 %
+        were drawn, and the share grew with the organisations.)"""
         rng = self.rng
-        same = self.org[candidates] == org
         want_other = rng.random() < cross
-        mask = ~same if want_other else same
-        if not mask.any():
-            mask = np.ones(len(candidates), bool)
-        pool = candidates[mask]
+        x = rng.random()
+        layers = [candidates] + self.nearest  # the candidates first, then each earlier layer, nearest first
+        side = [layer[self.org[layer] != org] for layer in layers] if want_other else []
+        if not any(s.size for s in side):  # a same-organisation input, or no other organisation to read
+            side = [layer[self.org[layer] == org] for layer in layers]
+        pool = next((p for p in (s[~np.isin(s, chosen)] for s in side) if p.size), None)
+        if pool is None:
+            return None
         w = np.cumsum((1.0 + self.cons[pool]) ** 1.2)  # preferential attachment: hubs emerge
-        return int(pool[min(int(np.searchsorted(w, rng.random() * w[-1], side="right")), len(pool) - 1)])
+        return int(pool[min(int(np.searchsorted(w, x * w[-1], side="right")), len(pool) - 1)])
 
     def _priorities(self) -> None:
         """User priorities 1-10 (compared within a queue): drawn without knowing the DAG (``independent``), or

@@ -46,7 +46,7 @@ def test_a_lab05_config_and_a_lake_over_the_memory_cap_are_refused_before_anythi
                                          r"14 days x 20000 jobs a day .*lower jobs_per_day, history_days, omega_days "
                                          r"or raise orgs; or raise max_memory_gib on purpose"):
         lab05.run(WingConfig.paper().replace(jobs_per_day=20_000, max_jobs=1_000_000))
-    with pytest.raises(ValueError, match=r"LakeConfig would need about 21.8 GiB of memory \(450 bytes x 51,975,000 "
+    with pytest.raises(ValueError, match=r"LakeConfig would need about 18.5 GiB of memory \(450 bytes x 44,100,000 "
                                          r"ProvRepo rows = 63 days x 50000 jobs a day .*lower days, jobs_per_day"):
         generate_lake(LakeConfig(days=63, jobs_per_day=50_000))
 

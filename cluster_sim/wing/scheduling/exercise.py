@@ -49,8 +49,11 @@ from ...checking import NOT_IMPLEMENTED, CheckFailed, call_student, name_case
 from .config import WingConfig
 from .workload import READINGS, value_efficiency
 
-#: the replay the check runs: the ci lake at the tightest capacity the lab studies
-REPLAY = dict(capacity=0.2, policy="wing_agg", queues="org", seed=0)
+#: the replay the check runs: the ci lake at the tightest capacity the lab studies. Seed 1: on it the variants
+#: the check must tell apart do so (means attain more than the reference, no compute less); on the lake with
+#: distinct inputs (round 8) seed 0 has it the other way round, and which variant attains more is a matter of
+#: the seed (on seeds 0-7 means beat the reference on 3, no compute on 3)
+REPLAY = dict(capacity=0.2, policy="wing_agg", queues="org", seed=1)
 
 
 def worked_history() -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -169,8 +172,8 @@ def check_priority_replay(student: Callable, *, name: str = "wing_agg_priority",
     the value attained and the decisions with the reference's.
 
     The same decisions pass. Different decisions that attain at least the reference's value pass too, with a
-    message saying so: a defensible variant of the priority (means instead of medians attain 72.0% here against
-    the reference's 71.4%), whose formula :func:`check_priority_table` grades, so one mistake costs one check.
+    message saying so: a defensible variant of the priority (means instead of medians attain 57.8% here against
+    the reference's 56.4%), whose formula :func:`check_priority_table` grades, so one mistake costs one check.
     Less value fails on the first decision that differs."""
     from .experiments import run
 
