@@ -117,3 +117,16 @@ def test_a_prediction_is_read_only_and_survives_a_copy_and_a_pickle(capsys):
     assert copy.deepcopy(CHOICE) is CHOICE
     again = pickle.loads(pickle.dumps(CHOICE))
     assert grade(again, "yes") == "t.1: correct" and again.choices == CHOICE.choices
+
+
+def test_interactive_ask_shows_a_control_that_records_the_answer(monkeypatch):
+    # the notebooks' ask cells with interactive=True: the panels test ran them until it ran only the cells its
+    # panels need (issue 24), so their widgets are checked here
+    import ipywidgets as w
+
+    monkeypatch.setattr(predict, "_chosen", {})  # this test's answer reaches no other test
+    buttons, box = predict.ask(CHOICE, True), predict.ask(NUMBER, True)
+    assert isinstance(buttons, w.RadioButtons) and list(buttons.options) == ["yes", "no"] and buttons.value is None
+    assert isinstance(box, w.FloatText) and box.description == "s"
+    buttons.value = "no"
+    assert predict._chosen["t.1"] == "no"

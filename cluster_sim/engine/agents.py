@@ -296,7 +296,10 @@ class CentralStateView(mesa.Agent):
     def _request_wake(self, t: float) -> None:
         if t not in self._wake_times:
             self._wake_times.add(t)
-            self.model.schedule(self._wake_call, at=t, priority=Priority.HIGH)
+            if self.model.decision_events == "batched":  # in the same place, without a Mesa event per wake-up
+                self.model.schedule_batched(self._wake_call, at=t, priority=Priority.HIGH)
+            else:
+                self.model.schedule(self._wake_call, at=t, priority=Priority.HIGH)
 
     def _wake(self) -> None:
         self._wake_times.discard(self.model.time)

@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import math
 from array import array
+from operator import le
 from bisect import bisect_right
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
@@ -135,7 +136,9 @@ class Queue:
 
     @guaranteed.setter
     def guaranteed(self, value: np.ndarray) -> None:
-        self._guaranteed = value
+        # read-only, as its plain numbers (``guaranteed_list``, read at every admission) are kept beside it
+        value.flags.writeable = False
+        self._guaranteed, self.guaranteed_list = value, value.tolist()
         self.changed.add(self)
 
     @property
@@ -144,7 +147,8 @@ class Queue:
 
     @maximum.setter
     def maximum(self, value: np.ndarray) -> None:
-        self._maximum = value
+        value.flags.writeable = False  # as ``guaranteed``
+        self._maximum, self.maximum_list = value, value.tolist()
         self.changed.add(self)
 
     def add(self, job: Job, need: np.ndarray) -> None:
@@ -170,8 +174,8 @@ class Queue:
     def least_need(self) -> list:
         """The smallest startable need per resource, as plain numbers: no gang of this queue fits a room
         this does not fit (a necessary test, cheap enough to run on every queue at every admission)."""
-        if self._least is None:
-            self._least = self.startable_needs.min(axis=0).tolist()
+        if self._least is None:  # (numpy's reduction called directly: ndarray.min's Python wrappers cost more here)
+            self._least = (np.minimum.reduce(self.needs, axis=0) if self.backfill else self.needs[0]).tolist()
         return self._least
 
     @property
@@ -310,7 +314,7 @@ class CapacityScheduler(mesa.Agent):
         # every queue whose maximum may have moved: this one, its subtree (rescaled) and its ancestors
         for node in self._subtree(q) + q.path()[1:]:
             if node.name not in self._over and all(u <= m for u, m in zip(self._used_ints(node),
-                                                                            node.maximum.tolist())):
+                                                                            node.maximum_list)):
                 # no excess before and none now: the arrays below would give zeros again (a Morpheus cycle
                 # sets a capacity 70k times, nearly all of them this case), so they are not built
                 continue
@@ -389,7 +393,7 @@ class CapacityScheduler(mesa.Agent):
 
     def _ratio(self, node: Queue) -> float:
         """How served a queue is: its dominant share of its guarantee (YARN sorts by used/capacity)."""
-        return _dominant_share(self._used_ints(node), node.guaranteed)
+        return _dominant_share(self._used_ints(node), node.guaranteed_list)
 
     def _refresh(self) -> None:
         """Bring the scan's cached numbers up to date, for the queues whose use (the ledger names them),
@@ -413,8 +417,8 @@ class CapacityScheduler(mesa.Agent):
                 for n in q.path()[1:]:
                     n.used_ints = [a + b - c for a, b, c in zip(n.used_ints, used, old)]
                 q.used_ints = used
-            q.ratio = _dominant_share(used, q.guaranteed)
-            owed = self._owed(q)
+            q.ratio = _dominant_share(used, q.guaranteed_list)
+            owed = self._owed(q, used)
             self._n_owed += owed - q.owed
             q.owed = owed
             q.own_fit = [None, None]
@@ -480,7 +484,10 @@ class CapacityScheduler(mesa.Agent):
         # one pass per instant, after everything else that happens then (arrivals, releases, changes)
         if not self._pass_scheduled:
             self._pass_scheduled = True
-            self.model.schedule(self._pass_call, after=0.0, priority=Priority.LOW)
+            if self.model.decision_events == "batched":  # in the same place, without a Mesa event per pass
+                self.model.schedule_batched(self._pass_call, after=0.0, priority=Priority.LOW)
+            else:
+                self.model.schedule(self._pass_call, after=0.0, priority=Priority.LOW)
 
     # ---- admission ---------------------------------------------------------------------------------
     def _pass(self) -> None:
@@ -511,12 +518,15 @@ class CapacityScheduler(mesa.Agent):
         backfill, only the gang at the head counts)."""
         return {q.name for q in self.leaves if self._owed(q)}
 
-    def _owed(self, q: Queue) -> bool:
+    def _owed(self, q: Queue, used: list | None = None) -> bool:
         """Whether leaf ``q`` has a waiting gang that fits within its guarantee. Most queues fail the test
-        on their smallest need per resource (plain numbers); the rest are tested gang by gang."""
+        on their smallest need per resource (plain numbers); the rest are tested gang by gang. ``used``: what
+        it holds, as plain ints, if the caller has read it already."""
         if not q.jobs:
             return False
-        if not all(u + n <= g + 1e-9 for u, n, g in zip(self._used_ints(q), q.least_need, q.guaranteed.tolist())):
+        if used is None:
+            used = self._used_ints(q)
+        if not all(u + n <= g + 1e-9 for u, n, g in zip(used, q.least_need, q.guaranteed_list)):
             return False  # not even the smallest amounts fit: no gang does (the same sums as below)
         if len(q.startable_needs) == 1:
             return True  # the one gang's need is the least need: it fits, by the same sums
@@ -528,7 +538,7 @@ class CapacityScheduler(mesa.Agent):
         own room are left out before sorting: the scan would pass over them, and the others keep their order."""
         children = [c for c in node.children
                     if (c.jobs and c.own_fit[starved] is not False if not c.children else self._has_work(c))]
-        children.sort(key=lambda c: (c.ratio if not c.children else _dominant_share(c.used_ints, c.guaranteed), c.name))
+        children.sort(key=lambda c: (c.ratio if not c.children else _dominant_share(c.used_ints, c.guaranteed_list), c.name))
         for c in children:
             if c.leaf:
                 yield c
@@ -569,12 +579,13 @@ class CapacityScheduler(mesa.Agent):
         monotone), so a queue that fails it has no candidate. It runs on every queue with work at every
         admission (a hundred Morpheus queues): the leaf's own level is cached until the leaf changes,
         its ancestors' rooms (``rooms``) are computed once per scan."""
+        # (the comparisons by map(operator.le, ...), in C: generators in all() cost more, at every admission)
         least = q.least_need
-        if not all(n <= f for n, f in zip(least, free_total)):
+        if not all(map(le, least, free_total)):
             return False
         own = q.own_fit[starved]
         if own is None:
-            own = q.own_fit[starved] = all(n <= r + 1e-9 for n, r in zip(least, self._room(q, starved)))
+            own = q.own_fit[starved] = all(map(le, least, self._room(q, starved)))
         if not own:
             return False
         node = q.parent
@@ -582,17 +593,18 @@ class CapacityScheduler(mesa.Agent):
             room = rooms.get(node.name)
             if room is None:
                 room = rooms[node.name] = self._room(node, starved)
-            if not all(n <= r + 1e-9 for n, r in zip(least, room)):
+            if not all(map(le, least, room)):
                 return False
             node = node.parent
         return True
 
     @staticmethod
     def _room(node: Queue, starved: bool) -> list:
-        """``limit - used`` of ``node`` in plain numbers (its limit as :meth:`_limits` says), from the cache."""
-        m = node.maximum.tolist()
-        limit = [min(a, b) for a, b in zip(m, node.guaranteed.tolist())] if starved else m
-        return [a - u for a, u in zip(limit, node.used_ints)]
+        """``limit - used + 1e-9`` of ``node`` in plain numbers (its limit as :meth:`_limits` says), from the
+        cache: what a need is compared with (``need <= (limit - used) + 1e-9``, the sums of :meth:`_candidates`)."""
+        m = node.maximum_list
+        limit = [min(a, b) for a, b in zip(m, node.guaranteed_list)] if starved else m
+        return [(a - u) + 1e-9 for a, u in zip(limit, node.used_ints)]
 
     def _admit_one(self) -> bool:
         """Admit the first gang that fits, serving queues in order; True if one was admitted.
@@ -634,6 +646,8 @@ class CapacityScheduler(mesa.Agent):
         policy cannot place (say, random choices that fragment) is tried again first fit, so "the
         machines have room" means one thing to the scheduler and to its invariant."""
         for pol in ((policy or self.policy), first_fit):
+            if pol is first_fit and len(gang) > 1:
+                return _first_fit_gang(free, gang)
             # a gang's tasks take their room from a scratch copy one by one; a gang of one is placed on
             # ``free`` itself, which the policies only read (a copy per admission at 1,500 machines)
             several = len(gang) > 1
@@ -655,9 +669,10 @@ class CapacityScheduler(mesa.Agent):
     def _start(self, q: Queue, job: Job, gang: list[Task], machines: list[int]) -> None:
         manager = self.model.job_managers[job.id]
         pending = self._pending[job.id]
+        commit, watched, name = self.csv.commit, manager.watched, q.name  # looked up once a gang, not a task
         for task, m in zip(gang, machines):
             task.attempts += 1
-            if not self.csv.commit(task, m, watched=manager.watched(task), queue=q.name):
+            if not commit(task, m, watched=watched(task), queue=name):
                 raise AssertionError(f"task {task.id} did not fit machine {m} on the true state")
         for column, value in zip(self._admitted, (self.model.time, job.id, len(gang), min(job.gang, len(pending)))):
             column.append(value)
@@ -786,11 +801,11 @@ class CapacityScheduler(mesa.Agent):
                                              f"the machines have room for its gang of {len(gang)}")
 
 
-def _dominant_share(used: list, guaranteed: np.ndarray) -> float:
+def _dominant_share(used: list, guaranteed: list) -> float:
     """A queue's dominant share of its guarantee: the largest used / guaranteed over the resources (a
     resource guaranteed nothing counts as infinitely served if used, not at all if not)."""
     best = 0.0  # plain floats: two numbers per queue, compared at every admission
-    for u, g in zip(used, guaranteed.tolist()):
+    for u, g in zip(used, guaranteed):
         best = max(best, u / g if g > 0 else (math.inf if u > 0 else 0.0))
     return best
 
@@ -809,11 +824,73 @@ class _Limits(dict):
         return limit
 
 
+#: up to this many machines a gang is placed by a loop over the machines' rows, above by numpy over its columns
+#: (Lab 05's runs have 7 to 40 machines, where numpy's calls cost more than the loop)
+LOOP_MACHINES = 64
+
+
+def _first_fit_gang(free: np.ndarray, gang: list[Task]) -> list[int] | None:
+    """First fit of a gang, task after task on a scratch copy of ``free`` (what :meth:`CapacityScheduler._place`
+    does with :func:`~cluster_sim.engine.placement.first_fit`), computed at once when the tasks ask alike.
+
+    Task by task, first fit puts each task on the lowest machine it fits, which keeps taking tasks until it
+    has no room for one more: machine m takes ``min_r free[m, r] // demand[r]`` of them in turn. So the gang's
+    machines are those counts, cumulated, cut at the gang's size: the same machines in the same order, without
+    a pass over the machines per task (Lab 05's gangs have up to hundreds of containers)."""
+    demand = gang[0].demand
+    if not all(d > 0 for d in demand) or any(t.demand != demand for t in gang):
+        return _first_fit_each(free, gang)  # a zero demand fits without bound; unlike tasks go one by one
+    if len(free) <= LOOP_MACHINES:
+        return _first_fit_alike_loop(free, demand, len(gang))
+    return _first_fit_alike_arrays(free, demand, len(gang))
+
+
+def _first_fit_alike_loop(free: np.ndarray, demand: tuple, k: int) -> list[int] | None:
+    """:func:`_first_fit_gang` for ``k`` tasks of ``demand`` (all > 0), machine by machine in plain numbers."""
+    out: list[int] = []
+    for m, row in enumerate(free.tolist()):
+        copies = min(f // d for f, d in zip(row, demand))  # < 0 on a machine over a lowered capacity: none
+        if copies > 0:
+            if copies >= k - len(out):
+                out.extend([m] * (k - len(out)))
+                return out
+            out.extend([m] * copies)
+    return None  # not enough room in all: the task-by-task loop stops at the task that fits nowhere
+
+
+def _first_fit_alike_arrays(free: np.ndarray, demand: tuple, k: int) -> list[int] | None:
+    """:func:`_first_fit_alike_loop` by numpy over the machines' columns (many machines)."""
+    copies = free[:, 0] // demand[0]
+    for r in range(1, free.shape[1]):
+        copies = np.minimum(copies, free[:, r] // demand[r])
+    copies = np.maximum(copies, 0)
+    reach = np.cumsum(copies)
+    if not len(reach) or reach[-1] < k:
+        return None
+    last = int(np.searchsorted(reach, k))  # the first machine by which k tasks are placed
+    take = copies[: last + 1].copy()
+    take[last] -= reach[last] - k
+    return np.repeat(np.arange(last + 1), take).tolist()
+
+
+def _first_fit_each(free: np.ndarray, gang: list[Task]) -> list[int] | None:
+    """First fit task after task on a scratch copy of ``free``: the reference :func:`_first_fit_gang` equals."""
+    scratch = free.copy()
+    out = []
+    for task in gang:
+        m = first_fit(scratch, task.demand)
+        if m < 0:
+            return None
+        scratch[m] -= task.demand
+        out.append(m)
+    return out
+
+
 def _total_demand(tasks: list[Task]) -> np.ndarray:
-    total = np.zeros(len(tasks[0].demand), dtype=float)
-    for t in tasks:
-        total += t.demand
-    return total
+    # whole units summed as Python ints, then made floats: the same numbers as adding the tasks' demands
+    # to a float array one by one (every partial sum is a whole number far below 2**53), without a numpy
+    # call per task
+    return np.array([sum(column) for column in zip(*[t.demand for t in tasks])], dtype=float)
 
 
 class CapacityClusterModel(ClusterModel):

@@ -77,6 +77,7 @@ class ResourceLedger:
         self._released_total = [0] * self.capacity.shape[1]
         self._capacity_total = self.capacity.sum(axis=0).tolist()
         self.queue_used: dict = {}  # queue -> resource vector held by holds charged to it
+        self._queue_rows: dict = {}  # queue -> a memoryview of its queue_used vector (written element by element)
         # queues whose queue_used changed since their reader (the capacity scheduler) last emptied this set
         self.queues_changed: set = set()
         # When holds come due: a heap of bare release times (one per hold; a float heap compares about
@@ -204,10 +205,12 @@ class ResourceLedger:
             rows[machine, r] += d
             total[r] += d
         if queue is not None:
-            used = self.queue_used.get(queue)
-            if used is None:
+            row = self._queue_rows.get(queue)
+            if row is None:
                 used = self.queue_used[queue] = np.zeros(self.capacity.shape[1], dtype=np.int64)
-            used += demand
+                row = self._queue_rows[queue] = memoryview(used)
+            for r, d in enumerate(demand):  # the vector's own memory: numpy's += of a tuple cost 4x more a commit
+                row[r] += d
             self.queues_changed.add(queue)
         hold = Hold(owner, machine, demand, until, visible, queue)
         self._live[owner] = hold
@@ -253,7 +256,9 @@ class ResourceLedger:
             negative |= left < 0
             total[r] += d
         if hold.queue is not None:
-            self.queue_used[hold.queue] -= hold.demand
+            row = self._queue_rows[hold.queue]
+            for r, d in enumerate(hold.demand):  # as in try_hold
+                row[r] -= d
             self.queues_changed.add(hold.queue)
         if negative:
             row = (self.allocated if hold.visible else self.hidden)[m]

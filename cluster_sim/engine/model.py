@@ -97,9 +97,6 @@ def _event_ids() -> itertools.count:
     return ids
 
 
-_DEFAULT = Priority.DEFAULT.value  # what a Mesa Event stores as its priority
-
-
 def _time_property() -> property:
     """``model.time`` read without a Python call: Mesa's ``time`` is an ``Observable`` descriptor, whose
     ``__get__`` (a Python function, plus a ``getattr``) runs at every read, about five times per task at the
@@ -320,14 +317,15 @@ class ClusterModel(mesa.Model):
         first = self.time + interval if start is None else start
         return self.schedule_recurring(call.fire, Schedule(interval=interval, start=first), priority=priority)
 
-    def schedule_batched(self, call: _Call, *, at: float | None = None, after: float | None = None) -> None:
-        """Run ``call`` at time ``at`` (or ``after`` seconds from now), exactly where a Mesa event of default
-        priority made now would run, but without making one for each: what makes a paper-scale run decision-bound is
+    def schedule_batched(self, call: _Call, *, at: float | None = None, after: float | None = None,
+                         priority: Priority = Priority.DEFAULT) -> None:
+        """Run ``call`` at time ``at`` (or ``after`` seconds from now), exactly where a Mesa event of that
+        ``priority`` made now would run, but without making one for each: what makes a paper-scale run decision-bound is
         a Mesa event per scheduling decision (an Event, two weak references and a heap of Python-level
         comparisons each).
 
-        The calls wait in a heap of their own, keyed like Mesa's events (time, then the id Mesa would
-        have given the event). One Mesa event stands for the earliest, with that very key, so it runs
+        The calls wait in a heap of their own, keyed like Mesa's events (time, priority, then the id Mesa
+        would have given the event). One Mesa event stands for the earliest, with that very key, so it runs
         in that call's place; it then runs the calls that follow it for as long as they precede every
         Mesa event (a run of decisions, and of arrivals when the model batches decisions, uninterrupted by
         refreshes or wake-ups: the common case), each through :meth:`_Call.fire <_Call>` as before (settling first, the invariants after),
@@ -340,7 +338,7 @@ class ClusterModel(mesa.Model):
         t = self.time + after if at is None else at
         if t < self.time:
             raise ValueError(f"schedule_batched at={t!r} is not allowed: it is before now ({self.time!r})")
-        entry = (t, next(self._ids), call)
+        entry = (t, priority.value, next(self._ids), call)
         heapq.heappush(self._batched, entry)
         pump = self._pump_event
         if pump is False:
@@ -352,8 +350,8 @@ class ClusterModel(mesa.Model):
             self._arm_pump()
 
     def _arm_pump(self) -> None:
-        t, uid, _ = self._batched[0]
-        event = Event(t, self._pump)
+        t, priority, uid, _ = self._batched[0]
+        event = Event(t, self._pump, priority=Priority(priority))
         event.unique_id = uid  # sorts exactly where the head call's own event would have
         self._event_list.add_event(event)
         self._pump_event = event
@@ -369,15 +367,15 @@ class ClusterModel(mesa.Model):
         # the clock set directly when no one subscribes to it (Mesa's descriptor only checks that, then sets it)
         subscribers, time_changed = self.subscribers, ("time", ObservableSignals.CHANGED)
         try:
-            t, _, call = heapq.heappop(batched)  # the call this event stood for
+            t, _, _, call = heapq.heappop(batched)  # the call this event stood for
             call.fire()
             while batched:
-                t, uid, call = batched[0]
+                t, priority, uid, call = batched[0]
                 if t > self._run_end:
                     break
                 if events:
                     top = events[0]  # a cancelled one may hide a later one: stopping early is safe
-                    if top.time < t or (top.time == t and (top.priority, top.unique_id) < (_DEFAULT, uid)):
+                    if top.time < t or (top.time == t and (top.priority, top.unique_id) < (priority, uid)):
                         break
                 heapq.heappop(batched)
                 if subscribers.get(time_changed):
@@ -491,9 +489,10 @@ class ClusterModel(mesa.Model):
         rows = self._capacity_rows  # distinct machine capacities: few, so compare all at once
         if len(rows) == 1:  # one kind of machine: a plain loop, as this runs at every arrival
             cap = rows[0].tolist()
-            task = next((t for s in job.stages for t in s.tasks if any(d > c for d, c in zip(t.demand, cap))), None)
-            if task is None:
+            # each distinct demand tested once (a job's tasks mostly ask alike: a gang of hundreds is one test)
+            if all(d <= c for demand in {t.demand for s in job.stages for t in s.tasks} for d, c in zip(demand, cap)):
                 return None
+            task = next(t for s in job.stages for t in s.tasks if any(d > c for d, c in zip(t.demand, cap)))
         else:
             demands = np.array([t.demand for s in job.stages for t in s.tasks], dtype=np.int64)
             fits_some = (demands[:, None, :] <= rows[None, :, :]).all(axis=2).any(axis=1)

@@ -25,6 +25,8 @@ quotes the three.
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pandas as pd
 
@@ -33,8 +35,8 @@ from ..claims import Claim
 from ..sweep import run_grid
 from .agents import lab_cluster_config, planner_stage_latencies
 from .config import PlacementConfig, ResourcePlanConfig
-from .experiments import (ACCURACY_MODELS, run_baselines, run_model_accuracy, run_placement, run_raa_choices,
-                          run_resource_plans, trained_model)
+from .experiments import (ACCURACY_MODELS, PlacementResult, ResourcePlanResult, run_baselines, run_model_accuracy,
+                          run_placement, run_raa_choices, run_resource_plans, trained_model)
 from .latency_model import ABLATIONS
 
 __all__ = ["PLACEMENT_CLAIMS", "RESOURCE_PLAN_CLAIMS", "POOL_SIZES", "placement_study", "resource_plan_study",
@@ -115,7 +117,12 @@ PLACEMENT_CLAIMS = [
 def placement_study(config: PlacementConfig) -> dict[str, float]:
     """One seed of Lab 06's claims: Expt 6 (:func:`.experiments.run_placement`), the model's held-out
     metrics and the two ablated models the claims compare (Expts 1-2), and the Mesa run (section 6)."""
-    result = run_placement(config)
+    return _placement_metrics(config, {})
+
+
+def _placement_metrics(config: PlacementConfig, made: dict) -> dict[str, float]:
+    """:func:`placement_study`, reading the experiments ``made`` holds (by name) instead of running them."""
+    result = made["run_placement"] if "run_placement" in made else run_placement(config)
     t = result.table
     out = {}
     for method in ("IPA(Org)", "IPA(Cluster)"):
@@ -245,15 +252,20 @@ def resource_plan_study(config: ResourcePlanConfig) -> dict[str, float]:
     """One seed of Lab 07's claims: Expt 9 (:func:`.experiments.run_resource_plans`), Expt 7
     (:func:`.experiments.run_raa_choices`), Expt 8 (:func:`.experiments.run_baselines`) and Expt 10
     (:func:`.experiments.run_model_accuracy`)."""
+    return _resource_plan_metrics(config, {})
+
+
+def _resource_plan_metrics(config: ResourcePlanConfig, made: dict) -> dict[str, float]:
+    """:func:`resource_plan_study`, reading the experiments ``made`` holds (by name) instead of running them."""
     out = {}
-    table = run_resource_plans(config).table
+    table = (made["run_resource_plans"] if "run_resource_plans" in made else run_resource_plans(config)).table
     for mode, t in table.groupby("mode", sort=False):
         for method in (_PATH, "IPA(Cluster)"):
             out[f"{method} latency RR {mode}"] = float(t.loc[method, "latency RR vs Fuxi"])
             out[f"{method} cost RR {mode}"] = float(t.loc[method, "cost RR vs Fuxi"])
     out[f"{_PATH} solve ms"] = float(table.loc[table["mode"] == "noise-free"].loc[_PATH, "solve ms"])
 
-    choices = run_raa_choices(config)
+    choices = made["run_raa_choices"] if "run_raa_choices" in made else run_raa_choices(config)
     out["IPA(Cluster) cost RR choices"] = float(choices.loc["IPA(Cluster)", "cost RR vs Fuxi"])
     out["RAA choices' smallest cost RR"] = float(choices.loc[list(RAA_CHOICES), "cost RR vs Fuxi"].min())
     out["General − Path cost RR"] = float(choices.loc["IPA+RAA(General)", "cost RR vs Fuxi"]
@@ -261,13 +273,13 @@ def resource_plan_study(config: ResourcePlanConfig) -> dict[str, float]:
     out["W/O_C solve ms"] = float(choices.loc["IPA+RAA(W/O_C)", "solve ms"])
     out["Path solve ms choices"] = float(choices.loc[_PATH, "solve ms"])
 
-    baselines = run_baselines(config)
+    baselines = made["run_baselines"] if "run_baselines" in made else run_baselines(config)
     moo = baselines.loc[list(MOO_BASELINES)]
     out["MOO picks dominated"] = float(moo["dominated by IPA+RAA front"].mean())
     out["MOO solve ms"] = float(moo["solve ms"].mean())
     out["Path solve ms baselines"] = float(baselines.loc[_PATH, "solve ms"])
 
-    accuracy = run_model_accuracy(config)
+    accuracy = made["run_model_accuracy"] if "run_model_accuracy" in made else run_model_accuracy(config)
     for name in _MODELS:
         out[f"latency RR {name}"] = float(accuracy.loc[name, "latency RR vs Fuxi"])
         out[f"cost RR {name}"] = float(accuracy.loc[name, "cost RR vs Fuxi"])
@@ -280,6 +292,10 @@ def resource_plan_study(config: ResourcePlanConfig) -> dict[str, float]:
 # ---- the table -------------------------------------------------------------------------------------------
 _LABS = {PlacementConfig: ("06", placement_study, PLACEMENT_CLAIMS),
          ResourcePlanConfig: ("07", resource_plan_study, RESOURCE_PLAN_CLAIMS)}
+#: per lab: the study reading what was made, and the experiments of a seed a notebook may hand the claims
+_MADE = {PlacementConfig: (_placement_metrics, ("run_placement",)),
+         ResourcePlanConfig: (_resource_plan_metrics, ("run_resource_plans", "run_raa_choices", "run_baselines",
+                                                       "run_model_accuracy"))}
 
 
 def pool_size_for(config) -> int:
@@ -303,18 +319,56 @@ def _lab(config):
     return _LABS[type(config)]
 
 
-def claims_table(config, *, pool_size: int | None = None, client=None, cache=None) -> pd.DataFrame:
+def claims_table(config, *, pool_size: int | None = None, client=None, cache=None, results=()) -> pd.DataFrame:
     """The lab's claims measured over ``claims.pool(config.seed, pool_size)``: Lab 06's for a
     :class:`PlacementConfig`, Lab 07's for a :class:`ResourcePlanConfig`.
 
     ``pool_size`` defaults to the preset's (:data:`POOL_SIZES`); ``client`` and ``cache`` go to
-    :func:`cluster_sim.sweep.run_grid`.
+    :func:`cluster_sim.sweep.run_grid`. ``results``: what the notebook already ran on ``config`` itself (its
+    seed is the pool's first): Lab 06's :func:`.experiments.run_placement` result; Lab 07's
+    :func:`.experiments.run_resource_plans` result and the tables of ``run_raa_choices``, ``run_baselines`` and
+    ``run_model_accuracy``. They are read instead of run again (the same numbers: the experiments are
+    deterministic, but for their wall-clock solve times); what is not given is run. A result of another config
+    or experiment is refused.
     """
     lab, study, claims = _lab(config)
     size = pool_size_for(config) if pool_size is None else pool_size
     seeds = _claims.pool(config.seed, size)
-    frame = run_grid(study, config, {}, seeds=seeds, client=client, cache=cache)
+    made = _made(config, results)
+    if not made:
+        frame = run_grid(study, config, {}, seeds=seeds, client=client, cache=cache)
+        return _claims.measure(claims, frame, lab=lab)
+    own = pd.DataFrame([{"seed": config.seed, **_MADE[type(config)][0](config, made)}])
+    fields = {f.name: getattr(config, f.name) for f in dataclasses.fields(config) if f.name != "seed"}
+    rest = run_grid(study, config, {}, seeds=seeds[1:], client=client, cache=cache)
+    # run_grid's rows and columns: the pool's seeds in order, the seed, the metrics, then the config's fields
+    frame = pd.concat([own.assign(**fields), rest], ignore_index=True)
     return _claims.measure(claims, frame, lab=lab)
+
+
+def _made(config, results) -> dict:
+    """``results`` by experiment name, each checked to be of ``config`` (its seed included)."""
+    if isinstance(results, (pd.DataFrame, PlacementResult, ResourcePlanResult)) or not hasattr(results, "__iter__"):
+        raise ValueError(f"results={type(results).__name__} is not allowed: give a tuple of the results the notebook "
+                         "ran on config (e.g. (result, choices, baselines, accuracy)), or () for none")
+    allowed = _MADE[type(config)][1]
+    made = {}
+    for r in results:
+        if isinstance(r, (PlacementResult, ResourcePlanResult)):
+            name, made_on = ("run_placement" if isinstance(r, PlacementResult) else "run_resource_plans"), r.config
+        elif isinstance(r, pd.DataFrame) and "made by" in r.attrs:
+            name, made_on = r.attrs["made by"]
+        else:
+            raise ValueError(f"results holds a {type(r).__name__} that no experiment of this lab made: give "
+                             f"what {', '.join(allowed)} returned")
+        if name not in allowed:
+            raise ValueError(f"results holds the result of {name}, which is not a Lab {_lab(config)[0]} experiment: "
+                             f"give what {', '.join(allowed)} returned")
+        if made_on != config:
+            raise ValueError(f"results holds {name}'s result for another config (seed {made_on.seed}): the claims "
+                             "read only what was run on config itself; give its results or leave them out")
+        made[name] = r
+    return made
 
 
 def ours(table: pd.DataFrame, key: str, unit: str = "%") -> str:

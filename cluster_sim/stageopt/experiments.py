@@ -304,7 +304,7 @@ def run_raa_choices(config: ResourcePlanConfig) -> pd.DataFrame:
     table = _reduction_table(per_stage.drop(columns="units"))
     table["RAA units"] = per_stage.groupby("method", sort=False)["units"].mean()
     table.insert(0, "coverage", 1.0)        # every choice returns a feasible plan for every stage
-    return table
+    return _made_by(table, run_raa_choices, config)
 
 
 def run_baselines(config: ResourcePlanConfig) -> pd.DataFrame:
@@ -349,10 +349,10 @@ def run_baselines(config: ResourcePlanConfig) -> pd.DataFrame:
                          "cost RR": 1 - cost / f_cost, "solve ms": 1e3 * p.solve_seconds,
                          "dominated": dominated})
     df = pd.DataFrame(rows)
-    return df.groupby("method", sort=False).agg(
+    return _made_by(df.groupby("method", sort=False).agg(
         coverage=("covered", "mean"), **{"latency RR vs Fuxi": ("latency RR", "mean"),
                                           "cost RR vs Fuxi": ("cost RR", "mean"), "solve ms": ("solve ms", "mean"),
-                                          "dominated by IPA+RAA front": ("dominated", "mean")})
+                                          "dominated by IPA+RAA front": ("dominated", "mean")}), run_baselines, config)
 
 
 #: Expt 10's bootstrap models, most accurate first: our stand-ins for the paper's MCI+GTN, TLSTM
@@ -393,5 +393,13 @@ def run_model_accuracy(config: ResourcePlanConfig) -> pd.DataFrame:
     metrics = pd.DataFrame({name: m for name, (_, m) in models.items()}).T[["WMAPE", "GlbErr"]]
     out = metrics.join(df.rename(columns={"latency RR": "latency RR vs Fuxi", "cost RR": "cost RR vs Fuxi"}))
     out.index.name = "bootstrap model"
-    return out
+    return _made_by(out, run_model_accuracy, config)
+
+
+def _made_by(frame: pd.DataFrame, experiment, config) -> pd.DataFrame:
+    """``frame`` labelled with the experiment and config that made it (``attrs["made by"]``), so that the
+    claims can read a notebook's tables for its seed instead of running them again, and refuse another
+    config's (:func:`cluster_sim.stageopt.claims.claims_table`'s ``results``)."""
+    frame.attrs["made by"] = (experiment.__name__, config)
+    return frame
 

@@ -4,11 +4,14 @@ Headless kernels sometimes stall on widget cells, so CI's papermill runs skip th
 (``interactive=False``). This runs a notebook's code cells, with the ``parameters`` cell's values
 overridden, in a plain in-process shell (no kernel, no comms) up to its last panel cell, and
 returns every :class:`~cluster_sim.ui.ConfigPanel` it built, so tests and ``bench/panels.py`` can
-drive the panels as a student would.
+drive the panels as a student would. Only the cells the panel cells need run (:func:`cells_needed`): a cell
+that only shows a table or a figure, or computes what no panel reads, is skipped; papermill's executions
+run every cell.
 """
 
 from __future__ import annotations
 
+import ast
 import io
 import os
 from contextlib import contextmanager, redirect_stderr, redirect_stdout
@@ -54,9 +57,70 @@ def _recording_panels(built: list):
         panel_module.ConfigPanel.__init__ = original
 
 
+def _transformed(source: str) -> str:
+    """A cell's source as Python (IPython's ``%magics`` and ``!shell`` lines turned into calls)."""
+    from IPython.core.inputtransformer2 import TransformerManager
+
+    return TransformerManager().transform_cell(source)
+
+
+def _names(source: str, modules: set[str]) -> tuple[set[str], set[str]]:
+    """The names a cell may bind or change, and the names it reads (anywhere: function bodies read globals
+    when called). A change is an assignment, an import, a ``def``/``class``, a store into an attribute or item
+    of a name (``x.a = 1``, ``x[0] = 1``), or a method call on a name (``x.append(1)``), unless the name is a
+    module (``np.mean(x)`` changes nothing). ``from m import *`` may bind anything: ``"*"``."""
+    tree = ast.parse(_transformed(source))
+    bound, read = set(), set()
+
+    def root(node):
+        while isinstance(node, (ast.Attribute, ast.Subscript, ast.Call)):
+            node = node.func if isinstance(node, ast.Call) else node.value
+        return node.id if isinstance(node, ast.Name) else None
+
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            (read if isinstance(node.ctx, ast.Load) else bound).add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            for alias in node.names:
+                bound.add(alias.asname or alias.name.split(".")[0])
+        elif isinstance(node, (ast.Attribute, ast.Subscript)) and not isinstance(node.ctx, ast.Load):
+            bound.add(root(node))
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            name = root(node.func)
+            if name not in modules:
+                bound.add(name)
+    bound.discard(None)
+    return bound, read
+
+
+def cells_needed(sources: list[str], panels: list[int], parameters: int | None = None) -> list[int]:
+    """The cells (indices into ``sources``, in order) that the ``panels`` cells need: the panel cells, the
+    ``parameters`` cell, and every earlier cell that binds or changes a name a needed cell reads (see
+    :func:`_names`), transitively. Names only: a call that changes an argument in place (``f(x)``) is not seen;
+    the labs' functions leave their arguments as they were (remembered results are read-only), so
+    a cell calling ``run(config)`` is not taken to change ``config``."""
+    modules = set()
+    for source in sources:
+        for node in ast.walk(ast.parse(_transformed(source))):
+            if isinstance(node, ast.Import):
+                modules |= {alias.asname or alias.name.split(".")[0] for alias in node.names}
+    names = [_names(source, modules) for source in sources[: max(panels) + 1]]
+    keep = set(panels) | ({parameters} if parameters is not None else set())
+    wanted: set[str] = set()
+    for i in range(max(panels), -1, -1):
+        bound, read = names[i]
+        if i in keep or bound & wanted or "*" in bound:
+            keep.add(i)
+            wanted |= read  # not less what it binds: a binding may be conditional, the earlier one stays wanted
+    return sorted(keep)
+
+
 def notebook_panels(path: str | Path, **parameters) -> list:
-    """Run ``path``'s code cells up to its last ``ConfigPanel(`` cell with ``interactive=True`` and
-    ``parameters`` (e.g. ``preset="default"``) set after its parameters cell; return the panels.
+    """Run the code cells of ``path`` that its ``ConfigPanel(`` cells need (:func:`cells_needed`), with
+    ``interactive=True`` and ``parameters`` (e.g. ``preset="default"``) set after its parameters cell; return
+    the panels.
 
     Raises ``RuntimeError`` naming the cell that failed.
     """
@@ -68,6 +132,8 @@ def notebook_panels(path: str | Path, **parameters) -> list:
     panel_cells = [i for i, c in enumerate(code) if "ConfigPanel(" in c.source]
     if not panel_cells:
         return []
+    parameters_cell = next((i for i, c in enumerate(code) if "parameters" in c.metadata.get("tags", [])), None)
+    needed = cells_needed([c.source for c in code], panel_cells, parameters_cell)
     settings = {"interactive": True, **parameters}
     built: list = []
     cwd = os.getcwd()
@@ -76,7 +142,8 @@ def notebook_panels(path: str | Path, **parameters) -> list:
     try:
         # what the cells print or display would flood a test log or a benchmark's table
         with _settings_restored(), _recording_panels(built), redirect_stdout(io.StringIO()), redirect_stderr(io.StringIO()):
-            for i, cell in enumerate(code[: panel_cells[-1] + 1]):
+            for i in needed:
+                cell = code[i]
                 source = cell.source
                 if "parameters" in cell.metadata.get("tags", []):
                     source += "".join(f"\n{k} = {v!r}" for k, v in settings.items())

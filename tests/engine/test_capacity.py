@@ -298,3 +298,38 @@ def test_a_parents_change_rescales_its_share_children_and_a_running_child_keeps_
     assert starts(big) == [0.0] * 6
     assert sched.queues["c"].maximum.tolist() == [8.0, 8.0]  # a share of p's, whatever p is set to
     assert starts(later) == [20.0]  # nothing new while c is over its lowered maximum; it starts when under
+
+
+def _first_fit_task_by_task(free, gang):
+    """The capacity scheduler's gang placement before it placed a gang at once: first fit, task after task, on a
+    scratch copy of the free resources (the reference the one-shot placement must equal)."""
+    from cluster_sim.engine.placement import first_fit
+
+    scratch = free.copy()
+    out = []
+    for task in gang:
+        m = first_fit(scratch, task.demand, None)
+        if m < 0:
+            return None
+        scratch[m] -= task.demand
+        out.append(m)
+    return out
+
+
+@settings(max_examples=300, deadline=None)
+@given(free=st.lists(st.tuples(st.integers(-2, 9), st.integers(-2, 9)), min_size=1, max_size=8),
+       demands=st.lists(st.tuples(st.integers(0, 3), st.integers(0, 3)), min_size=2, max_size=14),
+       alike=st.booleans())
+def test_a_gang_placed_at_once_takes_the_machines_first_fit_gives_task_by_task(free, demands, alike):
+    from cluster_sim.engine.capacity import _first_fit_alike_arrays, _first_fit_alike_loop, _first_fit_gang
+
+    free = np.array(free, dtype=np.int64)
+    j = Job(id=0, arrival=0.0, gang=len(demands))
+    gang = [Task(k, j, 0, demands[0] if alike else d, 1.0) for k, d in enumerate(demands)]
+    before = free.copy()
+    want = _first_fit_task_by_task(free, gang)
+    assert _first_fit_gang(free, gang) == want
+    if alike and all(d > 0 for d in demands[0]):  # both ways of placing alike tasks, whatever the machine count
+        assert _first_fit_alike_loop(free, demands[0], len(gang)) == want
+        assert _first_fit_alike_arrays(free, demands[0], len(gang)) == want
+    assert np.array_equal(free, before)  # the free resources are only read

@@ -28,3 +28,17 @@ def test_seeded_runs_on_the_capacity_scheduler_give_the_records_they_gave_before
     got = scenarios[part]()
     diffs = _diffs(part, got)
     assert not diffs, f"{len(diffs)} records changed:\n" + "\n".join(diffs[:40])
+
+
+@pytest.mark.xdist_group("golden")
+@pytest.mark.parametrize("part", ["engine", "morpheus", "wing"])
+def test_the_same_records_with_a_mesa_event_per_admission_pass(part, monkeypatch):
+    # decision_events="each" schedules every admission pass (and arrival) as a Mesa event of its own, as before
+    # passes were batched (ClusterModel.schedule_batched at low priority): both paths give the records above
+    from cluster_sim.engine import ClusterModel
+
+    monkeypatch.setattr(ClusterModel, "decision_events", "each")
+    scenarios = {"engine": golden.engine_scenarios, "morpheus": golden.morpheus_scenarios,
+                 "wing": golden.wing_scenarios}
+    diffs = _diffs(part, scenarios[part]())
+    assert not diffs, f"{len(diffs)} records changed:\n" + "\n".join(diffs[:40])
