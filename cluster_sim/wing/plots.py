@@ -213,7 +213,9 @@ def _fig2(ax, curve, tr=None, best=None):
         if any(np.hypot(r.recall - x, r.precision - y) < 0.08 for x, y in labelled):
             continue
         labelled.append((r.recall, r.precision))
-        ax.annotate(f"{r.tr:g}%", (r.recall, r.precision), textcoords="offset points", xytext=(4, 3), fontsize=7)
+        # a point at the top edge (precision near 1) gets its label below it: above, it would print into the title
+        ax.annotate(f"{r.tr:g}%", (r.recall, r.precision), textcoords="offset points", fontsize=7,
+                    xytext=(4, -10) if r.precision > 0.95 else (4, 3))
     if best is not None and np.isfinite(best):
         b = curve[curve["tr"] == best].iloc[0]
         ax.plot(b["recall"], b["precision"], "*", color="tab:orange", ms=12, label=f"best tr = {best:g}% (max P x R)")

@@ -486,3 +486,15 @@ def test_run_seeds_through_run_grid_gives_the_old_loops_results(seeds, tmp_path)
     first = run_seeds(config, 2, client="inprocess", cache=tmp_path)
     again = run_seeds(config, 2, client="inprocess", cache=tmp_path)
     pd.testing.assert_frame_equal(pd.DataFrame([metrics_of(r) for r in first]), pd.DataFrame([metrics_of(r) for r in again]))
+
+
+def test_fig2s_tr_labels_stay_below_the_title_when_precision_reaches_one():
+    """On the new ci lake (seed 0) T1's precision is 1.0 from tr = 90 % on: the '100%' label, printed above and right
+    of its point, reached into the title of the overview's Fig. 2 (tests/notebooks/test_figures.py failed on Lab 04's
+    static panel cell at ci)."""
+    from cluster_sim.ui.layout import layout_problems
+    from cluster_sim.wing import plot_overview
+
+    result = run(WingDepsConfig.ci().replace(tr=60.0, omega_days=2.0))
+    assert result.curve["precision"].max() == 1.0  # the premise: a labelled point on the top edge
+    assert layout_problems(plot_overview(result)) == []
