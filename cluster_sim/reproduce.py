@@ -133,18 +133,44 @@ def figure_cells(nb) -> list:
     return cells
 
 
+#: kernels started again when one dies before replying to kernel_info, before any cell ran. jupyter_client picks
+#: free TCP ports for a kernel and the kernel binds them a moment later; on a busy machine another process (a Dask
+#: worker, another kernel) can take one in between, and the kernel dies with "ZMQError: Address already in use"
+#: (seen once in about 80 kernel starts of a `make test` at load 4). Nothing of the notebook ran, so a new kernel
+#: is the same execution; any other error is the notebook's and is raised.
+KERNEL_START_RETRIES = 2
+
+
+def kernel_never_started(err: BaseException) -> bool:
+    """Did ``err`` end an execution before its kernel started (so before any cell ran)?"""
+    return isinstance(err, RuntimeError) and "Kernel died before replying to kernel_info" in str(err)
+
+
+def execute_notebook(path, out, **kwargs) -> None:
+    """``papermill.execute_notebook(path, out, **kwargs)``, with a new kernel when one died before it started
+    (:data:`KERNEL_START_RETRIES` times at most); the last error is raised."""
+    import papermill as pm
+
+    for attempt in range(KERNEL_START_RETRIES + 1):
+        try:
+            pm.execute_notebook(str(path), str(out), **kwargs)
+            return
+        except Exception as err:
+            if not kernel_never_started(err) or attempt == KERNEL_START_RETRIES:
+                raise
+            print(f"{Path(path).name}: the kernel died before it started ({err}); starting another", file=sys.stderr)
+
+
 def execute(path: Path, scale: str, out_dir: Path, timeout: int) -> LabRun:
     import nbformat
-    import papermill as pm
 
     run = LabRun(path, scale)
     out = out_dir / path.name
     load0, cpu0 = os.getloadavg()[0], _cpu_seconds()
     t0 = time.perf_counter()
     try:
-        pm.execute_notebook(str(path), str(out), parameters={"interactive": False, "preset": scale},
-                            kernel_name=KERNEL, execution_timeout=timeout, cwd=str(path.parent),
-                            progress_bar=False)
+        execute_notebook(path, out, parameters={"interactive": False, "preset": scale}, kernel_name=KERNEL,
+                         execution_timeout=timeout, cwd=str(path.parent), progress_bar=False)
     except Exception as err:  # a failed lab is reported, the others still run
         run.error = f"{type(err).__name__}: {str(err).strip()[-2000:]}"
     run.seconds = time.perf_counter() - t0

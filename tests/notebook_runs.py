@@ -82,18 +82,6 @@ class Execution:
         return self._notebook
 
 
-#: kernels started again when one dies before replying to kernel_info, before any cell ran. jupyter_client picks
-#: free TCP ports for a kernel and the kernel binds them a moment later; on a busy machine another process (a Dask
-#: worker, another kernel) can take one in between, and the kernel dies with "ZMQError: Address already in use"
-#: (seen once in ~80 kernel starts of a `make test` at load 4). Nothing of the notebook ran, so a new kernel is the
-#: same execution; any other error is the notebook's and is kept.
-KERNEL_START_RETRIES = 2
-
-
-def _kernel_never_started(err: BaseException) -> bool:
-    return isinstance(err, RuntimeError) and "Kernel died before replying to kernel_info" in str(err)
-
-
 def execute(run: NotebookRun, folder: Path) -> Execution:
     """Execute ``run`` with papermill into ``folder``; the failure, if any, is kept, not raised.
 
@@ -103,7 +91,7 @@ def execute(run: NotebookRun, folder: Path) -> Execution:
     (``CLUSTER_SIM_LAYOUT_CHECK=on``, :mod:`cluster_sim.figure_watch`): its layout record is in the
     cell's output, for tests/notebooks/test_figures.py to read without running the notebook again.
     """
-    import papermill as pm
+    from cluster_sim.reproduce import execute_notebook
 
     out = folder / run.path.name
     settings = {"CLUSTER_SIM_PROGRESS": "off", "CLUSTER_SIM_LAYOUT_CHECK": "on"}  # the kernel inherits them
@@ -112,18 +100,10 @@ def execute(run: NotebookRun, folder: Path) -> Execution:
     t0 = time.perf_counter()
     error = None
     try:
-        for attempt in range(1 + KERNEL_START_RETRIES):
-            try:
-                pm.execute_notebook(str(run.path), str(out), parameters=run.parameters, kernel_name=KERNEL,
-                                    execution_timeout=CELL_TIMEOUT, cwd=str(run.path.parent), progress_bar=False,
-                                    shutdown_kernel=SHUTDOWN)
-                error = None
-                break
-            except Exception as err:  # noqa: BLE001 - kept for every check of this run to report
-                error = err
-                if not _kernel_never_started(err):
-                    break
-                print(f"{run.id}: the kernel died before it started (attempt {attempt + 1}: {err}); starting another")
+        execute_notebook(run.path, out, parameters=run.parameters, kernel_name=KERNEL, execution_timeout=CELL_TIMEOUT,
+                         cwd=str(run.path.parent), progress_bar=False, shutdown_kernel=SHUTDOWN)
+    except Exception as err:  # noqa: BLE001 - kept for every check of this run to report
+        error = err
     finally:
         for name, value in before.items():
             if value is None:
