@@ -63,8 +63,9 @@ Oracle Wing-Agg 63.0%; 40%: PRIO 80.2%, Wing-Direct 76.6%, Wing-Agg 79.5%.
     .venv/bin/python bench/wing.py --part scheduling --sched-jobs-per-day 40000 --capacities 0.4
 
 Issue 33 (a paper-scale day, 40k jobs, through ``prepare`` and the six policies at one capacity in 5 min and
-8 GB) is NOT met: WingConfig refuses that size before building anything (estimated 184 GiB: 9.7 billion
-(ancestor, descendant) pairs within ω over the two weeks of history, at 20 bytes each). Measured on the
+8 GB) is NOT met: WingConfig refuses that size before building anything (estimated 202 GiB on round 8's
+lakes: 10.7 billion (ancestor, descendant) pairs within ω over the two weeks of history, at 20 bytes each;
+184 GiB and 9.7 billion on the lakes before). Measured on the old
 5,000-a-day lake (seed 0, CPU seconds because the shared machine ran at load 15-23):
 
 * the history's closure within ω holds 174M pairs (2,475 a history job, not the 650 once counted at 5.8k:

@@ -33,7 +33,7 @@ measured):
 >>> WingDepsConfig.ci().replace(jobs_per_day=5_000, max_jobs=200_000)
 Traceback (most recent call last):
 ...
-ValueError: WingDepsConfig would need about 76.1 GiB of memory (the lake 0.7 GiB + 170 bytes x 476,521,654 (ancestor, descendant) pairs within ω = 105,000 jobs x 4538 pairs a job, from jobs_per_day 5000, omega_days 7, orgs 4, cross_org_share 0.3), more than max_memory_gib=8 GiB: lower days, jobs_per_day, omega_days, cross_org_share, downloads_per_job or raise orgs; or raise max_memory_gib on purpose (on a machine with the memory)
+ValueError: WingDepsConfig would need about 93.7 GiB of memory (the lake 0.7 GiB + 170 bytes x 587,458,502 (ancestor, descendant) pairs within ω = 105,000 jobs x 5595 pairs a job, from jobs_per_day 5000, omega_days 7, orgs 4, cross_org_share 0.3), more than max_memory_gib=8 GiB: lower days, jobs_per_day, omega_days, cross_org_share, downloads_per_job or raise orgs; or raise max_memory_gib on purpose (on a machine with the memory)
 """
 
 from __future__ import annotations
@@ -104,13 +104,17 @@ class WingDepsConfig(Config):
         ProvRepo row) and Algorithm 1's closure, ``PAIR_BYTES`` a pair, its pairs estimated from the
         lake's size and sharing by :func:`~cluster_sim.wing.lake.closure_pairs_per_job`.
 
-        Measured (peak RSS beyond the interpreter's 0.17 GiB, seed 0, ω a week): 700 jobs a day at
+        Measured on the lakes before round 8 (peak RSS beyond the interpreter's 0.17 GiB, seed 0, ω a week,
+        estimates of then): 700 jobs a day at
         ``ci``'s four organisations, 2.4M pairs, 0.4 GiB (estimated 0.6); 1,000 jobs a day there, 4.0M
         pairs, 0.6 GiB (estimated 1.2); 2,000 jobs a day there, 12.7M pairs, 1.5 GiB (estimated 4.9);
         ``paper()``, 2,000 jobs a day at 30 organisations, 3.7M pairs,
         0.6 GiB (estimated 2.3: its pairs vary 2.4x over seeds); 3,000 jobs a day at 30 organisations,
-        14.6M pairs, 1.9 GiB (estimated 5.0). Two weeks of the paper's 40,000 jobs a day at 150
-        organisations, ω a week, would need about 325 GiB (two billion pairs).
+        14.6M pairs, 1.9 GiB (estimated 5.0). On round 8's lakes (pairs counted, see ``lake.PAIRS_SCALE``):
+        5,000 jobs a day at ``ci``'s four organisations held 336M pairs (estimated 587M, 93.7 GiB);
+        ``paper()`` is estimated at 6.8 GiB (41M pairs, 983 a job; lakes of 1,500 jobs a day at 30
+        organisations held 213 and 253 pairs a job, 5,000 a day 1,401-2,411). Two weeks of the paper's 40,000 jobs a
+        day at 150 organisations, ω a week, would need about 870 GiB (5.5 billion pairs, extrapolated).
         """
         jobs = self.days * self.jobs_per_day
         # measured on the reference 2-core machine: about 0.12 ms a job, plus the closure within ω,

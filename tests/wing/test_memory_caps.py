@@ -31,9 +31,9 @@ def nothing_runs(monkeypatch):
 
 
 def test_a_lab04_config_over_the_memory_cap_is_refused_before_anything_runs(nothing_runs):
-    # five times ci's jobs a day at its four organisations: 76.1 GiB
-    with pytest.raises(ValueError, match=r"WingDepsConfig would need about 76.1 GiB of memory \(the lake 0.7 GiB \+ "
-                                         r"170 bytes x 476,521,654 \(ancestor, descendant\) pairs within ω .*more than "
+    # five times ci's jobs a day at its four organisations: 93.7 GiB (a round-8 lake of that size held 336M pairs)
+    with pytest.raises(ValueError, match=r"WingDepsConfig would need about 93.7 GiB of memory \(the lake 0.7 GiB \+ "
+                                         r"170 bytes x 587,458,502 \(ancestor, descendant\) pairs within ω .*more than "
                                          r"max_memory_gib=8 GiB: lower days, jobs_per_day, omega_days, cross_org_share, "
                                          r"downloads_per_job or raise orgs; or raise max_memory_gib on purpose"):
         lab04.run(WingDepsConfig.ci().replace(jobs_per_day=5_000, max_jobs=200_000))
@@ -67,11 +67,14 @@ def test_the_paper_presets_and_the_bench_stay_under_the_cap_and_40k_a_day_is_pos
 
 @pytest.mark.parametrize("cfg", [WingDepsConfig.ci(), WingDepsConfig.default(),
                                  WingDepsConfig.ci().replace(orgs=1, users_per_org=2),
-                                 WingDepsConfig.ci().replace(cross_org_share=1.0, omega_days=3.0)],
-                         ids=["ci", "default", "one org", "all cross-org"])
+                                 WingDepsConfig.ci().replace(cross_org_share=1.0, omega_days=3.0),
+                                 WingDepsConfig.ci().replace(orgs=1, omega_days=1.0)],
+                         ids=["ci", "default", "one org", "all cross-org", "one org, ω a day"])
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_the_closures_pairs_are_within_the_estimate(cfg, seed):
-    # counted, not timed: the (ancestor, descendant) pairs within ω the closure of a real lake holds
+    # counted, not timed: the (ancestor, descendant) pairs within ω the closure of a real lake holds. "one org,
+    # ω a day": round 8's lakes hold more pairs at small ω than the fit on the lakes before them said (5,310,
+    # 1,970 and 3,644 at seeds 0-2 against an estimate of 1,886): the constants were fitted again on the new lakes
     cfg = cfg.replace(seed=seed)
     lake = generate_lake(cfg.lake_config())
     pairs = len(multi_hop(single_hop(lake.prov, cfg.window), omega=cfg.omega, jobs=lake.jobs).table)

@@ -143,8 +143,10 @@ class WingConfig(Config):
 
         Measured: the history's closure at the bench's 5,000 jobs a day (``bench/wing.py --part
         scheduling``, 174M pairs) peaked at 3.0 GiB of RSS with the lake's rows loaded (estimated 3.1);
-        ``paper()`` is estimated at 0.6 GiB. The paper's 40,000 jobs a day at 30 organisations (the
-        bench's) is estimated at 180 GiB and refused (nearly ten billion pairs over two weeks of history).
+        on the lakes before round 8; on round 8's it is estimated at 3.6 GiB (170M pairs).
+        ``paper()`` is estimated at 0.7 GiB. The paper's 40,000 jobs a day at 30 organisations (the
+        bench's) is estimated at 202 GiB and refused (10.7 billion pairs over two weeks of history, an
+        extrapolation beyond the 10,000 a day measured, likely short: see ``lake.PAIRS_SCALE``).
         """
         jobs = self.days * self.jobs_per_day
         # the lake and Wing's pipeline (about 0.15 ms a job, plus the closure within ω, which grows faster than
