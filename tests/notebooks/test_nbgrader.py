@@ -20,9 +20,10 @@ own message) or delegates (with the delegation message), whatever the other answ
 warning about our notebooks.
 
 The round trip is nbgrader's own, as cheap as it can be: the labs are split into two courses (one
-per xdist worker, each in its xdist group), and each course runs one ``nbgrader`` process per step
-for all its labs, instead of two processes per lab; each notebook is still executed by nbgrader's
-autograder exactly once per student (each lab's test reads its course's results).
+per xdist worker, each in its xdist group), and each course runs its three steps for all its labs in
+one process through nbgrader's Python API (tests/notebooks/nbgrader_steps.py: the same converters as the
+``nbgrader`` command, whose process per step paid about 2.8 s of CPU for its imports); each notebook is still
+executed by nbgrader's autograder exactly once per student (each lab's test reads its course's results).
 
 Allowed log noise, not about our notebooks: SQLAlchemy's ``SAWarning`` from nbgrader's gradebook
 code, ipykernel's TCP note, nbconvert's note that a figure in the feedback HTML has no alt text, and nbgrader's own
@@ -45,6 +46,7 @@ import pytest
 
 from cluster_sim.checking import DELEGATED, NOT_IMPLEMENTED
 from cluster_sim.course import graded_cells
+from nbgrader_steps import RELEASED
 from notebook_runs import SHUTDOWN
 from seeded_answers import DELEGATING, WRONG
 
@@ -74,16 +76,34 @@ def is_prediction_answer(cell) -> bool:
 HANG = 3600
 
 
-def nbgrader(course: Path, *args: str) -> str:
-    """Run nbgrader in ``course``; its output (it shells out to ``alembic``, so the venv's bin goes first)."""
+def nbgrader_steps(course: Path) -> subprocess.Popen:
+    """The course's nbgrader steps, started in one process (tests/notebooks/nbgrader_steps.py); it shells out to
+    ``alembic``, so the venv's bin goes first."""
     bin_dir = str(Path(sys.executable).parent)
     # headless kernels: no progress bar (a widget can stall one; tests/test_progress.py tests the bars)
     env = dict(os.environ, PATH=bin_dir + os.pathsep + os.environ.get("PATH", ""), CLUSTER_SIM_PROGRESS="off")
-    done = subprocess.run([str(Path(bin_dir) / "nbgrader"), *args], cwd=course, env=env,
-                          capture_output=True, text=True, timeout=HANG)
-    if done.returncode != 0:
-        raise AssertionError(f"nbgrader {' '.join(args)} failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
-    return done.stdout + done.stderr
+    return subprocess.Popen([sys.executable, "-u", str(Path(__file__).with_name("nbgrader_steps.py")), str(course),
+                             ASSIGNMENT, str(HANG)], cwd=course, env=env, text=True, stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+
+
+def released(steps: subprocess.Popen) -> str:
+    """The log of the steps' release, read until the steps wait for the submissions."""
+    lines = []
+    for line in steps.stdout:
+        if line.rstrip("\n") == RELEASED:
+            return "".join(lines)
+        lines.append(line)
+    steps.wait()
+    raise AssertionError(f"nbgrader generate_assignment failed:\n{''.join(lines)[-6000:]}")
+
+
+def graded(steps: subprocess.Popen) -> str:
+    """The log of the steps' grading and feedback, once the submissions are written."""
+    out, _ = steps.communicate("submitted\n", timeout=HANG)
+    if steps.returncode != 0:
+        raise AssertionError(f"nbgrader's autograde or generate_feedback failed:\n{out[-6000:]}")
+    return out
 
 
 def _typed(solution_source: str) -> str:
@@ -210,8 +230,9 @@ def split_log(log: str, labs: list[str]) -> dict[str, list[str]]:
 
 
 def grade_course(root: Path, labs: list[Path], rotation: bool = True) -> Course:
-    """All ``labs`` as one assignment: released by one ``nbgrader`` process, autograded by another (with
-    ``rotation``, the rotation students too: their seeded answers exist for the project's labs only)."""
+    """All ``labs`` as one assignment, released, autograded and given feedback by one ``nbgrader`` process
+    (:func:`nbgrader_steps`; with ``rotation``, the rotation students too: their seeded answers exist for the
+    project's labs only)."""
     (root / "source" / ASSIGNMENT).mkdir(parents=True)
     for solution in labs:
         shutil.copy(solution, root / "source" / ASSIGNMENT / solution.name)
@@ -221,19 +242,23 @@ def grade_course(root: Path, labs: list[Path], rotation: bool = True) -> Course:
         f"c.CourseDirectory.root = {str(root)!r}\n"
         "c.ExecutePreprocessor.timeout = 600\n"
         f"c.Execute.shutdown_kernel = {SHUTDOWN!r}\n")  # as the execution layer's runs (tests/notebook_runs.py)
-    log = "nbgrader step: generate_assignment\n" + nbgrader(root, "generate_assignment", ASSIGNMENT, "--force")
-    for solution in labs:
-        release = nbformat.read(root / "release" / ASSIGNMENT / solution.name, as_version=4)
-        source = nbformat.read(solution, as_version=4)
-        submissions = [("untouched", release), ("answered", answered(release, source))]
-        if rotation:
-            submissions += [(name, answered(release, source, answer_modes(source, r)))
-                            for r, name in enumerate(ROTATION)]
-        for student, nb in submissions:
-            (root / "submitted" / student / ASSIGNMENT).mkdir(parents=True, exist_ok=True)
-            nbformat.write(nb, root / "submitted" / student / ASSIGNMENT / solution.name)
-    log += "\nnbgrader step: autograde\n" + nbgrader(root, "autograde", ASSIGNMENT, "--create", "--force")
-    log += "\nnbgrader step: generate_feedback\n" + nbgrader(root, "generate_feedback", ASSIGNMENT, "--force")
+    with nbgrader_steps(root) as steps:
+        try:
+            log = released(steps)
+            for solution in labs:
+                release = nbformat.read(root / "release" / ASSIGNMENT / solution.name, as_version=4)
+                source = nbformat.read(solution, as_version=4)
+                submissions = [("untouched", release), ("answered", answered(release, source))]
+                if rotation:
+                    submissions += [(name, answered(release, source, answer_modes(source, r)))
+                                    for r, name in enumerate(ROTATION)]
+                for student, nb in submissions:
+                    (root / "submitted" / student / ASSIGNMENT).mkdir(parents=True, exist_ok=True)
+                    nbformat.write(nb, root / "submitted" / student / ASSIGNMENT / solution.name)
+            log += graded(steps)
+        finally:
+            if steps.poll() is None:  # the test failed while the steps waited or ran: they end with it
+                steps.kill()
     return Course(root, labs, split_log(log, [s.stem for s in labs]))
 
 
