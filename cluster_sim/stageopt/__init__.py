@@ -33,8 +33,13 @@ from .placement import (
     slots_per_machine,
     stage_latency,
 )
-from .plots import plot_channel_ablation, plot_model_accuracy, plot_placement, plot_resource_plans
 from .raa import brute_force_stage_pareto, pareto_indices, raa_general, raa_path, wun
+from ..lazy import lazy
+
+# the figures import matplotlib (about 0.5 s of CPU a process): read from .plots when first used, so an exercise
+# that draws nothing (each nbgrader autograde is a fresh kernel) does not load it (cluster_sim/lazy.py)
+__getattr__, __dir__ = lazy(__name__, f"{__name__}.plots", ("plot_channel_ablation", "plot_model_accuracy",
+                                                         "plot_placement", "plot_resource_plans"))
 
 __all__ = [
     "ipa_placement",
