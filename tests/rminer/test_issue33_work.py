@@ -10,6 +10,7 @@ changed."""
 import sys
 
 import numpy as np
+import pytest
 
 from cluster_sim.rminer.rm_scheduler import rm_choice
 
@@ -48,3 +49,79 @@ def test_an_rm_decision_tests_fit_column_by_column():
     shadow, free = paper_sized_shadow()
     for demand in (np.array([1, 16]), np.array([30, 16])):  # one the shadow fits, one it does not
         assert calls_made(rm_choice, shadow, free, demand, "smart") <= 16
+
+
+def test_the_shadow_meter_is_fed_once_per_view_update_not_once_per_event(monkeypatch):
+    """The probe fed every CSV commit and release to the meter as it happened (release or allocate, each
+    advancing the integral: two Python calls and a few dozen operations per task). It now logs them in C
+    arrays and feeds them in one batch at each view update (ShadowMeter.feed): count the meter's calls."""
+    from cluster_sim.rminer.measure import ShadowMeter
+    from cluster_sim.rminer.model import RMinerModel
+    from cluster_sim.rminer import RMinerConfig
+
+    calls = {"per_event": 0, "batches": 0}
+    for name in ("release", "allocate", "advance"):
+        real = getattr(ShadowMeter, name)
+        monkeypatch.setattr(ShadowMeter, name, lambda self, *a, _real=real: (calls.__setitem__(
+            "per_event", calls["per_event"] + 1), _real(self, *a))[1])
+    feed = ShadowMeter.feed
+    monkeypatch.setattr(ShadowMeter, "feed", lambda self, *a: (calls.__setitem__(
+        "batches", calls["batches"] + 1), feed(self, *a))[1])
+    cfg = RMinerConfig.ci().replace(mode="smart", horizon=5.0)
+    model = RMinerModel(cfg, record_series=False)
+    model.run_until(cfg.horizon)
+    model.probe.integral(cfg.horizon)
+    syncs = cfg.horizon / cfg.update_delay
+    events = model.csv.commits + model.probe.meter._release_t.__len__()
+    assert events > 1000
+    assert calls["batches"] <= syncs + 1 and calls["per_event"] <= 2 * syncs + 2, calls
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_batch_fed_to_the_meter_gives_what_feeding_each_event_gives(seed):
+    """ShadowMeter.feed against release/allocate one by one, on random batches (ties in time, zero amounts,
+    machines without releases, several batches between view updates): the same state, bit for bit."""
+    from cluster_sim.rminer.measure import ShadowMeter
+
+    rng = np.random.default_rng(seed)
+    for _ in range(60):
+        n_m, n_r = int(rng.integers(1, 6)), int(rng.integers(1, 3))
+        one, batch = ShadowMeter(n_m, n_r), ShadowMeter(n_m, n_r)
+        t = 0.0
+        for _ in range(int(rng.integers(1, 5))):
+            n = int(rng.integers(0, 30))
+            ts = (np.cumsum(rng.choice([0.0, 0.1, 0.013, 1 / 3], n)) + t).tolist()
+            ms, amount, free = rng.integers(0, n_m, n), rng.integers(0, 5, (n, n_r)), rng.integers(0, 9, (n, n_r))
+            released = rng.random(n) < 0.5
+            for i in range(n):
+                if released[i]:
+                    one.release(ts[i], int(ms[i]), amount[i].tolist(), free[i].tolist())
+                else:
+                    one.allocate(ts[i], int(ms[i]), free[i].tolist())
+            shadow = batch.feed(ts, ms, amount, free, released)
+            if n:
+                t = ts[-1]
+                assert shadow[-1].tolist() == one.shadow.tolist()
+            for name in ("released", "shadow", "peak"):
+                assert getattr(one, name).tolist() == getattr(batch, name).tolist(), name
+            assert one._integral == batch._integral and one.last_t == batch.last_t
+            assert one._release_t == batch._release_t and one._release_amt == batch._release_amt
+            if rng.random() < 0.6:
+                t += 0.25
+                one.sync(t)
+                batch.sync(t)
+                assert one.survival_sum == batch.survival_sum and (one.survival_hist == batch.survival_hist).all()
+
+
+def test_the_probe_refuses_a_ledger_changed_behind_its_back():
+    """The probe works out each machine's free row from the commits and releases it is told of: a change the CSV
+    did not announce (a direct ledger.allocate) would make it measure wrong shadow, so it stops, naming the
+    machine."""
+    from cluster_sim.rminer.model import RMinerModel
+    from cluster_sim.rminer import RMinerConfig
+
+    model = RMinerModel(RMinerConfig.ci().replace(horizon=1.0))
+    model.run_until(0.2)
+    model.csv.ledger.allocate(3, (1, 1))
+    with pytest.raises(AssertionError, match="machine 3's free resources changed"):
+        model.run_until(1.0)
