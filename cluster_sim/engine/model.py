@@ -338,7 +338,8 @@ class ClusterModel(mesa.Model):
         t = self.time + after if at is None else at
         if t < self.time:
             raise ValueError(f"schedule_batched at={t!r} is not allowed: it is before now ({self.time!r})")
-        entry = (t, priority.value, next(self._ids), call)
+        # int(): Priority is an IntEnum, and its .value is a Python-level property (a fifth of this call)
+        entry = (t, int(priority), next(self._ids), call)
         heapq.heappush(self._batched, entry)
         pump = self._pump_event
         if pump is False:

@@ -481,9 +481,11 @@ class RMinerModel(ClusterModel):
         if left is None:  # the job's first start (n_tasks sums over its stages: not at every start)
             left = job.n_tasks
         left -= 1
-        self._unstarted[job.id] = left
         if left == 0:
             self.job_scheduled_at[job.id] = self.time
+            self._unstarted.pop(job.id, None)  # only jobs still starting are kept: the dict stays small
+        else:
+            self._unstarted[job.id] = left
 
     # ---- invariants -----------------------------------------------------------------------------
     def check_invariants(self) -> None:
