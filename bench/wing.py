@@ -116,7 +116,8 @@ from cluster_sim.wing import (
 )
 from cluster_sim.wing.scheduling import POLICIES, WingConfig, run
 from cluster_sim.wing.scheduling.config import POLICY_NAMES, TAIL_DAYS
-from cluster_sim.wing.scheduling.experiments import build_jobs, engine_config, queue_plan, workload_for
+from cluster_sim.wing.scheduling.experiments import build_jobs, engine_config, queue_plan
+from cluster_sim.wing.scheduling.workload import prepare
 
 #: the capacities of Lab 05's section, and the simulated size issue 12 names
 CAPACITIES = (1.0, 0.8, 0.6, 0.4, 0.2)
@@ -225,15 +226,55 @@ def plain_engine(config: WingConfig, w) -> tuple[float, int, float]:
     return time.perf_counter() - t0, events, time.process_time() - c0
 
 
-def scheduling(jobs_per_day: int, seed: int, capacities=CAPACITIES) -> pd.DataFrame:
-    """Lab 05: every policy at each capacity on one simulated day, each beside a plain engine run."""
+def bench_config(jobs_per_day: int, seed: int = 0, omega_days: float | None = None,
+                 history_days: int | None = None, max_memory_gib: float | None = None) -> WingConfig:
+    """The scheduling section's config: ``WingConfig.paper()`` with one simulated day of ``jobs_per_day`` (a
+    bigger lake on purpose: ``max_jobs`` is raised to fit it) and, if given, another ω, history or memory cap.
+    Anything the config does not allow is refused with its ValueError (naming the field, the value and what is
+    allowed), before anything is built."""
     paper = WingConfig.paper()
-    config = paper.replace(jobs_per_day=jobs_per_day, run_days=1, seed=seed,  # a bigger lake on purpose
-                           max_jobs=max(paper.max_jobs, (paper.history_days + 1 + TAIL_DAYS) * jobs_per_day))
+    if isinstance(jobs_per_day, bool) or not isinstance(jobs_per_day, int):
+        raise ValueError(f"jobs_per_day={jobs_per_day!r} is not allowed: give a whole number of jobs a day "
+                         f"(at least 20, WingConfig.jobs_per_day)")
+    changes = {name: value for name, value in (("omega_days", omega_days), ("history_days", history_days),
+                                               ("max_memory_gib", max_memory_gib)) if value is not None}
+    days = changes.get("history_days", paper.history_days) + 1 + TAIL_DAYS
+    return paper.replace(jobs_per_day=jobs_per_day, run_days=1, seed=seed,
+                         max_jobs=max(paper.max_jobs, days * max(jobs_per_day, 0)), **changes)
+
+
+def window_note(config: WingConfig) -> str:
+    """What the header says about ω and the history when they are not the paper's (a week, two weeks)."""
+    paper = WingConfig.paper()
+    if (config.omega_days, config.history_days) == (paper.omega_days, paper.history_days):
+        return f"ω = {config.omega_days:g} days and {config.history_days} days of history, as in the paper"
+    return (f"ω = {config.omega_days:g} days and {config.history_days} days of history, NOT the paper's "
+            f"ω = {paper.omega_days:g} days and {paper.history_days} days: Owl's aggregate within ω is a sum over "
+            f"every (ancestor, descendant) pair within ω, and at the paper's week a day of this size holds "
+            f"{paper_window_gib(config):.0f} GiB of them (estimated), out of this machine's reach; the shorter "
+            f"window keeps the closure small so the scheduling side can run at this size, and its aggregates, "
+            f"predictions and values are those of a {config.omega_days:g}-day window, not the paper's")
+
+
+def paper_window_gib(config: WingConfig) -> float:
+    """The estimated memory of ``config`` at the paper's ω and history (a week, two weeks)."""
+    paper = WingConfig.paper()
+    big = config.replace(omega_days=paper.omega_days, history_days=paper.history_days, max_memory_gib=4096.0,
+                         max_jobs=max(config.max_jobs, (paper.history_days + 1 + TAIL_DAYS) * config.jobs_per_day))
+    return big.work().gib
+
+
+def scheduling(config: WingConfig, capacities=CAPACITIES) -> pd.DataFrame:
+    """Lab 05: every policy at each capacity on one simulated day of ``config`` (:func:`bench_config`), each
+    beside a plain engine run."""
     work = config.work()
-    print(f"\nLab 05: value-aware scheduling, one simulated day of {jobs_per_day} jobs/day; estimated "
-          f"{work.gib:.1f} GiB ({work.memory_formula}); cap max_memory_gib={config.max_memory_gib:g}")
-    w, t_prep, c_prep = cpu_timed(workload_for, config)
+    print(f"\nLab 05: value-aware scheduling, one simulated day of {config.jobs_per_day} jobs/day; "
+          f"{window_note(config)}")
+    print(f"estimated {work.gib:.1f} GiB ({work.memory_formula}); cap max_memory_gib={config.max_memory_gib:g}; "
+          f"lake generation alone {config.lake_config().work().gib:.1f} GiB (LakeConfig.work); load {load()}")
+    # prepared once here and handed to every run (workload=): workload_for would keep the lake in the
+    # module's memo and return a deep copy of it, twice the memory at this size, for the same runs
+    w, t_prep, c_prep = cpu_timed(prepare, config)
     n = len(w.jobs)
     size = "the size issue 12 names" if n >= 0.9 * ISSUE_JOBS else f"issue 12 names about {ISSUE_JOBS} jobs"
     print(f"{n} simulated jobs ({size}); lake and Wing's profiles prepared in {t_prep:.1f} s (CPU {c_prep:.1f} s, "
@@ -247,7 +288,7 @@ def scheduling(jobs_per_day: int, seed: int, capacities=CAPACITIES) -> pd.DataFr
         print(f"{cap:8.1f} {'plain engine':>19} {'':>6} {'':>6} {t_plain:6.2f} s {c_plain:6.2f} s {ev_plain:7d} "
               f"{ev_plain / t_plain:9.0f} {1.0:6.2f}x")
         for p in POLICIES:
-            r, _, c_run = cpu_timed(run, config.replace(capacity=cap, policy=p))
+            r, _, c_run = cpu_timed(run, config.replace(capacity=cap, policy=p), workload=w)
             rows.append({"capacity": cap, "policy": POLICY_NAMES[p], "value_share": r.value_share, "failed": r.failed_jobs,
                          "wall": r.wall_seconds, "cpu": c_run, "events": r.events, "plain": t_plain,
                          "plain_cpu": c_plain, "plain_events": ev_plain})
@@ -277,21 +318,28 @@ def main() -> None:
                     help="lake size of the scheduling section (default 5000, --quick 300)")
     ap.add_argument("--capacities", default=",".join(f"{c:g}" for c in CAPACITIES),
                     help="capacities of the scheduling section, comma-separated (default %(default)s)")
+    ap.add_argument("--omega-days", type=float, default=None,
+                    help="ω of the scheduling section, in days (default the paper's 7; WingConfig allows 0.25-7 "
+                         "and at most half of the history): a 40k-job day fits this machine only with a short ω")
+    ap.add_argument("--history-days", type=int, default=None,
+                    help="days of history of the scheduling section (default the paper's 14; WingConfig allows 7-28)")
+    ap.add_argument("--max-memory-gib", type=float, default=None,
+                    help="raise WingConfig's memory cap (default 8 GiB) on purpose for a bigger run")
     args = ap.parse_args()
     if args.part in ("all", "pipeline"):
         pipeline_section(args.quick, args.seed)
     if args.part in ("all", "scheduling"):
         per_day = args.sched_jobs_per_day or (300 if args.quick else ISSUE_JOBS)
-        if per_day < 20:
-            raise SystemExit(f"--sched-jobs-per-day={per_day} is not allowed: need at least 20 (WingConfig.jobs_per_day)")
         try:
             capacities = tuple(float(c) for c in args.capacities.split(","))
         except ValueError:
             raise SystemExit(f"--capacities={args.capacities!r} is not allowed: give numbers in (0, 1] separated by commas")
-        try:
-            scheduling(per_day, args.seed, capacities)
-        except ValueError as e:  # a size over the config's caps is refused before anything is built
+        try:  # a size over the config's caps, or a window it does not allow, is refused before anything is built
+            config = bench_config(per_day, args.seed, args.omega_days, args.history_days, args.max_memory_gib)
+            config.replace(capacity=min(capacities)).replace(capacity=max(capacities))
+        except ValueError as e:
             raise SystemExit(f"refused: {e}")
+        scheduling(config, capacities)
 
 
 def pipeline_section(quick: bool, seed: int) -> None:
