@@ -93,6 +93,7 @@ lakes: 10.7 billion (ancestor, descendant) pairs within ω over the two weeks of
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
 import resource
 import time
@@ -117,6 +118,7 @@ from cluster_sim.wing import (
 from cluster_sim.wing.scheduling import POLICIES, WingConfig, run
 from cluster_sim.wing.scheduling.config import POLICY_NAMES, TAIL_DAYS
 from cluster_sim.wing.scheduling.experiments import build_jobs, engine_config, queue_plan
+from cluster_sim.wing.scheduling import workload as scheduling_workload
 from cluster_sim.wing.scheduling.workload import prepare
 
 #: the capacities of Lab 05's section, and the simulated size issue 12 names
@@ -249,11 +251,11 @@ def window_note(config: WingConfig) -> str:
     if (config.omega_days, config.history_days) == (paper.omega_days, paper.history_days):
         return f"ω = {config.omega_days:g} days and {config.history_days} days of history, as in the paper"
     return (f"ω = {config.omega_days:g} days and {config.history_days} days of history, NOT the paper's "
-            f"ω = {paper.omega_days:g} days and {paper.history_days} days: Owl's aggregate within ω is a sum over "
-            f"every (ancestor, descendant) pair within ω, and at the paper's week a day of this size holds "
-            f"{paper_window_gib(config):.0f} GiB of them (estimated), out of this machine's reach; the shorter "
-            f"window keeps the closure small so the scheduling side can run at this size, and its aggregates, "
-            f"predictions and values are those of a {config.omega_days:g}-day window, not the paper's")
+            f"ω = {paper.omega_days:g} days and {paper.history_days} days (--omega-days, --history-days). Why: Owl's "
+            f"aggregate within ω is by definition a sum over every (ancestor, descendant) pair within ω, and at the "
+            f"paper's window this lake's closure is estimated at {paper_window_gib(config):.1f} GiB; the shorter "
+            f"window keeps it small, so the scheduling side runs at this size, but the aggregates, Wing's "
+            f"predictions and the Oracles' keys are those of a {config.omega_days:g}-day window, not the paper's")
 
 
 def paper_window_gib(config: WingConfig) -> float:
@@ -262,6 +264,24 @@ def paper_window_gib(config: WingConfig) -> float:
     big = config.replace(omega_days=paper.omega_days, history_days=paper.history_days, max_memory_gib=4096.0,
                          max_jobs=max(config.max_jobs, (paper.history_days + 1 + TAIL_DAYS) * config.jobs_per_day))
     return big.work().gib
+
+
+@contextlib.contextmanager
+def timed_closures():
+    """The CPU seconds of each :func:`owl_closure` that ``prepare`` calls inside the block (the history's, then the
+    Oracles'): a list of (what, seconds), filled as they run. The function is wrapped, not changed."""
+    seen: list[tuple[str, float]] = []
+    inner = scheduling_workload.owl_closure
+
+    def wrapped(*args, **kwargs):
+        out, _, c = cpu_timed(inner, *args, **kwargs)
+        seen.append(("the history's" if not seen else "the Oracles'", c))
+        return out
+    scheduling_workload.owl_closure = wrapped
+    try:
+        yield seen
+    finally:
+        scheduling_workload.owl_closure = inner
 
 
 def scheduling(config: WingConfig, capacities=CAPACITIES) -> pd.DataFrame:
@@ -274,7 +294,14 @@ def scheduling(config: WingConfig, capacities=CAPACITIES) -> pd.DataFrame:
           f"lake generation alone {config.lake_config().work().gib:.1f} GiB (LakeConfig.work); load {load()}")
     # prepared once here and handed to every run (workload=): workload_for would keep the lake in the
     # module's memo and return a deep copy of it, twice the memory at this size, for the same runs
-    w, t_prep, c_prep = cpu_timed(prepare, config)
+    lake, t_lake, c_lake = cpu_timed(generate_lake, config.lake_config())
+    print(f"lake generated: {len(lake.jobs)} jobs, {len(lake.prov)} ProvRepo rows in {t_lake:.1f} s (CPU "
+          f"{c_lake:.1f} s, peak RSS {peak_rss_gib():.2f} GiB, load {load()})")
+    with timed_closures() as closures:
+        w, t_prep, c_prep = cpu_timed(prepare, config, lake)
+    print(f"prepare (without the lake): {t_prep:.1f} s, CPU {c_prep:.1f} s, of which Owl's closures within ω "
+          + " and ".join(f"{c:.1f} s CPU ({what})" for what, c in closures) + f"; peak RSS {peak_rss_gib():.2f} GiB")
+    t_prep, c_prep = t_prep + t_lake, c_prep + c_lake
     n = len(w.jobs)
     size = "the size issue 12 names" if n >= 0.9 * ISSUE_JOBS else f"issue 12 names about {ISSUE_JOBS} jobs"
     print(f"{n} simulated jobs ({size}); lake and Wing's profiles prepared in {t_prep:.1f} s (CPU {c_prep:.1f} s, "
