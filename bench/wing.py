@@ -139,6 +139,7 @@ import networkx as nx
 import numpy as np
 import pandas as pd
 
+from cluster_sim.config import count
 from cluster_sim.engine import CapacityClusterModel, QueueSpec
 from cluster_sim.wing import (
     LakeConfig,
@@ -152,10 +153,12 @@ from cluster_sim.wing import (
     single_hop,
     value_exploration,
 )
+from cluster_sim.wing.lake import PAIRS_ENVELOPE, closure_pairs_per_job
+from cluster_sim.wing.provenance import DAY
 from cluster_sim.wing.scheduling import POLICIES, WingConfig, run
 from cluster_sim.wing.scheduling.config import POLICY_NAMES, TAIL_DAYS
-from cluster_sim.wing.scheduling.experiments import build_jobs, engine_config, queue_plan
 from cluster_sim.wing.scheduling import workload as scheduling_workload
+from cluster_sim.wing.scheduling.experiments import build_jobs, engine_config, queue_plan
 from cluster_sim.wing.scheduling.workload import prepare
 
 #: the capacities of Lab 05's section, and the simulated size issue 12 names
@@ -372,12 +375,71 @@ def scheduling(config: WingConfig, capacities=CAPACITIES) -> pd.DataFrame:
     return t
 
 
+def window_pairs(deps: pd.DataFrame, jobs: pd.DataFrame, omega: float, sources) -> np.ndarray:
+    """For each job of ``sources``, how many (ancestor, descendant) pairs within ω it heads in the closure of
+    ``deps`` (``job`` reads ``depOn``; ``jobs``: ``job``, ``submit``, ``end``): its descendants ``d`` with
+    ``submit[d] <= end + ω``, the keep test of :func:`owl_closure`. A reader is submitted after its input ends,
+    so submits grow along a path and a breadth-first walk may stop at a job past the window. Counts only (one
+    job's descendants at a time), so a sample of ancestors estimates a closure too big to build."""
+    ids = pd.Index(jobs["job"])
+    up, down = ids.get_indexer(deps["depOn"]), ids.get_indexer(deps["job"])
+    ok = (up >= 0) & (down >= 0)
+    order = np.argsort(up[ok], kind="stable")
+    up, down = up[ok][order], down[ok][order]
+    indptr = np.searchsorted(up, np.arange(len(ids) + 1))
+    submit, end = jobs["submit"].to_numpy(float), jobs["end"].to_numpy(float)
+    seen = np.zeros(len(ids), bool)
+    counts = np.zeros(len(sources), np.int64)
+    for i, u in enumerate(ids.get_indexer(pd.Index(sources))):
+        if u < 0:
+            raise ValueError(f"sources holds job {sources[i]!r}, which is not in jobs: give jobs of the table")
+        limit, frontier, reached = end[u] + omega, np.array([u]), []
+        while frontier.size:
+            lo, n = indptr[frontier], indptr[frontier + 1] - indptr[frontier]
+            kids = np.unique(down[np.repeat(lo - np.r_[0, n.cumsum()[:-1]], n) + np.arange(n.sum())])
+            frontier = kids[~seen[kids] & (submit[kids] <= limit)]
+            seen[frontier] = True
+            reached.append(frontier)
+        done = np.concatenate(reached)
+        counts[i] = len(done)
+        seen[done] = False
+    return counts
+
+
+def window_pairs_section(jobs_per_day: int, seed: int, history_days: int, omegas, samples: int) -> None:
+    """The history's closure within each ω of ``omegas`` at ``jobs_per_day``, estimated from ``samples`` ancestors
+    drawn at random (:func:`window_pairs`): what ``prepare`` would build, counted without building it."""
+    config = bench_config(jobs_per_day, seed, min(omegas), history_days, 4096.0)  # nothing of the closure is held
+    lake, _, c_lake = cpu_timed(generate_lake, config.lake_config())
+    rs = config.run_start
+    prov_h = lake.prov[lake.prov["time"] < rs]
+    hist = lake.jobs[lake.jobs["end"] < rs].reset_index(drop=True)
+    deps = single_hop(prov_h)
+    deps = deps[deps["job"].isin(hist["job"])][["job", "depOn"]].drop_duplicates()
+    print(f"\nthe history's closure within ω, sampled: {jobs_per_day} jobs a day, {history_days} days of history, "
+          f"seed {seed}: {len(hist)} history jobs, {len(deps)} dependencies (lake CPU {c_lake:.1f} s, peak RSS "
+          f"{peak_rss_gib():.2f} GiB, load {load()})")
+    sources = np.random.default_rng(seed).choice(hist["job"].to_numpy(), size=min(samples, len(hist)), replace=False)
+    for om in omegas:
+        counts, _, c = cpu_timed(window_pairs, deps, hist, om * DAY, sources)
+        mean, half = counts.mean(), 1.96 * counts.std(ddof=1) / math.sqrt(len(counts))
+        est = config.replace(omega_days=om, history_days=history_days, max_memory_gib=4096.0)
+        per_job = closure_pairs_per_job(jobs_per_day, om, config.orgs)
+        print(f"ω {om:g} days: {mean:.0f} ± {half:.0f} pairs a history job (95 %, {len(counts)} sampled; largest "
+              f"{counts.max()}), about {count(mean * len(hist))} pairs in all [{count((mean - half) * len(hist))}, "
+              f"{count((mean + half) * len(hist))}]; the estimate {per_job:.0f} a job (the fit {per_job / PAIRS_ENVELOPE:.0f}), "
+              f"{est.work().gib:.1f} GiB; CPU {c:.1f} s")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="a tenth of a paper-scale day (4k jobs)")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--part", choices=("all", "pipeline", "scheduling"), default="all",
-                    help="Lab 04's pipeline, Lab 05's scheduling section, or both")
+    ap.add_argument("--part", choices=("all", "pipeline", "scheduling", "window-pairs"), default="all",
+                    help="Lab 04's pipeline, Lab 05's scheduling section, or both; or the history's closure "
+                         "within ω sampled (window-pairs: --sched-jobs-per-day, --history-days, --omegas)")
+    ap.add_argument("--omegas", default="1,3.5,7", help="window-pairs: the ω to count, in days (default %(default)s)")
+    ap.add_argument("--samples", type=int, default=10_000, help="window-pairs: ancestors sampled (default %(default)s)")
     ap.add_argument("--sched-jobs-per-day", type=int, default=None,
                     help="lake size of the scheduling section (default 5000, --quick 300)")
     ap.add_argument("--capacities", default=",".join(f"{c:g}" for c in CAPACITIES),
@@ -392,6 +454,17 @@ def main() -> None:
     args = ap.parse_args()
     if args.part in ("all", "pipeline"):
         pipeline_section(args.quick, args.seed)
+    if args.part == "window-pairs":
+        try:
+            omegas = tuple(float(o) for o in args.omegas.split(","))
+            history = 14 if args.history_days is None else args.history_days
+            for om in omegas:  # each ω as the config allows it, before the lake is built
+                bench_config(args.sched_jobs_per_day or 40_000, args.seed, om, history, 4096.0)
+            if args.samples < 2:
+                raise ValueError(f"--samples={args.samples} is not allowed: give at least 2 (an interval needs two)")
+        except ValueError as e:
+            raise SystemExit(f"refused: {e}")
+        window_pairs_section(args.sched_jobs_per_day or 40_000, args.seed, history, omegas, args.samples)
     if args.part in ("all", "scheduling"):
         per_day = args.sched_jobs_per_day or (300 if args.quick else ISSUE_JOBS)
         try:

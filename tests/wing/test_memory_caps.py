@@ -170,3 +170,19 @@ def test_a_40k_day_at_a_days_window_fits_on_purpose_and_the_header_says_it_is_no
     note = wing.window_note(short)
     assert "NOT the paper's ω = 7 days and 14 days" in note and "1-day window" in note
     assert "as in the paper" in wing.window_note(wing.bench_config(300))
+
+
+@pytest.mark.parametrize("omega_days", [0.25, 1.0, 3.5])
+def test_the_benchs_window_pairs_count_each_jobs_pairs_of_the_closure(omega_days):
+    # the sampler the bench uses to estimate a closure too big to build: with every job as a source it counts
+    # exactly the pairs within ω that Algorithm 1's table holds, job by job
+    wing = _bench_wing()
+    lake = generate_lake(WingConfig.ci().lake_config())
+    deps = single_hop(lake.prov)
+    table = multi_hop(deps, omega=omega_days * 86400.0, jobs=lake.jobs).table
+    jobs = lake.jobs[["job", "submit", "end"]]
+    counts = wing.window_pairs(deps, jobs, omega_days * 86400.0, jobs["job"].to_numpy())
+    exact = table.groupby("depOn").size().reindex(jobs["job"], fill_value=0).to_numpy()
+    assert counts.sum() > 0 and (counts == exact).all()
+    with pytest.raises(ValueError, match="sources holds job -1, which is not in jobs"):
+        wing.window_pairs(deps, jobs, 86400.0, [-1])
