@@ -186,3 +186,13 @@ def test_the_benchs_window_pairs_count_each_jobs_pairs_of_the_closure(omega_days
     assert counts.sum() > 0 and (counts == exact).all()
     with pytest.raises(ValueError, match="sources holds job -1, which is not in jobs"):
         wing.window_pairs(deps, jobs, 86400.0, [-1])
+
+
+def test_the_bench_runs_the_policies_on_its_own_prepared_workload_with_the_same_results():
+    # the bench prepares the day once and hands it to every run (workload=) instead of workload_for's deep copy
+    wing = _bench_wing()
+    config = wing.bench_config(300).replace(capacity=0.4)
+    w = lab05_workload.prepare(config, generate_lake(config.lake_config()))
+    for policy in ("wing_agg", "oracle_wing_agg"):
+        ours = lab05.run(config.replace(policy=policy), workload=w)
+        assert ours.jobs.equals(lab05.run(config.replace(policy=policy)).jobs), policy
