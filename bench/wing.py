@@ -63,6 +63,8 @@ Oracle Wing-Agg 63.0%; 40%: PRIO 80.2%, Wing-Direct 76.6%, Wing-Agg 79.5%.
     .venv/bin/python bench/wing.py --part scheduling --sched-jobs-per-day 40000 --capacities 0.4   # refused
     .venv/bin/python bench/wing.py --part scheduling --sched-jobs-per-day 40000 --omega-days 1 \
         --history-days 7 --max-memory-gib 16 --capacities 0.4           # a 40k-job day at ω a day
+    .venv/bin/python bench/wing.py --part window-pairs --sched-jobs-per-day 40000 --history-days 14 \
+        --omegas 1,2,3.5,7 --samples 10000                               # the closure at ω a week, counted
 
 Issue 33 (a paper-scale day, 40k jobs, through ``prepare`` and the six policies at one capacity in 5 min and
 8 GB) at the paper's ω (a week) and history (two weeks) is NOT possible on this machine: WingConfig refuses
