@@ -456,7 +456,7 @@ def main() -> None:
     ap.add_argument("--omegas", default="1,3.5,7", help="window-pairs: the ω to count, in days (default %(default)s)")
     ap.add_argument("--samples", type=int, default=10_000, help="window-pairs: ancestors sampled (default %(default)s)")
     ap.add_argument("--sched-jobs-per-day", type=int, default=None,
-                    help="lake size of the scheduling section (default 5000, --quick 300)")
+                    help="lake size of the scheduling section (default 5000, --quick 300) and of window-pairs (default 40000)")
     ap.add_argument("--capacities", default=",".join(f"{c:g}" for c in CAPACITIES),
                     help="capacities of the scheduling section, comma-separated (default %(default)s)")
     ap.add_argument("--omega-days", type=float, default=None,
