@@ -471,7 +471,10 @@ def main() -> None:
         pipeline_section(args.quick, args.seed)
     if args.part == "window-pairs":
         try:
-            omegas = tuple(float(o) for o in args.omegas.split(","))
+            try:
+                omegas = tuple(float(o) for o in args.omegas.split(","))
+            except ValueError:
+                raise ValueError(f"--omegas={args.omegas!r} is not allowed: give days (0.25-7) separated by commas")
             history = 14 if args.history_days is None else args.history_days
             for om in omegas:  # each ω as the config allows it, before the lake is built
                 bench_config(args.sched_jobs_per_day or 40_000, args.seed, om, history, 4096.0)

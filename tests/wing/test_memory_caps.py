@@ -155,7 +155,10 @@ def test_the_bench_refuses_a_window_flag_on_the_command_line_before_anything_is_
     for argv, match in ((["--omega-days", "5", "--history-days", "7"], "omega_days=5.0 must be at most half"),
                         (["--history-days", "2"], "history_days=2 is out of range"),
                         (["--omega-days", "1", "--history-days", "7", "--capacities", "0.4,1.5"],
-                         "capacity=1.5 is out of range")):
+                         "capacity=1.5 is out of range"),
+                        (["--part", "window-pairs", "--omegas", "1,x"], "--omegas='1,x' is not allowed: give days"),
+                        (["--part", "window-pairs", "--omegas", "1,8"], "omega_days=8.0 is out of range"),
+                        (["--part", "window-pairs", "--samples", "1"], "--samples=1 is not allowed")):
         monkeypatch.setattr("sys.argv", ["wing.py", "--part", "scheduling", "--sched-jobs-per-day", "40000",
                                          "--max-memory-gib", "16", *argv])
         with pytest.raises(SystemExit, match=match):
