@@ -325,7 +325,8 @@ def claims_table(config, *, pool_size: int | None = None, client=None, cache=Non
 
     ``pool_size`` defaults to the preset's (:data:`POOL_SIZES`); ``client`` and ``cache`` go to
     :func:`cluster_sim.sweep.run_grid`. ``results``: what the notebook already ran on ``config`` itself (its
-    seed is the pool's first): Lab 06's :func:`.experiments.run_placement` result; Lab 07's
+    seed is the pool's first): Lab 06's :func:`.experiments.run_placement` result and the Mesa run's latencies
+    (:func:`.agents.planner_stage_latencies` of ``lab_cluster_config(config.seed)``); Lab 07's
     :func:`.experiments.run_resource_plans` result and the tables of ``run_raa_choices``, ``run_baselines`` and
     ``run_model_accuracy``. They are read instead of run again (the same numbers: the experiments are
     deterministic, but for their wall-clock solve times); what is not given is run. A result of another config
