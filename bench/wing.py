@@ -60,12 +60,64 @@ Value at this size (one seed, not a claim): 20%: PRIO 57.6%, Wing-Direct 51.8%, 
 Oracle Wing-Agg 63.0%; 40%: PRIO 80.2%, Wing-Direct 76.6%, Wing-Agg 79.5%.
 
     .venv/bin/python bench/wing.py --part scheduling          # only Lab 05's section
-    .venv/bin/python bench/wing.py --part scheduling --sched-jobs-per-day 40000 --capacities 0.4
+    .venv/bin/python bench/wing.py --part scheduling --sched-jobs-per-day 40000 --capacities 0.4   # refused
+    .venv/bin/python bench/wing.py --part scheduling --sched-jobs-per-day 40000 --omega-days 1 \
+        --history-days 7 --max-memory-gib 16 --capacities 0.4           # a 40k-job day at ω a day
+    .venv/bin/python bench/wing.py --part window-pairs --sched-jobs-per-day 40000 --history-days 14 \
+        --omegas 1,2,3.5,7 --samples 10000                               # the closure at ω a week, counted
 
 Issue 33 (a paper-scale day, 40k jobs, through ``prepare`` and the six policies at one capacity in 5 min and
-8 GB) is NOT met: WingConfig refuses that size before building anything (estimated 202 GiB on round 8's
-lakes: 10.7 billion (ancestor, descendant) pairs within ω over the two weeks of history, at 20 bytes each;
-184 GiB and 9.7 billion on the lakes before). Measured on the old
+8 GB) at the paper's ω (a week) and history (two weeks) is NOT possible on this machine: WingConfig refuses
+it before building anything (estimated 202 GiB on round 8's lakes: 10.7 billion (ancestor, descendant) pairs
+within ω over the two weeks of history, at 20 bytes each; 184 GiB and 9.7 billion on the lakes before). Owl's
+aggregate within ω is by definition a sum over those pairs, whatever the code; the paper ran it on Cosmos.
+
+What runs (round 9, s9w40): the same day with a short window, ``--omega-days 1 --history-days 7`` (the
+smallest history WingConfig allows is 7 days, and ω is at most half of it; the printed header says that ω and
+the history are not the paper's, and why). WingConfig estimates it at 12.4 GiB (the closure's envelope, 3.9x
+the fit: 537M pairs), so the run raises the cap on purpose (``--max-memory-gib 16``). Measured once, seed 0,
+capacity 0.4, 19:28-19:31 UTC at load 2.9-3.6 (other helpers' work beside it):
+
+* the command: 2 min 48 s wall, 109 s CPU (102 user + 7 system), peak RSS 2.06 GiB (``/usr/bin/time -v``);
+  so within the target's 5 minutes and 8 GB, at ω a day;
+* the lake: 615,415 jobs, 8.0M ProvRepo rows in 21.1 s CPU (25.7 s wall), 2.03 GiB peak RSS (LakeConfig
+  estimates 3.8 GiB); ``prepare`` without the lake 24.9 s CPU (37.3 s wall), of which Owl's closures within ω
+  8.3 s (the history's: 44.1M pairs, 163 a history job, 7.8M held at once, 0.20 µs a pair) and 2.6 s (the
+  Oracles'); 38,232 simulated jobs, 270,314 history jobs, 87,645 dependencies among the run's jobs;
+* the runs at 40 %: plain engine 7.7 s CPU (326,190 events); PRIO 7.2 s, Wing-Direct 7.4 s, Wing-Agg 7.9 s,
+  Oracle Wing-Direct 7.6 s, Oracle Wing-Agg 8.0 s (300-309k events each), Wing-MIL 14.8 s (393k events: its
+  rekeys); RATIO Wing run / plain engine 1.00x in CPU (median), the six 53 s of CPU. Nothing grew faster than
+  the jobs: at 5,000 / 20,000 / 40,000 jobs a day (same window) prepare took 5.2 / 24 / 46 s CPU with the lake
+  (the first two under cProfile), PRIO's run 2.0 / 6.8 / 7.2 s; the lake's ad hoc jobs (a Python loop over
+  jobs, ``lake._Builder.adhoc``) and pandas' factorising in ``read_matches`` are prepare's largest parts,
+  and the engine's admissions (``capacity._admit_one``) and Mesa's event queue the runs' (cluster_sim/engine
+  is another helper's this round: not changed here);
+* value at 40 % (one seed, ω a day, not a claim): PRIO 47.0 %, Wing-Direct 49.2 %, Wing-Agg 65.4 %, Wing-MIL
+  67.3 %, Oracle Wing-Direct 47.0 %, Oracle Wing-Agg 71.8 % (failed jobs 13,137 / 12,958 / 10,147 / 9,354 /
+  12,934 / 8,369 of 38,232: failure chains).
+
+How far the window goes at 40k jobs a day. The history's closure alone, built (``owl_closure`` with its pairs
+counted, 7 days of history, one process, load 3.4-4.1): ω 1 day 44.1M pairs (163 a history job), 8.6 s CPU,
+2.1 GiB peak RSS; ω 2 days 264M pairs (978 a job), 49M held at once, 62.7 s CPU (0.24 µs a pair), 4.5 GiB;
+ω 3.5 days passed 10 GiB of RSS and was stopped (about 4 min of CPU in). Counted without building it
+(``--part window-pairs``: :func:`window_pairs` on 10,000 history jobs drawn at random, their descendants within
+ω; equal to Algorithm 1's table job by job on the ci lake, tested; at 7 days of history 151 ± 22 and 924 ± 128
+a job for the built 163 and 978), the paper's two weeks of history, seed 0, 19:51-19:57 UTC at load 3.2-4.1,
+5 min 8 s wall, 178 s CPU, 2.8 GiB peak RSS:
+
+    ω (days)   pairs a history job (95 %)   pairs in all (536,377 history jobs)   WingConfig's estimate (fit)
+    1            191 ± 14                      102M                                   1,491 (382) a job
+    2          1,291 ± 85                      692M                                   3,696 (948)
+    3.5        5,325 ± 295                     2.86 billion                           7,693 (1,973)
+    7         17,302 ± 883                     9.28 billion [8.81, 9.75]              19,074 (4,891): 202 GiB
+
+So the paper's window holds about 9.3 billion pairs: the estimate's envelope (10.7 billion) holds: 0.91x of it a job, 0.87x in all
+(the fit alone is 3.5x short: the pairs grow as ω^2.8 from one day to two, ω^1.7 from 3.5 days to 7, against
+the fit's ω^1.31). At the 20 bytes a pair measured at 5,000 jobs a day that is about 175 GiB with the lake,
+and about 2,200 s of CPU at the 0.24 µs a pair measured at ω two days, for the history's closure alone: out
+of reach of a 2-core, 24 GiB machine, as the config's refusal says.
+
+Measured on the old
 5,000-a-day lake (seed 0, CPU seconds because the shared machine ran at load 15-23):
 
 * the history's closure within ω holds 174M pairs (2,475 a history job, not the 650 once counted at 5.8k:
@@ -93,6 +145,7 @@ lakes: 10.7 billion (ancestor, descendant) pairs within ω over the two weeks of
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
 import resource
 import time
@@ -101,6 +154,7 @@ import networkx as nx
 import numpy as np
 import pandas as pd
 
+from cluster_sim.config import count
 from cluster_sim.engine import CapacityClusterModel, QueueSpec
 from cluster_sim.wing import (
     LakeConfig,
@@ -114,9 +168,13 @@ from cluster_sim.wing import (
     single_hop,
     value_exploration,
 )
+from cluster_sim.wing.lake import PAIRS_ENVELOPE, closure_pairs_per_job
+from cluster_sim.wing.provenance import DAY
 from cluster_sim.wing.scheduling import POLICIES, WingConfig, run
 from cluster_sim.wing.scheduling.config import POLICY_NAMES, TAIL_DAYS
-from cluster_sim.wing.scheduling.experiments import build_jobs, engine_config, queue_plan, workload_for
+from cluster_sim.wing.scheduling import workload as scheduling_workload
+from cluster_sim.wing.scheduling.experiments import build_jobs, engine_config, queue_plan
+from cluster_sim.wing.scheduling.workload import prepare
 
 #: the capacities of Lab 05's section, and the simulated size issue 12 names
 CAPACITIES = (1.0, 0.8, 0.6, 0.4, 0.2)
@@ -225,15 +283,80 @@ def plain_engine(config: WingConfig, w) -> tuple[float, int, float]:
     return time.perf_counter() - t0, events, time.process_time() - c0
 
 
-def scheduling(jobs_per_day: int, seed: int, capacities=CAPACITIES) -> pd.DataFrame:
-    """Lab 05: every policy at each capacity on one simulated day, each beside a plain engine run."""
+def bench_config(jobs_per_day: int, seed: int = 0, omega_days: float | None = None,
+                 history_days: int | None = None, max_memory_gib: float | None = None) -> WingConfig:
+    """The scheduling section's config: ``WingConfig.paper()`` with one simulated day of ``jobs_per_day`` (a
+    bigger lake on purpose: ``max_jobs`` is raised to fit it) and, if given, another ω, history or memory cap.
+    Anything the config does not allow is refused with its ValueError (naming the field, the value and what is
+    allowed), before anything is built."""
     paper = WingConfig.paper()
-    config = paper.replace(jobs_per_day=jobs_per_day, run_days=1, seed=seed,  # a bigger lake on purpose
-                           max_jobs=max(paper.max_jobs, (paper.history_days + 1 + TAIL_DAYS) * jobs_per_day))
+    if isinstance(jobs_per_day, bool) or not isinstance(jobs_per_day, int):
+        raise ValueError(f"jobs_per_day={jobs_per_day!r} is not allowed: give a whole number of jobs a day "
+                         f"(at least 20, WingConfig.jobs_per_day)")
+    changes = {name: value for name, value in (("omega_days", omega_days), ("history_days", history_days),
+                                               ("max_memory_gib", max_memory_gib)) if value is not None}
+    days = changes.get("history_days", paper.history_days) + 1 + TAIL_DAYS
+    return paper.replace(jobs_per_day=jobs_per_day, run_days=1, seed=seed,
+                         max_jobs=max(paper.max_jobs, days * max(jobs_per_day, 0)), **changes)
+
+
+def window_note(config: WingConfig) -> str:
+    """What the header says about ω and the history when they are not the paper's (a week, two weeks)."""
+    paper = WingConfig.paper()
+    if (config.omega_days, config.history_days) == (paper.omega_days, paper.history_days):
+        return f"ω = {config.omega_days:g} days and {config.history_days} days of history, as in the paper"
+    return (f"ω = {config.omega_days:g} days and {config.history_days} days of history, NOT the paper's "
+            f"ω = {paper.omega_days:g} days and {paper.history_days} days (--omega-days, --history-days). Why: Owl's "
+            f"aggregate within ω is by definition a sum over every (ancestor, descendant) pair within ω, and at the "
+            f"paper's window this lake's closure is estimated at {paper_window_gib(config):.1f} GiB; the shorter "
+            f"window keeps it small, so the scheduling side runs at this size, but the aggregates, Wing's "
+            f"predictions and the Oracles' keys are those of a {config.omega_days:g}-day window, not the paper's")
+
+
+def paper_window_gib(config: WingConfig) -> float:
+    """The estimated memory of ``config`` at the paper's ω and history (a week, two weeks)."""
+    paper = WingConfig.paper()
+    big = config.replace(omega_days=paper.omega_days, history_days=paper.history_days, max_memory_gib=4096.0,
+                         max_jobs=max(config.max_jobs, (paper.history_days + 1 + TAIL_DAYS) * config.jobs_per_day))
+    return big.work().gib
+
+
+@contextlib.contextmanager
+def timed_closures():
+    """The CPU seconds of each :func:`owl_closure` that ``prepare`` calls inside the block (the history's, then the
+    Oracles'): a list of (what, seconds), filled as they run. The function is wrapped, not changed."""
+    seen: list[tuple[str, float]] = []
+    inner = scheduling_workload.owl_closure
+
+    def wrapped(*args, **kwargs):
+        out, _, c = cpu_timed(inner, *args, **kwargs)
+        seen.append(("the history's" if not seen else "the Oracles'", c))
+        return out
+    scheduling_workload.owl_closure = wrapped
+    try:
+        yield seen
+    finally:
+        scheduling_workload.owl_closure = inner
+
+
+def scheduling(config: WingConfig, capacities=CAPACITIES) -> pd.DataFrame:
+    """Lab 05: every policy at each capacity on one simulated day of ``config`` (:func:`bench_config`), each
+    beside a plain engine run."""
     work = config.work()
-    print(f"\nLab 05: value-aware scheduling, one simulated day of {jobs_per_day} jobs/day; estimated "
-          f"{work.gib:.1f} GiB ({work.memory_formula}); cap max_memory_gib={config.max_memory_gib:g}")
-    w, t_prep, c_prep = cpu_timed(workload_for, config)
+    print(f"\nLab 05: value-aware scheduling, one simulated day of {config.jobs_per_day} jobs/day; "
+          f"{window_note(config)}")
+    print(f"estimated {work.gib:.1f} GiB ({work.memory_formula}); cap max_memory_gib={config.max_memory_gib:g}; "
+          f"lake generation alone {config.lake_config().work().gib:.1f} GiB (LakeConfig.work); load {load()}")
+    # prepared once here and handed to every run (workload=): workload_for would keep the lake in the
+    # module's memo and return a deep copy of it, twice the memory at this size, for the same runs
+    lake, t_lake, c_lake = cpu_timed(generate_lake, config.lake_config())
+    print(f"lake generated: {len(lake.jobs)} jobs, {len(lake.prov)} ProvRepo rows in {t_lake:.1f} s (CPU "
+          f"{c_lake:.1f} s, peak RSS {peak_rss_gib():.2f} GiB, load {load()})")
+    with timed_closures() as closures:
+        w, t_prep, c_prep = cpu_timed(prepare, config, lake)
+    print(f"prepare (without the lake): {t_prep:.1f} s, CPU {c_prep:.1f} s, of which Owl's closures within ω "
+          + " and ".join(f"{c:.1f} s CPU ({what})" for what, c in closures) + f"; peak RSS {peak_rss_gib():.2f} GiB")
+    t_prep, c_prep = t_prep + t_lake, c_prep + c_lake
     n = len(w.jobs)
     size = "the size issue 12 names" if n >= 0.9 * ISSUE_JOBS else f"issue 12 names about {ISSUE_JOBS} jobs"
     print(f"{n} simulated jobs ({size}); lake and Wing's profiles prepared in {t_prep:.1f} s (CPU {c_prep:.1f} s, "
@@ -247,7 +370,7 @@ def scheduling(jobs_per_day: int, seed: int, capacities=CAPACITIES) -> pd.DataFr
         print(f"{cap:8.1f} {'plain engine':>19} {'':>6} {'':>6} {t_plain:6.2f} s {c_plain:6.2f} s {ev_plain:7d} "
               f"{ev_plain / t_plain:9.0f} {1.0:6.2f}x")
         for p in POLICIES:
-            r, _, c_run = cpu_timed(run, config.replace(capacity=cap, policy=p))
+            r, _, c_run = cpu_timed(run, config.replace(capacity=cap, policy=p), workload=w)
             rows.append({"capacity": cap, "policy": POLICY_NAMES[p], "value_share": r.value_share, "failed": r.failed_jobs,
                          "wall": r.wall_seconds, "cpu": c_run, "events": r.events, "plain": t_plain,
                          "plain_cpu": c_plain, "plain_events": ev_plain})
@@ -267,31 +390,111 @@ def scheduling(jobs_per_day: int, seed: int, capacities=CAPACITIES) -> pd.DataFr
     return t
 
 
+def window_pairs(deps: pd.DataFrame, jobs: pd.DataFrame, omega: float, sources) -> np.ndarray:
+    """For each job of ``sources``, how many (ancestor, descendant) pairs within ω it heads in the closure of
+    ``deps`` (``job`` reads ``depOn``; ``jobs``: ``job``, ``submit``, ``end``): its descendants ``d`` with
+    ``submit[d] <= end + ω``, the keep test of :func:`owl_closure`. A reader is submitted after its input ends,
+    so submits grow along a path and a breadth-first walk may stop at a job past the window. Counts only (one
+    job's descendants at a time), so a sample of ancestors estimates a closure too big to build."""
+    ids = pd.Index(jobs["job"])
+    up, down = ids.get_indexer(deps["depOn"]), ids.get_indexer(deps["job"])
+    ok = (up >= 0) & (down >= 0)
+    order = np.argsort(up[ok], kind="stable")
+    up, down = up[ok][order], down[ok][order]
+    indptr = np.searchsorted(up, np.arange(len(ids) + 1))
+    submit, end = jobs["submit"].to_numpy(float), jobs["end"].to_numpy(float)
+    seen = np.zeros(len(ids), bool)
+    counts = np.zeros(len(sources), np.int64)
+    for i, u in enumerate(ids.get_indexer(pd.Index(sources))):
+        if u < 0:
+            raise ValueError(f"sources holds job {sources[i]!r}, which is not in jobs: give jobs of the table")
+        limit, frontier, reached = end[u] + omega, np.array([u]), []
+        while frontier.size:
+            lo, n = indptr[frontier], indptr[frontier + 1] - indptr[frontier]
+            kids = np.unique(down[np.repeat(lo - np.r_[0, n.cumsum()[:-1]], n) + np.arange(n.sum())])
+            frontier = kids[~seen[kids] & (submit[kids] <= limit)]
+            seen[frontier] = True
+            reached.append(frontier)
+        done = np.concatenate(reached)
+        counts[i] = len(done)
+        seen[done] = False
+    return counts
+
+
+def window_pairs_section(jobs_per_day: int, seed: int, history_days: int, omegas, samples: int) -> None:
+    """The history's closure within each ω of ``omegas`` at ``jobs_per_day``, estimated from ``samples`` ancestors
+    drawn at random (:func:`window_pairs`): what ``prepare`` would build, counted without building it."""
+    config = bench_config(jobs_per_day, seed, min(omegas), history_days, 4096.0)  # nothing of the closure is held
+    lake, _, c_lake = cpu_timed(generate_lake, config.lake_config())
+    rs = config.run_start
+    prov_h = lake.prov[lake.prov["time"] < rs]
+    hist = lake.jobs[lake.jobs["end"] < rs].reset_index(drop=True)
+    deps = single_hop(prov_h)
+    deps = deps[deps["job"].isin(hist["job"])][["job", "depOn"]].drop_duplicates()
+    print(f"\nthe history's closure within ω, sampled: {jobs_per_day} jobs a day, {history_days} days of history, "
+          f"seed {seed}: {len(hist)} history jobs, {len(deps)} dependencies (lake CPU {c_lake:.1f} s, peak RSS "
+          f"{peak_rss_gib():.2f} GiB, load {load()})")
+    sources = np.random.default_rng(seed).choice(hist["job"].to_numpy(), size=min(samples, len(hist)), replace=False)
+    for om in omegas:
+        counts, _, c = cpu_timed(window_pairs, deps, hist, om * DAY, sources)
+        mean, half = counts.mean(), 1.96 * counts.std(ddof=1) / math.sqrt(len(counts))
+        est = config.replace(omega_days=om, history_days=history_days, max_memory_gib=4096.0)
+        per_job = closure_pairs_per_job(jobs_per_day, om, config.orgs)
+        print(f"ω {om:g} days: {mean:.0f} ± {half:.0f} pairs a history job (95 %, {len(counts)} sampled; largest "
+              f"{counts.max()}), about {count(mean * len(hist))} pairs in all [{count((mean - half) * len(hist))}, "
+              f"{count((mean + half) * len(hist))}]; the estimate {per_job:.0f} a job (the fit {per_job / PAIRS_ENVELOPE:.0f}), "
+              f"{est.work().gib:.1f} GiB; CPU {c:.1f} s")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="a tenth of a paper-scale day (4k jobs)")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--part", choices=("all", "pipeline", "scheduling"), default="all",
-                    help="Lab 04's pipeline, Lab 05's scheduling section, or both")
+    ap.add_argument("--part", choices=("all", "pipeline", "scheduling", "window-pairs"), default="all",
+                    help="Lab 04's pipeline, Lab 05's scheduling section, or both; or the history's closure "
+                         "within ω sampled (window-pairs: --sched-jobs-per-day, --history-days, --omegas)")
+    ap.add_argument("--omegas", default="1,3.5,7", help="window-pairs: the ω to count, in days (default %(default)s)")
+    ap.add_argument("--samples", type=int, default=10_000, help="window-pairs: ancestors sampled (default %(default)s)")
     ap.add_argument("--sched-jobs-per-day", type=int, default=None,
-                    help="lake size of the scheduling section (default 5000, --quick 300)")
+                    help="lake size of the scheduling section (default 5000, --quick 300) and of window-pairs (default 40000)")
     ap.add_argument("--capacities", default=",".join(f"{c:g}" for c in CAPACITIES),
                     help="capacities of the scheduling section, comma-separated (default %(default)s)")
+    ap.add_argument("--omega-days", type=float, default=None,
+                    help="ω of the scheduling section, in days (default the paper's 7; WingConfig allows 0.25-7 "
+                         "and at most half of the history): a 40k-job day fits this machine only with a short ω")
+    ap.add_argument("--history-days", type=int, default=None,
+                    help="days of history of the scheduling section (default the paper's 14; WingConfig allows 7-28)")
+    ap.add_argument("--max-memory-gib", type=float, default=None,
+                    help="raise WingConfig's memory cap (default 8 GiB) on purpose for a bigger run")
     args = ap.parse_args()
     if args.part in ("all", "pipeline"):
         pipeline_section(args.quick, args.seed)
+    if args.part == "window-pairs":
+        try:
+            try:
+                omegas = tuple(float(o) for o in args.omegas.split(","))
+            except ValueError:
+                raise ValueError(f"--omegas={args.omegas!r} is not allowed: give days (0.25-7) separated by commas")
+            history = 14 if args.history_days is None else args.history_days
+            for om in omegas:  # each ω as the config allows it, before the lake is built
+                bench_config(args.sched_jobs_per_day or 40_000, args.seed, om, history, 4096.0)
+            if args.samples < 2:
+                raise ValueError(f"--samples={args.samples} is not allowed: give at least 2 (an interval needs two)")
+        except ValueError as e:
+            raise SystemExit(f"refused: {e}")
+        window_pairs_section(args.sched_jobs_per_day or 40_000, args.seed, history, omegas, args.samples)
     if args.part in ("all", "scheduling"):
         per_day = args.sched_jobs_per_day or (300 if args.quick else ISSUE_JOBS)
-        if per_day < 20:
-            raise SystemExit(f"--sched-jobs-per-day={per_day} is not allowed: need at least 20 (WingConfig.jobs_per_day)")
         try:
             capacities = tuple(float(c) for c in args.capacities.split(","))
         except ValueError:
             raise SystemExit(f"--capacities={args.capacities!r} is not allowed: give numbers in (0, 1] separated by commas")
-        try:
-            scheduling(per_day, args.seed, capacities)
-        except ValueError as e:  # a size over the config's caps is refused before anything is built
+        try:  # a size over the config's caps, or a window it does not allow, is refused before anything is built
+            config = bench_config(per_day, args.seed, args.omega_days, args.history_days, args.max_memory_gib)
+            config.replace(capacity=min(capacities)).replace(capacity=max(capacities))
+        except ValueError as e:
             raise SystemExit(f"refused: {e}")
+        scheduling(config, capacities)
 
 
 def pipeline_section(quick: bool, seed: int) -> None:

@@ -29,11 +29,15 @@ machine at a load average of 20, which is what the notebook's timing line shows 
 
 from __future__ import annotations
 
+import dataclasses
+
+import numpy as np
 import pandas as pd
 
 from .. import claims as _claims
 from .config import SWITCHES, CapstoneConfig
-from .experiments import ablation, arm_name, arms
+from ..sweep import run_grid
+from .experiments import CapstoneResult, ablation, arm_name, arms, metrics_of, plans_of, run
 
 LAB = "10"
 POOL_SIZES = {"ci": 8, "default": 6, "paper": 3}
@@ -158,11 +162,57 @@ def pool_size_for(config: CapstoneConfig) -> int:
     return POOL_SIZES.get(name, POOL_SIZES["ci"])
 
 
-def claims_frame(config: CapstoneConfig, *, pool_size: int | None = None, client=None, cache=None) -> pd.DataFrame:
-    """The ablation over the claims' pool: one row per arm and seed."""
+def claims_frame(config: CapstoneConfig, *, pool_size: int | None = None, client=None, cache=None,
+                 results=()) -> pd.DataFrame:
+    """The ablation over the claims' pool: one row per arm and seed.
+
+    ``results``: days the notebook already ran (:func:`~cluster_sim.capstone.experiments.run`) on one of the pool's
+    arms, e.g. its example with every mechanism on at ``config.seed``: their metrics are read instead of running
+    them again (the same frame: a run is deterministic). A run of any other config is refused."""
     base = config.replace(**{s: False for s in SWITCHES})
     size = pool_size_for(config) if pool_size is None else pool_size
-    return ablation(base, _claims.pool(config.seed, size), points=claim_arms(), client=client, cache=cache)
+    seeds = _claims.pool(config.seed, size)
+    given = _given_runs(base, seeds, results)
+    if not given:
+        return ablation(base, seeds, points=claim_arms(), client=client, cache=cache)
+    # the other (arm, seed) pairs through run_grid, each point naming its seed; then every row in ablation's order
+    # (arm by arm, the seed fastest) and columns (the switches and raa, the seed, the metrics, the other fields)
+    points = claim_arms()
+    runs = [(k, seed) for k in range(len(points)) for seed in seeds]
+    rows = {(k, seed): _row(c, given[c]) for k, seed in runs if (c := base.replace(**points[k], seed=seed)) in given}
+    rest = [(k, seed) for k, seed in runs if (k, seed) not in rows]
+    frame = run_grid(run, base, [{**points[k], "seed": seed} for k, seed in rest], metrics=metrics_of, client=client,
+                     cache=cache, group=plans_of)
+    rows.update(zip(rest, frame.to_dict("records")))
+    lead = list(dict.fromkeys(key for point in points for key in point)) + ["seed"]
+    out = pd.DataFrame([rows[r] for r in runs])
+    out = out[lead + [k for k in frame.columns if k not in lead]]
+    out.insert(0, "arm", [arm_name(row) for row in out[[*SWITCHES, "raa"]].to_dict("records")])
+    return out
+
+
+def _row(config: CapstoneConfig, result: CapstoneResult) -> dict:
+    """A given run's row as run_grid makes one: the config's fields and the metrics, numpy scalars as Python's."""
+    values = {str(k): v.item() if isinstance(v, np.generic) else v for k, v in metrics_of(result).items()}
+    return {f.name: getattr(config, f.name) for f in dataclasses.fields(config)} | values
+
+
+def _given_runs(base: CapstoneConfig, seeds: list, results) -> dict:
+    """``results`` by config, each checked to be a day of one of the claims' arms at a seed of the pool."""
+    if isinstance(results, CapstoneResult) or not hasattr(results, "__iter__"):
+        raise ValueError(f"results={type(results).__name__} is not allowed: give a tuple of the runs the notebook "
+                         "made (e.g. (example,)), or () for none")
+    allowed = {base.replace(**arm, seed=seed) for arm in claim_arms() for seed in seeds}
+    given = {}
+    for r in results:
+        if not isinstance(r, CapstoneResult):
+            raise ValueError(f"results holds a {type(r).__name__}: give what cluster_sim.capstone.run returned")
+        if r.config not in allowed:
+            raise ValueError(f"results holds the run of a config that is none of the claims' arms at seeds "
+                             f"{seeds[0]}-{seeds[-1]} (seed {r.config.seed}): the claims read only their own runs; "
+                             "give those, or leave them out")
+        given[r.config] = r
+    return given
 
 
 def claims_table(config: CapstoneConfig, *, pool_size: int | None = None, client=None, cache=None,

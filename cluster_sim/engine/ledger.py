@@ -35,24 +35,43 @@ Example
 from __future__ import annotations
 
 import heapq
+from operator import attrgetter
 
 import numpy as np
 
 from ..validate import whole_numbers
 
 
-class Hold:
-    """Resources held on one machine until ``finish`` by ``owner`` (released by the ledger)."""
+class Hold(float):
+    """Resources held on one machine until ``finish`` by ``owner`` (released by the ledger).
 
-    __slots__ = ("owner", "machine", "demand", "finish", "visible", "queue")
+    A hold *is* its release time (a float subclass: ``float(hold) == hold.finish``), so the ledger's heap of
+    holds compares plain floats, in C: a heap of (time, seq, hold) tuples compared twice as slowly, and a heap of
+    bare times needed a dict from each time to its holds, whose look-ups cost as much again at every commit and
+    release (a paper-scale RMiner run has 40,000 running tasks and 2.5 million of each). Only the heap compares
+    holds; everything else tells them apart by identity. ``seq`` orders holds due at the same time (the first
+    made goes first); ``live`` is False once released early (killed, evicted), until the heap reaches it."""
 
-    def __init__(self, owner, machine: int, demand, finish: float, visible: bool, queue):
+    __slots__ = ("owner", "machine", "demand", "finish", "visible", "queue", "seq", "live")
+
+    def __new__(cls, owner, machine: int, demand, finish: float, visible: bool, queue, seq: int = 0,
+                live: bool = True):
+        self = float.__new__(cls, finish)
         self.owner, self.machine, self.demand = owner, machine, demand
         self.finish, self.visible, self.queue = finish, visible, queue
+        self.seq, self.live = seq, live
+        return self
+
+    def __reduce__(self):  # pickle and copy by the fields (a float's own reduction knows only the value)
+        return (Hold, (self.owner, self.machine, self.demand, self.finish, self.visible, self.queue, self.seq,
+                       self.live))
 
     def __repr__(self) -> str:
         kind = "" if self.visible else ", hidden"
         return f"Hold({self.owner!r}, machine {self.machine}, {list(self.demand)} until {self.finish:g}{kind})"
+
+
+_made = attrgetter("seq")  # the order holds were made in
 
 
 class ResourceLedger:
@@ -80,12 +99,11 @@ class ResourceLedger:
         self._queue_rows: dict = {}  # queue -> a memoryview of its queue_used vector (written element by element)
         # queues whose queue_used changed since their reader (the capacity scheduler) last emptied this set
         self.queues_changed: set = set()
-        # When holds come due: a heap of bare release times (one per hold; a float heap compares about
-        # twice as fast as one of (time, seq, hold) tuples, and there is one push and one pop per task)
-        # and the holds due at each time, one or a list in the order they were made (the tie order).
-        # Holds released early (killed, evicted) stay in both until their time and are skipped then.
-        self._heap: list[float] = []
-        self._due: dict = {}
+        # When holds come due: a heap of the holds themselves, each a float (its release time, see Hold);
+        # holds due at the same time come out in the order they were made (``seq``). Holds released early
+        # (killed, evicted) stay in the heap until their time and are skipped then.
+        self._heap: list[Hold] = []
+        self._seq = 0
         self._live: dict = {}  # owner -> its current hold
 
     def _views(self) -> None:
@@ -212,17 +230,10 @@ class ResourceLedger:
             for r, d in enumerate(demand):  # the vector's own memory: numpy's += of a tuple cost 4x more a commit
                 row[r] += d
             self.queues_changed.add(queue)
-        hold = Hold(owner, machine, demand, until, visible, queue)
+        hold = Hold(owner, machine, demand, until, visible, queue, self._seq)
+        self._seq += 1
         self._live[owner] = hold
-        heapq.heappush(self._heap, until)
-        due = self._due
-        earlier = due.get(until)
-        if earlier is None:
-            due[until] = hold
-        elif type(earlier) is list:
-            earlier.append(hold)
-        else:
-            due[until] = [earlier, hold]
+        heapq.heappush(self._heap, hold)
         return hold
 
     def hold(self, machine: int, demand, until: float, owner, *, visible: bool = True, queue=None) -> Hold:
@@ -242,6 +253,7 @@ class ResourceLedger:
         hold = self._live.pop(owner, None)
         if hold is None:
             raise ValueError(f"{owner!r} holds nothing in the ledger")
+        hold.live = False  # its heap entry is skipped when it comes due
         self._give_back(hold)
         return hold
 
@@ -267,27 +279,28 @@ class ResourceLedger:
     def next_release_time(self) -> float:
         """When the next hold comes due: a lower bound, as an entry released early (killed,
         evicted) stays in the heap until its time; :meth:`pop_due` skips it then."""
-        return self._heap[0] if self._heap else float("inf")
+        return float(self._heap[0]) if self._heap else float("inf")
 
     def pop_due(self, t: float):
         """Release every hold due by ``t``, in finish order, and yield each (the caller updates its
         owner's state: the ledger only keeps the numbers)."""
-        heap, due, live = self._heap, self._due, self._live
+        heap, live = self._heap, self._live
         while heap and heap[0] <= t:
-            when = heapq.heappop(heap)
-            hold = due[when]
-            if type(hold) is list:  # several due at this time: the first made goes first
-                holds = hold
-                hold = holds.pop(0)
-                if not holds:
-                    del due[when]
+            hold = heapq.heappop(heap)
+            if heap and heap[0] == hold:  # several due at this very time: the first made goes first
+                ties = [hold]
+                while heap and heap[0] == hold:
+                    ties.append(heapq.heappop(heap))
+                ties.sort(key=_made)
             else:
-                del due[when]
-            if live.get(hold.owner) is not hold:
-                continue  # released early (killed, evicted, migrated)
-            del live[hold.owner]
-            self._give_back(hold)
-            yield hold
+                ties = (hold,)
+            for hold in ties:
+                if not hold.live:
+                    continue  # released early (killed, evicted, migrated)
+                hold.live = False
+                del live[hold.owner]
+                self._give_back(hold)
+                yield hold
 
     def holds(self) -> list[Hold]:
         """The live holds (not yet released)."""

@@ -215,6 +215,7 @@ class ClusterModel(mesa.Model):
         self.machines = [Machine(self, i, int(types[i]), self.speed[i]) for i in range(n)]
         # distinct capacity rows, to tell at arrival whether a task can fit anywhere at all
         self._capacity_rows = np.unique(capacity, axis=0)
+        self._capacity_row = self._capacity_rows[0].tolist()  # the one row, when every machine is alike
         self.policy = policy or POLICIES[config.placement]
         if jobs is not None:
             self._refuse_impossible(jobs)
@@ -338,7 +339,8 @@ class ClusterModel(mesa.Model):
         t = self.time + after if at is None else at
         if t < self.time:
             raise ValueError(f"schedule_batched at={t!r} is not allowed: it is before now ({self.time!r})")
-        entry = (t, priority.value, next(self._ids), call)
+        # int(): Priority is an IntEnum, and its .value is a Python-level property (a fifth of this call)
+        entry = (t, int(priority), next(self._ids), call)
         heapq.heappush(self._batched, entry)
         pump = self._pump_event
         if pump is False:
@@ -488,11 +490,25 @@ class ClusterModel(mesa.Model):
         """``(task, reason)`` for the first task of ``job`` that no machine could ever hold, or None."""
         rows = self._capacity_rows  # distinct machine capacities: few, so compare all at once
         if len(rows) == 1:  # one kind of machine: a plain loop, as this runs at every arrival
-            cap = rows[0].tolist()
-            # each distinct demand tested once (a job's tasks mostly ask alike: a gang of hundreds is one test)
-            if all(d <= c for demand in {t.demand for s in job.stages for t in s.tasks} for d, c in zip(demand, cap)):
+            cap = self._capacity_row
+            passed = None  # the last demand that fits: a job's tasks mostly share one demand tuple (the
+            task = None    # workload's), so most tasks cost an identity test, not a set of demands per job
+            for s in job.stages:
+                for t in s.tasks:
+                    demand = t.demand
+                    if demand is passed:
+                        continue
+                    for d, c in zip(demand, cap):
+                        if d > c:
+                            task = t
+                            break
+                    if task is not None:
+                        break
+                    passed = demand
+                if task is not None:
+                    break
+            if task is None:
                 return None
-            task = next(t for s in job.stages for t in s.tasks if any(d > c for d, c in zip(t.demand, cap)))
         else:
             demands = np.array([t.demand for s in job.stages for t in s.tasks], dtype=np.int64)
             fits_some = (demands[:, None, :] <= rows[None, :, :]).all(axis=2).any(axis=1)

@@ -16,6 +16,7 @@ Everything is event time on Mesa's clock; all randomness comes from the config's
 from __future__ import annotations
 
 import math
+from array import array
 
 import numpy as np
 
@@ -24,7 +25,7 @@ from ..engine.agents import BLOCKED, PLACED
 from ..engine.workload import KILLED, RUNNING
 from .config import RMinerConfig
 from .eviction import conflict_victims
-from .measure import ShadowMeter
+from .measure import ShadowMeter, cumsum_by
 from .placement import UniformBuffer, probe_random_fit
 from .rm_filter import FilterFactors, RMFilter
 from .rm_scheduler import NORMAL, SHADOW, rm_choice
@@ -91,37 +92,67 @@ class ShadowProbe:
         self.csv = model.csv
         self.active = cfg.update_delay > 0  # fresh views: nothing is ever invisible
         n, r = self.csv.ledger.capacity.shape
-        self.meter = ShadowMeter(n, r, survival_span=max(cfg.shadow_period(), 1e-9))
+        self._meter = ShadowMeter(n, r, survival_span=max(cfg.shadow_period(), 1e-9))
         self.staggered = cfg.view_refresh == "staggered"
         self.event_log: list | None = None  # (t, kind, machine, amount) when a lab records a trace
         # the shadow as a step function, for figures (not at paper scale)
         self.series = StepIntegral(record=True) if (record_series and self.active) else None
+        # Commits and releases since the meter was last fed (their times, machines - a commit's as ~machine -
+        # and demands, in C arrays: numpy reads them without a copy), and the CSV's free resources then: the meter
+        # is fed them in one batch (ShadowMeter.feed, the same numbers) when it is read or a view is refreshed,
+        # as feeding each one was a fifth of a paper-scale run.
+        self._new_log()
+        self._free_fed = self.csv.ledger.free
 
-    def _record(self, t: float) -> None:
-        if self.series is not None:
-            self.series.set(t, self.meter.shadow_of(0))
+    def _new_log(self) -> None:
+        self._times, self._machines, self._amounts = array("d"), array("q"), array("q")
+
+    @property
+    def meter(self) -> ShadowMeter:
+        """The shadow meter, up to date with every commit and release so far."""
+        self._feed()
+        return self._meter
+
+    def _feed(self) -> None:
+        """Feed the meter the events since it was last fed: each machine's CSV free row after each event is its
+        row at the last feed plus what its events since gave back and took (the ledger's free now, checked)."""
+        if not self._times:
+            return
+        t = np.frombuffer(self._times, dtype=np.float64)
+        coded = np.frombuffer(self._machines, dtype=np.int64)
+        demand = np.frombuffer(self._amounts, dtype=np.int64).reshape(len(t), -1)
+        self._new_log()  # the arrays above keep the old ones alive
+        released = coded >= 0
+        machine = np.where(released, coded, ~coded)
+        change = np.where(released[:, None], demand, -demand)
+        free_after = self._free_fed[machine] + cumsum_by(machine, change)
+        free_now = self.csv.ledger.free
+        np.add.at(self._free_fed, machine, change)
+        if not np.array_equal(self._free_fed, free_now):
+            m = int(np.argwhere((self._free_fed != free_now).any(axis=1))[0][0])
+            raise AssertionError(f"machine {m}'s free resources changed without a commit or release the shadow probe "
+                                 f"was told of: {self._free_fed[m].tolist()} from its events, {free_now[m].tolist()} "
+                                 "in the ledger")
+        shadow = self._meter.feed(t, machine, demand, free_after, released)
+        if self.series is not None:  # the step series, event by event as before (ci and default runs)
+            for when, s in zip(t.tolist(), shadow[:, 0].tolist()):
+                self.series.set(when, s)
 
     def on_release(self, task, t: float) -> None:
-        m = task.machine
         if self.event_log is not None:
-            self.event_log.append((t, "release", m, tuple(task.demand)))
+            self.event_log.append((t, "release", task.machine, tuple(task.demand)))
         if self.active:
-            self.meter.release(t, m, task.demand, self.csv.ledger.row(m))
-            if self.series is not None:
-                self._record(t)
+            self._times.append(t)
+            self._machines.append(task.machine)
+            self._amounts.extend(task.demand)
 
     def on_commit(self, task, t: float) -> None:
-        m = task.machine
         if self.event_log is not None:
-            self.event_log.append((t, "alloc", m, tuple(task.demand)))
+            self.event_log.append((t, "alloc", task.machine, tuple(task.demand)))
         if self.active:
-            meter = self.meter
-            if meter.has_released(m):  # otherwise the allocation cannot touch the shadow
-                meter.allocate(t, m, self.csv.ledger.row(m))
-            else:
-                meter.advance(t)
-            if self.series is not None:
-                self._record(t)
+            self._times.append(t)
+            self._machines.append(~task.machine)
+            self._amounts.extend(task.demand)
 
     def on_sync(self, view, t: float) -> None:
         # a synchronous refresh calls this once per view at the same time: the first one counts
@@ -129,13 +160,16 @@ class ShadowProbe:
             return
         if self.event_log is not None:
             self.event_log.append((t, "sync", -1, ()))
-        self.meter.sync(t)
-        self._record(t)
+        meter = self.meter
+        meter.sync(t)
+        if self.series is not None:
+            self.series.set(t, meter.shadow_of(0))
 
     def integral(self, t: float) -> np.ndarray:
         """Time integral of the shadow per resource up to ``t``."""
-        self.meter.advance(t)
-        return self.meter.integral
+        meter = self.meter
+        meter.advance(t)
+        return meter.integral
 
 
 class RMScheduler(Scheduler):
@@ -447,9 +481,11 @@ class RMinerModel(ClusterModel):
         if left is None:  # the job's first start (n_tasks sums over its stages: not at every start)
             left = job.n_tasks
         left -= 1
-        self._unstarted[job.id] = left
         if left == 0:
             self.job_scheduled_at[job.id] = self.time
+            self._unstarted.pop(job.id, None)  # only jobs still starting are kept: the dict stays small
+        else:
+            self._unstarted[job.id] = left
 
     # ---- invariants -----------------------------------------------------------------------------
     def check_invariants(self) -> None:

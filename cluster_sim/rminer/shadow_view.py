@@ -135,10 +135,15 @@ class ShadowResourceManager:
         """Lines 10-14: idle shadow becomes visible; indexes with nothing occupied are removed."""
         self.epoch += 1
         self.next_update = float(next_update)
-        for m in list(self.live):
-            self.available[m] = 0
-            if not self.occupied[m].any():
-                self._drop(m)
+        if not self.live:
+            return
+        # all live indexes at once: between two updates most machines release something (1,500 row operations
+        # in a loop, twice a simulated second, were 2% of a paper-scale run)
+        live = np.fromiter(self.live, dtype=np.intp, count=len(self.live))
+        self.available[live] = 0
+        idle = live[~self.occupied[live].any(axis=1)]
+        self.shadow_id[idle] = -1  # _drop, for every index with nothing occupied
+        self.live.difference_update(idle.tolist())
 
     def _drop(self, machine: int) -> None:
         self.shadow_id[machine] = -1

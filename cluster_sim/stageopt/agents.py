@@ -135,5 +135,10 @@ def lab_cluster_config(seed: int) -> ClusterConfig:
 
 
 def planner_stage_latencies(config: ClusterConfig) -> dict[str, pd.Series]:
-    """The completed stages' latencies with Fuxi and with IPA placing the same cluster's stages."""
-    return {planner: stage_latencies(run_cluster(config, planner)) for planner in ("fuxi", "ipa")}
+    """The completed stages' latencies with Fuxi and with IPA placing the same cluster's stages. Each series is
+    labelled with the run that made it (``attrs["made by"]``), so that Lab 06's claims can read the notebook's Mesa
+    run of its own seed instead of running it again (:func:`cluster_sim.stageopt.claims.claims_table`'s ``results``)."""
+    out = {planner: stage_latencies(run_cluster(config, planner)) for planner in ("fuxi", "ipa")}
+    for series in out.values():
+        series.attrs["made by"] = ("planner_stage_latencies", config)
+    return out

@@ -134,7 +134,7 @@ def _placement_metrics(config: PlacementConfig, made: dict) -> dict[str, float]:
         metrics = trained_model(config.seed, config.train_stages, config.levels, config.trace_noise, config.max_iter,
                                 ABLATIONS[name])[1]
         out[f"WMAPE {name}"] = float(metrics["WMAPE"])
-    mesa = planner_stage_latencies(lab_cluster_config(config.seed))
+    mesa = made.get("planner_stage_latencies") or planner_stage_latencies(lab_cluster_config(config.seed))
     out["Mesa Fuxi stage latency"] = float(mesa["fuxi"].mean())
     out["Mesa IPA stage latency"] = float(mesa["ipa"].mean())
     return out
@@ -293,7 +293,7 @@ def _resource_plan_metrics(config: ResourcePlanConfig, made: dict) -> dict[str, 
 _LABS = {PlacementConfig: ("06", placement_study, PLACEMENT_CLAIMS),
          ResourcePlanConfig: ("07", resource_plan_study, RESOURCE_PLAN_CLAIMS)}
 #: per lab: the study reading what was made, and the experiments of a seed a notebook may hand the claims
-_MADE = {PlacementConfig: (_placement_metrics, ("run_placement",)),
+_MADE = {PlacementConfig: (_placement_metrics, ("run_placement", "planner_stage_latencies")),
          ResourcePlanConfig: (_resource_plan_metrics, ("run_resource_plans", "run_raa_choices", "run_baselines",
                                                        "run_model_accuracy"))}
 
@@ -325,7 +325,8 @@ def claims_table(config, *, pool_size: int | None = None, client=None, cache=Non
 
     ``pool_size`` defaults to the preset's (:data:`POOL_SIZES`); ``client`` and ``cache`` go to
     :func:`cluster_sim.sweep.run_grid`. ``results``: what the notebook already ran on ``config`` itself (its
-    seed is the pool's first): Lab 06's :func:`.experiments.run_placement` result; Lab 07's
+    seed is the pool's first): Lab 06's :func:`.experiments.run_placement` result and the Mesa run's latencies
+    (:func:`.agents.planner_stage_latencies` of ``lab_cluster_config(config.seed)``); Lab 07's
     :func:`.experiments.run_resource_plans` result and the tables of ``run_raa_choices``, ``run_baselines`` and
     ``run_model_accuracy``. They are read instead of run again (the same numbers: the experiments are
     deterministic, but for their wall-clock solve times); what is not given is run. A result of another config
@@ -354,17 +355,25 @@ def _made(config, results) -> dict:
     allowed = _MADE[type(config)][1]
     made = {}
     for r in results:
+        expected = config
         if isinstance(r, (PlacementResult, ResourcePlanResult)):
             name, made_on = ("run_placement" if isinstance(r, PlacementResult) else "run_resource_plans"), r.config
         elif isinstance(r, pd.DataFrame) and "made by" in r.attrs:
             name, made_on = r.attrs["made by"]
+        elif isinstance(r, dict) and r and all(isinstance(v, pd.Series) and "made by" in v.attrs for v in r.values()):
+            # the Mesa run's stage latencies, one series per planner, all of one run
+            labels = [v.attrs["made by"] for v in r.values()]
+            if any(label != labels[0] for label in labels):
+                raise ValueError("results holds a dict of series from different runs: give what one call of "
+                                 "planner_stage_latencies returned")
+            (name, made_on), expected = labels[0], lab_cluster_config(config.seed)
         else:
             raise ValueError(f"results holds a {type(r).__name__} that no experiment of this lab made: give "
                              f"what {', '.join(allowed)} returned")
         if name not in allowed:
             raise ValueError(f"results holds the result of {name}, which is not a Lab {_lab(config)[0]} experiment: "
                              f"give what {', '.join(allowed)} returned")
-        if made_on != config:
+        if made_on != expected:
             raise ValueError(f"results holds {name}'s result for another config (seed {made_on.seed}): the claims "
                              "read only what was run on config itself; give its results or leave them out")
         made[name] = r

@@ -124,7 +124,7 @@ def statistics_of(config: LakeConfig) -> dict[str, float]:
     return lake_statistics(generate_lake(config))
 
 
-def calibration_table(config: LakeConfig, seeds, *, client=None, cache=None) -> pd.DataFrame:
+def calibration_table(config: LakeConfig, seeds, *, client=None, cache=None, lakes=()) -> pd.DataFrame:
     """:func:`lake_statistics` of ``config``'s lake at each of ``seeds``, beside the paper's.
 
     One row per statistic: the paper's value and source, the band the mean must fall in (None for
@@ -132,7 +132,9 @@ def calibration_table(config: LakeConfig, seeds, *, client=None, cache=None) -> 
     ``within`` (the mean inside the band). The per-seed values are in ``attrs["per_seed"]``. The
     seeds' lakes go through :func:`cluster_sim.sweep.run_grid` (``client`` and ``cache`` go to it):
     cached, and on two Dask workers when they would take over a minute (a paper-scale lake takes
-    seconds to generate and to measure)."""
+    seconds to generate and to measure). ``lakes``: lakes already generated for some of the seeds (Lab 05's
+    claims prepared them: :func:`cluster_sim.wing.scheduling.experiments.remembered_lakes`), measured instead
+    of generated again (the same lake, so the same numbers); a lake of another config or seed is refused."""
     from ..sweep import run_grid
 
     if not isinstance(config, LakeConfig):
@@ -140,7 +142,13 @@ def calibration_table(config: LakeConfig, seeds, *, client=None, cache=None) -> 
     seeds = list(seeds)
     if len(seeds) < 2 or not all(isinstance(s, numbers.Integral) and not isinstance(s, bool) for s in seeds):
         raise ValueError(f"seeds={seeds!r} must be at least two integer seeds (one seed gives no spread)")
-    runs = run_grid(statistics_of, config, {}, seeds=[int(s) for s in seeds], client=client, cache=cache)
+    given = _given_lakes(config, [int(s) for s in seeds], lakes)
+    rest = [int(s) for s in seeds if int(s) not in given]
+    values = {seed: lake_statistics(lake) for seed, lake in given.items()}
+    if rest:
+        runs = run_grid(statistics_of, config, {}, seeds=rest, client=client, cache=cache)
+        values.update(zip(rest, runs.to_dict("records")))
+    runs = pd.DataFrame([values[int(s)] for s in seeds])
     names = list(TARGETS) + list(SHOWN)
     per_seed = pd.DataFrame(runs[names].to_numpy(float), columns=names, index=pd.Index(seeds, name="seed"))
     rows = []
@@ -156,3 +164,19 @@ def calibration_table(config: LakeConfig, seeds, *, client=None, cache=None) -> 
     out = pd.DataFrame(rows).set_index("statistic")
     out.attrs["per_seed"] = per_seed
     return out
+
+
+def _given_lakes(config: LakeConfig, seeds: list[int], lakes) -> dict[int, Lake]:
+    """``lakes`` by seed, each checked to be ``config``'s lake at one of ``seeds``."""
+    if isinstance(lakes, Lake) or not hasattr(lakes, "__iter__"):
+        raise ValueError(f"lakes={type(lakes).__name__} is not allowed: give a list of lakes (e.g. "
+                         "remembered_lakes(config, seeds)), or () for none")
+    given = {}
+    for lake in lakes:
+        if not isinstance(lake, Lake):
+            raise ValueError(f"lakes holds a {type(lake).__name__}: give the Lake objects generate_lake made")
+        if lake.config.seed not in seeds or lake.config != config.replace(seed=lake.config.seed):
+            raise ValueError(f"lakes holds the lake of another config (seed {lake.config.seed}): the calibration "
+                             f"measures config's lakes at seeds {seeds}; give those, or leave them out")
+        given[lake.config.seed] = lake
+    return given

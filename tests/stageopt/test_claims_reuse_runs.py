@@ -63,3 +63,25 @@ def test_results_of_another_config_or_lab_are_refused():
         claims_table(SMALL07, pool_size=2, results=(pd.DataFrame({"x": [1]}),))
     with pytest.raises(ValueError, match="results=DataFrame is not allowed"):
         claims_table(SMALL07, pool_size=2, results=run_baselines(SMALL07))
+
+
+def test_lab06s_claims_read_the_notebooks_mesa_run(monkeypatch):
+    from cluster_sim.stageopt.agents import lab_cluster_config, planner_stage_latencies
+
+    mesa = planner_stage_latencies(lab_cluster_config(SMALL06.seed))
+    result = run_placement(SMALL06)
+    calls = []
+
+    def counting(config):
+        calls.append(config.seed)
+        return planner_stage_latencies(config)
+
+    monkeypatch.setattr(stageopt_claims, "planner_stage_latencies", counting)
+    given = claims_table(SMALL06, pool_size=2, client="inprocess", cache=False, results=(result, mesa))
+    assert calls == [SMALL06.seed + 1]  # the notebook's seed: read, not run
+    _same_table(given, claims_table(SMALL06, pool_size=2, client="inprocess", cache=False))
+    other = planner_stage_latencies(lab_cluster_config(SMALL06.seed + 1))
+    with pytest.raises(ValueError, match=r"results holds planner_stage_latencies's result for another config \(seed 1\)"):
+        claims_table(SMALL06, pool_size=2, results=(other,))
+    with pytest.raises(ValueError, match="results holds the result of planner_stage_latencies, which is not a Lab 07"):
+        claims_table(SMALL07, pool_size=2, results=(mesa,))

@@ -109,3 +109,93 @@ def test_the_doubling_builds_its_joins_a_slice_at_a_time_with_the_same_sums(monk
     for (s1, f1), (s2, f2) in zip(whole, sliced, strict=True):  # and the same sums, bit for bit
         for a, b in zip(list(s1) + list(f1), list(s2) + list(f2)):
             assert np.array_equal(a, b) and a.dtype == b.dtype
+
+
+def _bench_wing():
+    """bench/wing.py as a module (the benchmarks are scripts, not a package)."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+    try:
+        import wing
+    finally:
+        sys.path.pop(0)
+    return wing
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(omega_days=5.0, history_days=7), r"omega_days=5\.0 must be at most half of history_days=7"),
+    (dict(omega_days=1.0, history_days=2), r"history_days=2 is out of range: allowed 7 <= history_days <= 28"),
+    (dict(omega_days=0.1), r"omega_days=0\.1 is out of range: allowed 0\.25 <= omega_days <= 7"),
+    (dict(omega_days=float("nan")), r"omega_days=nan"),
+    (dict(max_memory_gib=0.0), r"max_memory_gib=0\.0 is out of range"),
+    # a shorter window is not a way past the memory cap: 40k a day at ω a day is estimated over 8 GiB
+    (dict(omega_days=1.0, history_days=7), r"max_memory_gib=8 GiB"),
+], ids=["ω over half the history", "history too short", "ω too short", "ω not a number", "no memory",
+        "over the default cap"])
+def test_the_benchs_window_flags_are_refused_before_anything_is_built(nothing_runs, kwargs, match):
+    wing = _bench_wing()
+    with pytest.raises(ValueError, match=match):
+        wing.bench_config(40_000, **kwargs)
+
+
+@pytest.mark.parametrize("jobs_per_day, match", [(10, r"jobs_per_day=10 is out of range: allowed 20 <="),
+                                                  (4e4, r"jobs_per_day=40000\.0 is not allowed: give a whole number"),
+                                                  (True, r"jobs_per_day=True is not allowed")])
+def test_the_benchs_size_is_refused_when_the_config_does_not_allow_it(nothing_runs, jobs_per_day, match):
+    with pytest.raises(ValueError, match=match):
+        _bench_wing().bench_config(jobs_per_day)
+
+
+def test_the_bench_refuses_a_window_flag_on_the_command_line_before_anything_is_built(nothing_runs, monkeypatch):
+    wing = _bench_wing()
+    for name in ("generate_lake", "prepare", "run"):  # the bench's own references too
+        monkeypatch.setattr(wing, name, lab05_workload.generate_lake)
+    for argv, match in ((["--omega-days", "5", "--history-days", "7"], "omega_days=5.0 must be at most half"),
+                        (["--history-days", "2"], "history_days=2 is out of range"),
+                        (["--omega-days", "1", "--history-days", "7", "--capacities", "0.4,1.5"],
+                         "capacity=1.5 is out of range"),
+                        (["--part", "window-pairs", "--omegas", "1,x"], "--omegas='1,x' is not allowed: give days"),
+                        (["--part", "window-pairs", "--omegas", "1,8"], "omega_days=8.0 is out of range"),
+                        (["--part", "window-pairs", "--samples", "1"], "--samples=1 is not allowed")):
+        monkeypatch.setattr("sys.argv", ["wing.py", "--part", "scheduling", "--sched-jobs-per-day", "40000",
+                                         "--max-memory-gib", "16", *argv])
+        with pytest.raises(SystemExit, match=match):
+            wing.main()
+
+
+def test_a_40k_day_at_a_days_window_fits_on_purpose_and_the_header_says_it_is_not_the_papers(nothing_runs):
+    wing = _bench_wing()
+    short = wing.bench_config(40_000, omega_days=1.0, history_days=7, max_memory_gib=16.0)
+    assert (short.jobs_per_day, short.run_days, short.omega_days, short.history_days) == (40_000, 1, 1.0, 7)
+    assert short.work().gib < 16 < wing.paper_window_gib(short)  # the paper's week: about 200 GiB
+    note = wing.window_note(short)
+    assert "NOT the paper's ω = 7 days and 14 days" in note and "1-day window" in note
+    assert "as in the paper" in wing.window_note(wing.bench_config(300))
+
+
+@pytest.mark.parametrize("omega_days", [0.25, 1.0, 3.5])
+def test_the_benchs_window_pairs_count_each_jobs_pairs_of_the_closure(omega_days):
+    # the sampler the bench uses to estimate a closure too big to build: with every job as a source it counts
+    # exactly the pairs within ω that Algorithm 1's table holds, job by job
+    wing = _bench_wing()
+    lake = generate_lake(WingConfig.ci().lake_config())
+    deps = single_hop(lake.prov)
+    table = multi_hop(deps, omega=omega_days * 86400.0, jobs=lake.jobs).table
+    jobs = lake.jobs[["job", "submit", "end"]]
+    counts = wing.window_pairs(deps, jobs, omega_days * 86400.0, jobs["job"].to_numpy())
+    exact = table.groupby("depOn").size().reindex(jobs["job"], fill_value=0).to_numpy()
+    assert counts.sum() > 0 and (counts == exact).all()
+    with pytest.raises(ValueError, match="sources holds job -1, which is not in jobs"):
+        wing.window_pairs(deps, jobs, 86400.0, [-1])
+
+
+def test_the_bench_runs_the_policies_on_its_own_prepared_workload_with_the_same_results():
+    # the bench prepares the day once and hands it to every run (workload=) instead of workload_for's deep copy
+    wing = _bench_wing()
+    config = wing.bench_config(300).replace(capacity=0.4)
+    w = lab05_workload.prepare(config, generate_lake(config.lake_config()))
+    for policy in ("wing_agg", "oracle_wing_agg"):
+        ours = lab05.run(config.replace(policy=policy), workload=w)
+        assert ours.jobs.equals(lab05.run(config.replace(policy=policy)).jobs), policy

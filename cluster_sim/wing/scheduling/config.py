@@ -145,8 +145,9 @@ class WingConfig(Config):
         scheduling``, 174M pairs) peaked at 3.0 GiB of RSS with the lake's rows loaded (estimated 3.1);
         on the lakes before round 8; on round 8's it is estimated at 3.6 GiB (170M pairs).
         ``paper()`` is estimated at 0.7 GiB. The paper's 40,000 jobs a day at 30 organisations (the
-        bench's) is estimated at 202 GiB and refused (10.7 billion pairs over two weeks of history, an
-        extrapolation beyond the 10,000 a day measured, likely short: see ``lake.PAIRS_SCALE``).
+        bench's) is estimated at 202 GiB and refused (10.7 billion pairs over two weeks of history; counted
+        from sampled jobs without building it, 9.3 billion: see ``lake.PAIRS_SCALE``). At ω a day and 7 days
+        of history it is estimated at 12.4 GiB and ran in 2.1 GiB (bench/wing.py's docstring).
         """
         jobs = self.days * self.jobs_per_day
         # the lake and Wing's pipeline (about 0.15 ms a job, plus the closure within ω, which grows faster than
