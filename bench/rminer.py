@@ -82,7 +82,10 @@ process at a time under load 3.3-5 from other sessions: SmartRM now 78.1 s CPU (
 load 3.3-4.3) against the code before 100.9 s (105.7 s user, 1.08 GB, load 3.5-5.1), **1.29x**, the same
 summary; NoRM now 57.4 s CPU (61.9 s user, 1.04 GB, load 3.5-4.1). CPU time itself grows with contention (the old
 code took 78.0 s quietly and 100.9 s at load 4-5), so at 1.29x the quiet SmartRM run would take about 60 s: at
-issue 33's target, not measurably under it (no quiet machine was left to time it on).
+issue 33's target, not measurably under it. Timed quietly after the merge (load 0.3-0.9, one process,
+``--part runs --modes smart,none``): SmartRM 68.7 s CPU (27.4 us a task, peak RSS 1.05 GB), NoRM 51.2 s; the
+same command on the code before, quiet that morning (load 1.0): SmartRM 80.9 s. So quietly 1.18x, and SmartRM is
+still 15 % over the 60 s.
 
 The sweep section runs notebook 08's Fig. 4 sweep at the paper preset (15 NoRM runs of 200 machines,
 300 s) through ``run_grid`` in this process and then on a Dask LocalCluster of every usable core (what
