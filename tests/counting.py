@@ -7,8 +7,8 @@ from __future__ import annotations
 import sys
 
 
-def python_calls(model, end) -> int:
-    """Python-level calls (functions of Python code and of C) made while running ``model`` to ``end``."""
+def calls_made(fn, *args) -> int:
+    """Python-level calls (functions of Python code and of C, numpy's included) made by ``fn(*args)``."""
     calls = 0
 
     def count(frame, event, arg):
@@ -18,7 +18,12 @@ def python_calls(model, end) -> int:
 
     sys.setprofile(count)
     try:
-        model.run_until(end)
+        fn(*args)
     finally:
         sys.setprofile(None)
     return calls
+
+
+def python_calls(model, end) -> int:
+    """Python-level calls made while running ``model`` to ``end``."""
+    return calls_made(model.run_until, end)

@@ -13,23 +13,7 @@ import numpy as np
 import pytest
 
 from cluster_sim.rminer.rm_scheduler import rm_choice
-
-
-def calls_made(fn, *args) -> int:
-    """Python-level calls (of Python functions and of C ones, numpy's included) made by ``fn(*args)``."""
-    calls = 0
-
-    def count(frame, event, arg):
-        nonlocal calls
-        if event in ("call", "c_call"):
-            calls += 1
-
-    sys.setprofile(count)
-    try:
-        fn(*args)
-    finally:
-        sys.setprofile(None)
-    return calls
+from counting import calls_made
 
 
 def paper_sized_shadow(seed=0):
