@@ -1,5 +1,6 @@
 """The ablation frames tests/capstone/ablation_golden.json records (claim arms, two seeds, ci and default), with
-floats as hex so equality is bit for bit. Regenerate only for a change meant to change results:
+floats as hex; tests/capstone/test_capstone.py compares them up to rounding, since their last bits depend on the
+CPU. Regenerate only for a change meant to change results:
 ``python -m tests.capstone.ablation_golden`` from the repository."""
 
 from __future__ import annotations
