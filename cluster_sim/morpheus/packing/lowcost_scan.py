@@ -57,6 +57,9 @@ TABLE_LIMIT = 1 << 22
 # a stage is placed with one sort when its steps x full gangs are at most this many (the sort's arrays
 # grow as rows x steps x gangs), else gang by gang (as is every stage when the cost table is not built)
 SORT_LIMIT = 1 << 14
+# ... and when its gang size's grid (window steps x gang counts, see _GangGrid) holds at most this many cells:
+# the grid's distances take up to gang counts + 1 passes over it
+GRID_LIMIT = 1 << 16
 
 
 class Scan(NamedTuple):
@@ -262,7 +265,8 @@ def scan_end_points(L, C, z, xmax_w, demands, gangs, pos, ends) -> Scan:
     W = L.shape[1]
     Kp = len(pos)
     csum = np.cumsum([demands[k] for k in pos])
-    cost = _cost_function(L, C, z, max(demands[k] for k in pos))
+    most = max(demands[k] for k in pos)
+    cost = _cost_function(L, C, z, most)
     ids = np.arange(ends.size)              # row -> index into ends; failed rows leave between stages
     tau_r = ends.copy()
     failed_at = np.full(ends.size, -1)      # the stage where a row failed and how many it had placed
@@ -308,7 +312,7 @@ def scan_end_points(L, C, z, xmax_w, demands, gangs, pos, ends) -> Scan:
                 # local step u is tau_r - u; outside the interval the sentinel step W, where nothing fits
                 tq = np.where(uu < length[:, None], tau_r[:, None] - uu, W)
                 xm = xmax_s[tq]
-                if cost.table is not None and U * nfull <= SORT_LIMIT:
+                if cost.table is not None and U * nfull <= SORT_LIMIT and (most // g + 1) * W <= GRID_LIMIT:
                     if g not in grids:
                         grids[g] = _gang_grid(cost.table, xmax_w, g)
                     x, far, ok = _place_stage(cost, grids[g], tq, xm, length, g, nfull, remainder)
