@@ -18,11 +18,12 @@ last round's), seed 0, 1,000 jobs (386,532 gangs, 387 per job), 2026-11-26, whil
 
     before issue 33's second pass, load 0.9-2.7: LowCost 22.6 s wall, CPU 15.4 s; the gang-by-gang search
         40.5 s wall, CPU 27.9 s -> x1.79 wall, x1.81 CPU (a quiet run the same day: 16.7 s, CPU 16.6 s)
-    after (distances per window, one integer key per element), load 2.1-3.4: LowCost 15.1 s wall, CPU 10.0 s
-        (26 us of CPU per gang); the gang-by-gang search 44.7 s wall, CPU 28.3 s -> x2.96 wall, x2.82 CPU
+    after (distances per window, one integer key per element), load 2.0 falling to 1.6: LowCost 11.4 s wall,
+        CPU 11.0 s (30 us per gang); the gang-by-gang search 31.7 s wall, CPU 31.1 s -> x2.78 wall, x2.82 CPU
+        (an earlier run at load 2.1-3.4: LowCost CPU 10.0 s, baseline CPU 28.3 s, x2.82)
     allocations identical on all 1,000 jobs; accepted 1000 / 1000; peak c(t) 0.471 (greedy 0.686)
 
-Issue 33's target (1,000 jobs in 10 s) is at the edge on this machine: met only when the machine is quiet.
+Issue 33's target (1,000 jobs in 10 s) is still missed on this machine, by about 1.1x.
 On last round's faster machine (quiet, load 0.03-0.4) the previous search took 6.9 s (baseline 11.7 s, x1.68).
 
 LowCost's time grows with the number of stages a job has (the rows - one per end point, at most 64 -
