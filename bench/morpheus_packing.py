@@ -13,25 +13,22 @@ one by one into an empty one-day, minute-level plan (1,440 steps, two resources)
 2.5 times the workload's mean load. The same jobs go, in the same order, to LowCost and to the
 greedy earliest-first placer (the rigid skyline at the earliest start that fits).
 
-Measured on the project's 2-core machine, seed 0, 1,000 jobs (386,532 gangs, 387 per job), while
-nine sessions shared the two cores (wall times are 5-10x the CPU times):
+Measured on the project's current 2-core machine (AMD EPYC, AVX2 only, about 2.4x slower on this benchmark than
+last round's), seed 0, 1,000 jobs (386,532 gangs, 387 per job), 2026-11-26, while other sessions shared the cores:
 
-    load 15.8: LowCost (lowcost_scan)  66.5 s wall, CPU 8.4 s
-               the gang-by-gang search  112.4 s wall, CPU 13.8 s  -> x1.69 wall, x1.64 CPU
-    load 19.5: an earlier cut of lowcost_scan 77.5 s / CPU 8.3 s, baseline 147.2 s / CPU 13.7 s (x1.90, x1.66)
+    before issue 33's second pass, load 0.9-2.7: LowCost 22.6 s wall, CPU 15.4 s; the gang-by-gang search
+        40.5 s wall, CPU 27.9 s -> x1.79 wall, x1.81 CPU (a quiet run the same day: 16.7 s, CPU 16.6 s)
+    after (distances per window, one integer key per element), load 2.0 falling to 1.6: LowCost 11.4 s wall,
+        CPU 11.0 s (30 us per gang); the gang-by-gang search 31.7 s wall, CPU 31.1 s -> x2.78 wall, x2.82 CPU
+        (an earlier run at load 2.1-3.4: LowCost CPU 10.0 s, baseline CPU 28.3 s, x2.82)
     allocations identical on all 1,000 jobs; accepted 1000 / 1000; peak c(t) 0.471 (greedy 0.686)
 
-Before this change the gang-by-gang search measured 29.1 s wall (CPU 23.3 s) at a lower load.
-
-On a quiet machine (2026-11-26, load average 0.03 at the start, 0.4 at the end), seed 0, 1,000 jobs:
-
-    LowCost (lowcost_scan)  6.9 s wall, CPU 6.9 s (6.9 ms per job, 18 us per gang)
-    the gang-by-gang search 11.7 s wall, CPU 11.7 s -> x1.68
-    allocations identical on all 1,000 jobs; issue 33's target (1,000 jobs in 10 s) met
+Issue 33's target (1,000 jobs in 10 s) is still missed on this machine, by about 1.1x.
+On last round's faster machine (quiet, load 0.03-0.4) the previous search took 6.9 s (baseline 11.7 s, x1.68).
 
 LowCost's time grows with the number of stages a job has (the rows - one per end point, at most 64 -
 walk through the stages together, and each stage costs a fixed number of numpy calls: a sort when
-the stage has few steps x gangs, a round per gang otherwise, see ``lowcost_scan``).
+the stage has at most 16,384 steps x gangs, a round per gang otherwise, see ``lowcost_scan``).
 """
 
 from __future__ import annotations

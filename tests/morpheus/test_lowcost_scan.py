@@ -197,3 +197,46 @@ def test_max_fit_with_a_size_below_the_loads_last_digit_is_the_largest_fit_found
         want = lo
     assert _max_fit(np.array([[load]]), np.array([[capacity]]), np.array([z])).tolist() == [want]
     assert _max_fit_step([load], [capacity], [z]) == want
+
+
+def test_the_sort_places_each_stage_as_the_gang_by_gang_loop_does_from_any_start():
+    """The sort reads a stage's phases off distances computed once per window (issue 33's fast path). On random
+    windows with ties and full steps, and rows starting anywhere in the window with any interval length, it
+    makes the gang-by-gang loop's decisions for every stage shape, and the distances are what they say."""
+    rng = np.random.default_rng(3333)
+    checked = 0
+    for _ in range(300):
+        L, C, z, _, _, _, _ = random_window(rng)
+        L, C, z = _as_lines(L, C, z)
+        W = L.shape[1]
+        xmax_w = _max_fit(L, C, z)
+        most = int(rng.integers(1, 13))
+        cost = lowcost_scan._cost_function(L, C, z, most)
+        g = int(rng.integers(1, 4))
+        s = int(rng.integers(1, most + 1))
+        g = min(g, s)
+        nfull, remainder = s // g, s % g
+        grid = lowcost_scan._gang_grid(cost.table, xmax_w, g)
+        # the distances back to a dearer head, by their definition
+        h = grid.rank.reshape(W + 1, grid.J)[:W, 0]
+        for t in range(W):
+            for j in range(1, grid.J):
+                want = next((d for d in range(1, min(W, grid.J + 1)) if t - d < 0 or h[t - d] >= grid.rank[t * grid.J + j]),
+                            min(W, grid.J + 1))
+                assert grid.dist[t * grid.J + j] == want, (t, j)
+        E = int(rng.integers(1, 9))
+        tau_r = rng.integers(0, W, size=E)
+        length = np.minimum(rng.integers(1, 8, size=E), tau_r + 1)
+        U = min(int(length.max()), nfull + (remainder > 0) + 1)
+        if U < 2:
+            continue
+        uu = np.arange(U)
+        tq = np.where(uu < length[:, None], tau_r[:, None] - uu, W)
+        xm = np.append(xmax_w, -1)[tq]
+        fast = lowcost_scan._place_stage(cost, grid, tq, xm, length, g, nfull, remainder)
+        loop = lowcost_scan._place_stage_gang_by_gang(cost, np.minimum(tq, W - 1), xm, g, nfull, remainder)
+        assert np.array_equal(fast[2], loop[2])
+        ok = loop[2]
+        assert np.array_equal(fast[0][ok], loop[0][ok]) and np.array_equal(fast[1][ok], loop[1][ok])
+        checked += int(ok.sum())
+    assert checked > 300

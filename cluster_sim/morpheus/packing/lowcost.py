@@ -304,6 +304,11 @@ def _best_end_point(ends, ids, pos, K, W, stage_ids, stage_lo, stage_hi, stage_x
     area = np.zeros(ids.size)
     lo_s, hi_s = {}, {}
     for k in pos:
+        if stage_ids[k].size == ids.size:  # no row failed after this stage: its rows are the survivors
+            peak = np.maximum(peak, stage_peak[k])
+            area = area + stage_area[k]
+            lo_s[k], hi_s[k] = stage_lo[k], stage_hi[k]
+            continue
         where = np.searchsorted(stage_ids[k], ids)  # the survivors, as rows of that stage's arrays
         peak = np.maximum(peak, stage_peak[k][where])
         area = area + stage_area[k][where]

@@ -31,6 +31,14 @@ full gangs takes the first ``n`` of them (a row whose ``n``-th is unreachable or
 remainder piece (when the gang does not divide the demand) then goes to the cheapest eligible step
 where it fits, as in the reference. Costs come from one table ``c(t, x)`` per window, built with the
 reference's float operations, so every comparison sees the same numbers.
+
+How it is computed (issue 33): ``q(u, j)`` depends only on window steps, not on the row - it is
+``u + d`` with ``d`` the distance from step ``t = tau_r - u`` back to the nearest head costing at least
+``K[u, j]``, cut at the interval's end (outside it a head costs infinity) and at ``U``. So the distances
+are computed once per window and gang size (:class:`_GangGrid`, with the costs replaced by their ranks,
+which keep every comparison and tie), and a stage only gathers them. The order ``(phase, cost, u, j)``
+is then one integer per element, and the first ``n`` are those up to the ``n``-th smallest
+(``np.partition``): a few numpy calls on arrays of rows x steps x gangs per stage.
 ``tests/morpheus/test_lowcost_scan.py`` checks the two searches agree on seeded random windows (with
 many ties) and on the benchmark's jobs.
 """
@@ -47,8 +55,11 @@ __all__ = ["Scan", "scan_end_points"]
 # computed where needed (stages of thousands of containers over long windows)
 TABLE_LIMIT = 1 << 22
 # a stage is placed with one sort when its steps x full gangs are at most this many (the sort's arrays
-# grow as steps^2 x gangs), else gang by gang
-SORT_LIMIT = 128
+# grow as rows x steps x gangs), else gang by gang (as is every stage when the cost table is not built)
+SORT_LIMIT = 1 << 14
+# ... and when its gang size's grid (window steps x gang counts, see _GangGrid) holds at most this many cells:
+# the grid's distances take up to gang counts + 1 passes over it
+GRID_LIMIT = 1 << 16
 
 
 class Scan(NamedTuple):
@@ -72,7 +83,8 @@ class Scan(NamedTuple):
 def _cost_function(L: np.ndarray, C: np.ndarray, z: np.ndarray, most: int):
     """``cost(t, x)``: ``c(t) = max over lines of (load + x * size) / capacity`` at window steps ``t``
     holding ``x`` more containers (arrays that broadcast), in the reference's float operations (an
-    unused empty line costs 0). A table over ``x = 0 .. most`` when it is small enough."""
+    unused empty line costs 0). A table over ``x = 0 .. most`` (``cost.table[x, t]``) when it is small
+    enough, else ``cost.table`` is None."""
     Q, W = L.shape
     safe = bool(np.all(C > 0))
 
@@ -87,47 +99,105 @@ def _cost_function(L: np.ndarray, C: np.ndarray, z: np.ndarray, most: int):
         return num.max(axis=0) if Q > 1 else num[0]
 
     if (most + 1) * W > TABLE_LIMIT:
+        direct.table = None
         return direct
     table = direct(np.arange(W)[None, :], np.arange(most + 1)[:, None])  # [x, t]
-    return lambda t, x: table[x, t]
+
+    def lookup(t, x):
+        return table[x, t]
+
+    lookup.table = table
+    return lookup
 
 
-def _place_stage(cost, tq: np.ndarray, xm: np.ndarray, g: int, nfull: int, remainder: int):
+class _GangGrid(NamedTuple):
+    """What the sort needs about gangs of one size at every window step ``t``, flat at ``t * J + j``:
+    ``rank`` orders the cost the ``j``-th gang sees (equal costs share a rank; ``inf``, the largest, where that
+    gang does not fit and at the sentinel step ``W``, outside every interval); ``dist`` is how far back the
+    nearest head at least as dear is (the first ``d >= 1`` with ``rank[t - d, 0] >= rank[t, j]``, before the
+    window's start everything is full; 0 for a head itself; at most ``J + 1``); ``open[t]`` counts the steps
+    ``t, t - 1, ...`` whose heads fit, up to the first that does not."""
+
+    rank: np.ndarray
+    dist: np.ndarray
+    open: np.ndarray
+    J: int
+    inf: int
+
+
+def _gang_grid(table: np.ndarray, xmax_w: np.ndarray, g: int) -> _GangGrid:
+    """The :class:`_GangGrid` of gangs of ``g`` over a window's cost table ``table[x, t]``, once per window
+    and gang size. Ranks replace the costs exactly: the sort compares only them, never adds them."""
+    most, W = table.shape[0] - 1, table.shape[1]
+    J = most // g + 1
+    ranks = np.unique(np.append(table[: J * g: g], np.inf), return_inverse=True)[1]  # inf always the largest
+    inf = int(ranks[-1])
+    rank = np.full((J, W + 1), inf)
+    rank[:, :W] = ranks[:-1].reshape(J, W)
+    rank[(np.arange(J) + 1)[:, None] * g > np.append(xmax_w, -1)] = inf  # gang j + 1 does not fit there
+    h = rank[0, :W]
+    # dist = 1 + #{d in [1, cap) : max(h[t - d .. t - 1]) < rank[t, j]}; a stage never sees more than
+    # J + 1 steps (nfull + a remainder + the next), so looking further back changes no phase
+    cap = min(W, J + 1)
+    behind = np.concatenate([np.full(cap, inf), h])
+    dist = np.ones((J, W + 1), dtype=np.int64)
+    dist[0] = 0
+    top = np.full(W, -1)
+    for d in range(1, cap):
+        np.maximum(top, behind[cap - d: cap - d + W], out=top)
+        dist[1:, :W] += top < rank[1:, :W]
+    full = np.maximum.accumulate(np.where(h == inf, np.arange(W), -1))  # the last step at or before t
+    open_ = np.append(np.arange(W) - full, 0)
+    return _GangGrid(np.ascontiguousarray(rank.T).ravel(), np.ascontiguousarray(dist.T).ravel(), open_, J, inf)
+
+
+_LAYOUTS: dict = {}
+
+
+def _layout(U: int, J: int) -> tuple[np.ndarray, np.ndarray]:
+    """The step ``u`` and the flat position ``u * J + j`` of each element of a row, reused stage to stage."""
+    if (U, J) not in _LAYOUTS:
+        _LAYOUTS[U, J] = (np.repeat(np.arange(U), J), np.arange(U * J))
+    return _LAYOUTS[U, J]
+
+
+def _place_stage(cost, grid: _GangGrid, tq: np.ndarray, xm: np.ndarray, length: np.ndarray, g: int, nfull: int,
+                 remainder: int):
     """One stage at every row: ``(containers per local step, far, ok)``, as the reference decides.
 
-    ``tq[r, u]`` is row ``r``'s window step ``tau_r - u``, ``xm[r, u]`` the containers that fit there
-    (``-1`` outside the row's interval); ``nfull`` gangs of ``g`` then, if ``remainder``, one smaller
-    piece. ``far`` is the furthest occupied ``u`` (the stage's leftmost step). See the module docstring.
+    ``tq[r, u]`` is row ``r``'s window step ``tau_r - u`` (the sentinel ``W`` outside the row's interval),
+    ``xm[r, u]`` the containers that fit there (``-1`` outside), ``length`` the rows' interval lengths and
+    ``grid`` the window's :class:`_GangGrid` for gangs of ``g``; ``nfull`` gangs of ``g`` then, if
+    ``remainder``, one smaller piece. ``far`` is the furthest occupied ``u`` (the stage's leftmost step).
+    See the module docstring.
     """
     E, U = xm.shape
-    rows, uu = np.arange(E), np.arange(U)
-    maxcnt = xm // g                                       # whole gangs a step can hold (-1 outside)
-    J = int(min(nfull, max(int(maxcnt.max()), 1)))         # no step takes more than nfull gangs
+    J = int(min(nfull, max(int(xm.max()) // g, 1)))        # no step takes more than nfull gangs
     if nfull > U * J:                                      # not enough room at any row
         return np.zeros((E, U), dtype=np.int64), np.full(E, -1), np.zeros(E, dtype=bool)
-    jj = np.arange(J)
-    Kc = cost(tq[:, :, None], jj * g)                      # [r, u, j]: the cost the j-th gang sees
-    Kc[jj >= maxcnt[:, :, None]] = np.inf                  # gang j + 1 does not fit there
-    h = Kc[:, :, 0]
-    reach = np.logical_and.accumulate(np.isfinite(h), axis=1)  # steps the frontier can open
-    # phase of (u, j): #{q : top[u, q] < K[u, j]} with top[u, q] = max(h[u+1 .. q]) (-inf for q <= u,
-    # so those count too, making it u + 1 + #{q > u : ...})
-    later = np.where(uu[:, None] < uu[None, :], h[:, None, :], -np.inf)  # [r, u, q]
-    top = np.maximum.accumulate(later, axis=2)
-    phase = np.count_nonzero(top[:, :, :, None] < Kc[:, :, None, :], axis=2)
-    phase[:, :, 0] = uu                                    # a head is taken in its own phase
-    phase[~(np.isfinite(Kc) & reach[:, :, None])] = U + 1  # never taken: sorts last
-    # the greedy's order: (phase, cost, u, j) - lexsort is stable and the flat index is (u, j)
-    order = np.lexsort((Kc.reshape(E, U * J), phase.reshape(E, U * J)), axis=-1)
-    first = order[:, :nfull]
-    ok = phase.reshape(E, U * J)[rows, first[:, -1]] <= U
-    take = np.zeros((E, U * J), dtype=bool)
-    take[rows[:, None], first] = True
-    x = take.reshape(E, U, J).sum(axis=2) * g
+    UJ = U * J
+    u_of, flat = _layout(U, J)
+    cell = ((tq * grid.J)[:, :, None] + np.arange(J)).reshape(E, UJ)  # [r, (u, j)] into the grid
+    rank = grid.rank.take(cell)
+    # phase of (u, j): the first q > u whose head costs at least K[u, j] - q = length (outside the interval,
+    # infinite) at the latest, and never past U; a head's is u
+    phase = np.minimum(grid.dist.take(cell) + u_of, np.minimum(length, U)[:, None])
+    # never taken: no room for the gang, or a step the frontier cannot open (outside, or behind a full head)
+    never = (rank == grid.inf) | (u_of >= np.minimum(length, grid.open[tq[:, 0]])[:, None])
+    # the greedy's order (phase, cost, u, j) as one integer; the first nfull are those up to the nfull-th
+    inf1 = grid.inf + 1
+    key = (phase * inf1 + rank) * UJ + flat
+    beyond = (U + 1) * inf1 * UJ                           # above every key of an element that can be taken
+    key[never] = beyond
+    last = np.partition(key, nfull - 1, axis=1)[:, nfull - 1]
+    ok = last < beyond
+    x = (key <= last[:, None]).reshape(E * U, J).sum(axis=1).reshape(E, U) * g
     far = (x > 0).sum(axis=1) - 1                          # the occupied steps are 0 .. far
     if remainder:
         # the last piece: the cheapest step of 0 .. far + 1 inside the interval where it fits
-        c = np.where((uu <= far[:, None] + 1) & (x + remainder <= xm), cost(tq, x), np.inf)
+        rows, uu = np.arange(E), np.arange(U)
+        inside = np.minimum(tq, grid.open.size - 2)        # the sentinel's cost is never used (xm = -1 there)
+        c = np.where((uu <= far[:, None] + 1) & (x + remainder <= xm), cost(inside, x), np.inf)
         j = np.argmin(c, axis=1)
         ok &= np.isfinite(c[rows, j])
         x[rows, j] += remainder
@@ -195,13 +265,16 @@ def scan_end_points(L, C, z, xmax_w, demands, gangs, pos, ends) -> Scan:
     W = L.shape[1]
     Kp = len(pos)
     csum = np.cumsum([demands[k] for k in pos])
-    cost = _cost_function(L, C, z, max(demands[k] for k in pos))
+    most = max(demands[k] for k in pos)
+    cost = _cost_function(L, C, z, most)
     ids = np.arange(ends.size)              # row -> index into ends; failed rows leave between stages
     tau_r = ends.copy()
     failed_at = np.full(ends.size, -1)      # the stage where a row failed and how many it had placed
     placed = np.full(ends.size, -1)
     stage_lo, stage_hi, stage_x, stage_ids, stage_peak, stage_area = {}, {}, {}, {}, {}, {}
     sk = np.array([demands[k] for k in pos], dtype=np.int64)
+    xmax_s = np.append(xmax_w, -1)          # with the sentinel step W, outside every interval
+    grids = {}                              # a _GangGrid per gang size, built when first needed
     idx = Kp - 1
     with np.errstate(divide="ignore", invalid="ignore"):
         while idx >= 0:
@@ -236,10 +309,17 @@ def scan_end_points(L, C, z, xmax_w, demands, gangs, pos, ends) -> Scan:
                 far = np.zeros(ids.size, dtype=np.int64)
             else:
                 uu = np.arange(U)
-                tq = tau_r[:, None] - uu            # local step u is tau_r - u (outside: never used)
-                xm = np.where(uu < length[:, None], xmax_w[tq], -1)
-                place = _place_stage if U * nfull <= SORT_LIMIT else _place_stage_gang_by_gang
-                x, far, ok = place(cost, tq, xm, g, nfull, remainder)
+                # local step u is tau_r - u; outside the interval the sentinel step W, where nothing fits
+                tq = np.where(uu < length[:, None], tau_r[:, None] - uu, W)
+                xm = xmax_s[tq]
+                if cost.table is not None and U * nfull <= SORT_LIMIT and (most // g + 1) * W <= GRID_LIMIT:
+                    if g not in grids:
+                        grids[g] = _gang_grid(cost.table, xmax_w, g)
+                    x, far, ok = _place_stage(cost, grids[g], tq, xm, length, g, nfull, remainder)
+                    tq = np.minimum(tq, W - 1)
+                else:
+                    tq = np.minimum(tq, W - 1)
+                    x, far, ok = _place_stage_gang_by_gang(cost, tq, xm, g, nfull, remainder)
             post = np.where(x > 0, cost(tq, x), 0.0)
             peak, area = post.max(axis=1), (x * post).sum(axis=1)
             lo = tau_r - far
