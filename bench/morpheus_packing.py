@@ -20,10 +20,17 @@ last round's), seed 0, 1,000 jobs (386,532 gangs, 387 per job), 2026-11-26, whil
         40.5 s wall, CPU 27.9 s -> x1.79 wall, x1.81 CPU (a quiet run the same day: 16.7 s, CPU 16.6 s)
     after (distances per window, one integer key per element), load 2.0 falling to 1.6: LowCost 11.4 s wall,
         CPU 11.0 s (30 us per gang); the gang-by-gang search 31.7 s wall, CPU 31.1 s -> x2.78 wall, x2.82 CPU
-        (an earlier run at load 2.1-3.4: LowCost CPU 10.0 s, baseline CPU 28.3 s, x2.82)
+        (an earlier run at load 2.1-3.4: LowCost CPU 10.0 s, baseline CPU 28.3 s, x2.82; a quiet run after the
+        merge, load 0.8-0.9: 10.7 s wall, CPU 10.6 s)
+    after the never-taken elements got a rank above every key (no mask, the key built in place), load 4.1-3.4:
+        LowCost 15.5 s wall, CPU 9.8 s (40 us per gang at that load); the gang-by-gang search 54.4 s wall,
+        CPU 33.2 s -> x3.39 CPU. The search alone on the 1,000 windows, before and after interleaved in one
+        process, 4 runs each at load 3.3-3.5: CPU 7.38-8.64 s before, 7.04-8.58 s after (sums 32.1 s and
+        30.6 s, about 5 % less)
     allocations identical on all 1,000 jobs; accepted 1000 / 1000; peak c(t) 0.471 (greedy 0.686)
 
-Issue 33's target (1,000 jobs in 10 s) is still missed on this machine, by about 1.1x.
+Issue 33's target (1,000 jobs in 10 s): CPU 9.8 s in the last run, but wall time under that load was 15.5 s
+and no quiet run was possible; from the quiet 10.7 s less about 5 %, a quiet run would be near 10.2 s.
 On last round's faster machine (quiet, load 0.03-0.4) the previous search took 6.9 s (baseline 11.7 s, x1.68).
 
 LowCost's time grows with the number of stages a job has (the rows - one per end point, at most 64 -

@@ -112,8 +112,9 @@ def _cost_function(L: np.ndarray, C: np.ndarray, z: np.ndarray, most: int):
 
 class _GangGrid(NamedTuple):
     """What the sort needs about gangs of one size at every window step ``t``, flat at ``t * J + j``:
-    ``rank`` orders the cost the ``j``-th gang sees (equal costs share a rank; ``inf``, the largest, where that
-    gang does not fit and at the sentinel step ``W``, outside every interval); ``dist`` is how far back the
+    ``rank`` orders the cost the ``j``-th gang sees (equal costs share a rank below ``inf``; where that gang does
+    not fit and at the sentinel step ``W``, outside every interval, the rank is ``never``, so large that such an
+    element's sort key is above every other's whatever its phase); ``dist`` is how far back the
     nearest head at least as dear is (the first ``d >= 1`` with ``rank[t - d, 0] >= rank[t, j]``, before the
     window's start everything is full; 0 for a head itself; at most ``J + 1``); ``open[t]`` counts the steps
     ``t, t - 1, ...`` whose heads fit, up to the first that does not."""
@@ -123,6 +124,7 @@ class _GangGrid(NamedTuple):
     open: np.ndarray
     J: int
     inf: int
+    never: int
 
 
 def _gang_grid(table: np.ndarray, xmax_w: np.ndarray, g: int) -> _GangGrid:
@@ -148,7 +150,12 @@ def _gang_grid(table: np.ndarray, xmax_w: np.ndarray, g: int) -> _GangGrid:
         dist[1:, :W] += top < rank[1:, :W]
     full = np.maximum.accumulate(np.where(h == inf, np.arange(W), -1))  # the last step at or before t
     open_ = np.append(np.arange(W) - full, 0)
-    return _GangGrid(np.ascontiguousarray(rank.T).ravel(), np.ascontiguousarray(dist.T).ravel(), open_, J, inf)
+    # a stage sees U <= J + 1 steps, so a key (phase * (inf + 1) + rank) * U * J + (u * J + j) with a phase <= U
+    # and a rank < inf stays below (J + 2) * (inf + 1) * U * J, where a key with the rank `never` starts
+    never = (J + 2) * (inf + 1)
+    rank[rank == inf] = never
+    return _GangGrid(np.ascontiguousarray(rank.T).ravel(), np.ascontiguousarray(dist.T).ravel(), open_, J, inf,
+                     never)
 
 
 _LAYOUTS: dict = {}
@@ -177,18 +184,25 @@ def _place_stage(cost, grid: _GangGrid, tq: np.ndarray, xm: np.ndarray, length: 
         return np.zeros((E, U), dtype=np.int64), np.full(E, -1), np.zeros(E, dtype=bool)
     UJ = U * J
     u_of, flat = _layout(U, J)
-    cell = ((tq * grid.J)[:, :, None] + np.arange(J)).reshape(E, UJ)  # [r, (u, j)] into the grid
+    # a step the frontier cannot open (behind a step whose head does not fit) is read at the sentinel step,
+    # where no gang fits, like a step outside the interval: its elements are never taken
+    tqo = np.where(np.arange(U) < grid.open[tq[:, 0]][:, None], tq, grid.open.size - 1)
+    cell = ((tqo * grid.J)[:, :, None] + np.arange(J)).reshape(E, UJ)  # [r, (u, j)] into the grid
     rank = grid.rank.take(cell)
     # phase of (u, j): the first q > u whose head costs at least K[u, j] - q = length (outside the interval,
     # infinite) at the latest, and never past U; a head's is u
-    phase = np.minimum(grid.dist.take(cell) + u_of, np.minimum(length, U)[:, None])
-    # never taken: no room for the gang, or a step the frontier cannot open (outside, or behind a full head)
-    never = (rank == grid.inf) | (u_of >= np.minimum(length, grid.open[tq[:, 0]])[:, None])
-    # the greedy's order (phase, cost, u, j) as one integer; the first nfull are those up to the nfull-th
+    key = grid.dist.take(cell)
+    key += u_of
+    np.minimum(key, np.minimum(length, U)[:, None], out=key)
+    # the greedy's order (phase, cost, u, j) as one integer (in place: these arrays are the stage's largest);
+    # the first nfull are those up to the nfull-th. Elements never taken (no room for the gang, or a step the
+    # frontier cannot open) have the rank grid.never: their keys are at least `beyond`
     inf1 = grid.inf + 1
-    key = (phase * inf1 + rank) * UJ + flat
+    key *= inf1
+    key += rank
+    key *= UJ
+    key += flat
     beyond = (U + 1) * inf1 * UJ                           # above every key of an element that can be taken
-    key[never] = beyond
     last = np.partition(key, nfull - 1, axis=1)[:, nfull - 1]
     ok = last < beyond
     x = (key <= last[:, None]).reshape(E * U, J).sum(axis=1).reshape(E, U) * g
