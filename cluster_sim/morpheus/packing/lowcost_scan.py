@@ -161,10 +161,11 @@ def _gang_grid(table: np.ndarray, xmax_w: np.ndarray, g: int) -> _GangGrid:
 _LAYOUTS: dict = {}
 
 
-def _layout(U: int, J: int) -> tuple[np.ndarray, np.ndarray]:
-    """The step ``u`` and the flat position ``u * J + j`` of each element of a row, reused stage to stage."""
+def _layout(U: int, J: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The step ``u`` and the flat position ``u * J + j`` of each element of a row, and ``J`` ones (to count a
+    step's elements taken with one product), reused stage to stage."""
     if (U, J) not in _LAYOUTS:
-        _LAYOUTS[U, J] = (np.repeat(np.arange(U), J), np.arange(U * J))
+        _LAYOUTS[U, J] = (np.repeat(np.arange(U), J), np.arange(U * J), np.ones(J, dtype=np.float32))
     return _LAYOUTS[U, J]
 
 
@@ -183,7 +184,7 @@ def _place_stage(cost, grid: _GangGrid, tq: np.ndarray, xm: np.ndarray, length: 
     if nfull > U * J:                                      # not enough room at any row
         return np.zeros((E, U), dtype=np.int64), np.full(E, -1), np.zeros(E, dtype=bool)
     UJ = U * J
-    u_of, flat = _layout(U, J)
+    u_of, flat, ones = _layout(U, J)
     # a step the frontier cannot open (behind a step whose head does not fit) is read at the sentinel step,
     # where no gang fits, like a step outside the interval: its elements are never taken
     tqo = np.where(np.arange(U) < grid.open[tq[:, 0]][:, None], tq, grid.open.size - 1)
@@ -205,8 +206,11 @@ def _place_stage(cost, grid: _GangGrid, tq: np.ndarray, xm: np.ndarray, length: 
     beyond = (U + 1) * inf1 * UJ                           # above every key of an element that can be taken
     last = np.partition(key, nfull - 1, axis=1)[:, nfull - 1]
     ok = last < beyond
-    x = (key <= last[:, None]).reshape(E * U, J).sum(axis=1).reshape(E, U) * g
-    far = (x > 0).sum(axis=1) - 1                          # the occupied steps are 0 .. far
+    taken = key <= last[:, None]
+    # gangs per step: a product with ones counts them in one BLAS call (cheaper than a sum over the short axis
+    # j; exact, counts are far below float32's 2**24); the occupied steps are 0 .. far, those whose head is taken
+    x = (taken.reshape(E * U, J).astype(np.float32) @ ones).astype(np.int64).reshape(E, U) * g
+    far = taken[:, ::J].sum(axis=1) - 1
     if remainder:
         # the last piece: the cheapest step of 0 .. far + 1 inside the interval where it fits
         rows, uu = np.arange(E), np.arange(U)
