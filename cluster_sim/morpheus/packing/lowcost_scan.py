@@ -161,11 +161,13 @@ def _gang_grid(table: np.ndarray, xmax_w: np.ndarray, g: int) -> _GangGrid:
 _LAYOUTS: dict = {}
 
 
-def _layout(U: int, J: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The step ``u`` and the flat position ``u * J + j`` of each element of a row, and ``J`` ones (to count a
-    step's elements taken with one product), reused stage to stage."""
+def _layout(U: int, J: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The steps ``0 .. U - 1``, the step ``u`` and the position ``u * J + j`` of each element of a row (both
+    ``[u, j]``), and ``J`` ones (to count a step's elements taken with one product), reused stage to stage."""
     if (U, J) not in _LAYOUTS:
-        _LAYOUTS[U, J] = (np.repeat(np.arange(U), J), np.arange(U * J), np.ones(J, dtype=np.float32))
+        uu = np.arange(U)
+        _LAYOUTS[U, J] = (uu, np.repeat(uu, J).reshape(U, J), np.arange(U * J).reshape(U, J),
+                          np.ones(J, dtype=np.float32))
     return _LAYOUTS[U, J]
 
 
@@ -184,17 +186,16 @@ def _place_stage(cost, grid: _GangGrid, tq: np.ndarray, xm: np.ndarray, length: 
     if nfull > U * J:                                      # not enough room at any row
         return np.zeros((E, U), dtype=np.int64), np.full(E, -1), np.zeros(E, dtype=bool)
     UJ = U * J
-    u_of, flat, ones = _layout(U, J)
+    uu, u_of, flat, ones = _layout(U, J)
     # a step the frontier cannot open (behind a step whose head does not fit) is read at the sentinel step,
     # where no gang fits, like a step outside the interval: its elements are never taken
-    tqo = np.where(np.arange(U) < grid.open[tq[:, 0]][:, None], tq, grid.open.size - 1)
-    cell = ((tqo * grid.J)[:, :, None] + np.arange(J)).reshape(E, UJ)  # [r, (u, j)] into the grid
-    rank = grid.rank.take(cell)
+    tqo = np.where(uu < grid.open[tq[:, 0]][:, None], tq, grid.open.size - 1)
+    # [r, u, j]: the grid's lines [t, :J] at the rows' steps (whole lines taken, the first J kept: one take each)
+    rank = grid.rank.reshape(-1, grid.J).take(tqo, axis=0)[:, :, :J]
     # phase of (u, j): the first q > u whose head costs at least K[u, j] - q = length (outside the interval,
     # infinite) at the latest, and never past U; a head's is u
-    key = grid.dist.take(cell)
-    key += u_of
-    np.minimum(key, np.minimum(length, U)[:, None], out=key)
+    key = grid.dist.reshape(-1, grid.J).take(tqo, axis=0)[:, :, :J] + u_of
+    np.minimum(key, np.minimum(length, U)[:, None, None], out=key)
     # the greedy's order (phase, cost, u, j) as one integer (in place: these arrays are the stage's largest);
     # the first nfull are those up to the nfull-th. Elements never taken (no room for the gang, or a step the
     # frontier cannot open) have the rank grid.never: their keys are at least `beyond`
@@ -203,6 +204,7 @@ def _place_stage(cost, grid: _GangGrid, tq: np.ndarray, xm: np.ndarray, length: 
     key += rank
     key *= UJ
     key += flat
+    key = key.reshape(E, UJ)
     beyond = (U + 1) * inf1 * UJ                           # above every key of an element that can be taken
     last = np.partition(key, nfull - 1, axis=1)[:, nfull - 1]
     ok = last < beyond
@@ -213,7 +215,7 @@ def _place_stage(cost, grid: _GangGrid, tq: np.ndarray, xm: np.ndarray, length: 
     far = taken[:, ::J].sum(axis=1) - 1
     if remainder:
         # the last piece: the cheapest step of 0 .. far + 1 inside the interval where it fits
-        rows, uu = np.arange(E), np.arange(U)
+        rows = np.arange(E)
         inside = np.minimum(tq, grid.open.size - 2)        # the sentinel's cost is never used (xm = -1 there)
         c = np.where((uu <= far[:, None] + 1) & (x + remainder <= xm), cost(inside, x), np.inf)
         j = np.argmin(c, axis=1)
