@@ -84,7 +84,8 @@ def _cost_function(L: np.ndarray, C: np.ndarray, z: np.ndarray, most: int):
     """``cost(t, x)``: ``c(t) = max over lines of (load + x * size) / capacity`` at window steps ``t``
     holding ``x`` more containers (arrays that broadcast), in the reference's float operations (an
     unused empty line costs 0). A table over ``x = 0 .. most`` (``cost.table[x, t]``) when it is small
-    enough, else ``cost.table`` is None."""
+    enough, else ``cost.table`` is None. ``cost.placed(t, x)`` is a stage's cost where it placed ``x``: the
+    same numbers where ``x > 0``, 0 where it placed nothing (``t`` may be the sentinel step ``W``)."""
     Q, W = L.shape
     safe = bool(np.all(C > 0))
 
@@ -99,14 +100,23 @@ def _cost_function(L: np.ndarray, C: np.ndarray, z: np.ndarray, most: int):
         return num.max(axis=0) if Q > 1 else num[0]
 
     if (most + 1) * W > TABLE_LIMIT:
-        direct.table = None
+        def placed_direct(t, x):
+            return np.where(x > 0, direct(np.minimum(t, W - 1), x), 0.0)
+
+        direct.table, direct.placed = None, placed_direct
         return direct
     table = direct(np.arange(W)[None, :], np.arange(most + 1)[:, None])  # [x, t]
+    # the same table with 0 for nothing placed (x = 0) and at the sentinel step W: one lookup, no mask
+    placed_table = np.zeros((most + 1, W + 1))
+    placed_table[1:, :W] = table[1:]
 
     def lookup(t, x):
         return table[x, t]
 
-    lookup.table = table
+    def placed(t, x):
+        return placed_table[x, t]
+
+    lookup.table, lookup.placed = table, placed
     return lookup
 
 
@@ -336,11 +346,9 @@ def scan_end_points(L, C, z, xmax_w, demands, gangs, pos, ends) -> Scan:
                     if g not in grids:
                         grids[g] = _gang_grid(cost.table, xmax_w, g)
                     x, far, ok = _place_stage(cost, grids[g], tq, xm, length, g, nfull, remainder)
-                    tq = np.minimum(tq, W - 1)
                 else:
-                    tq = np.minimum(tq, W - 1)
-                    x, far, ok = _place_stage_gang_by_gang(cost, tq, xm, g, nfull, remainder)
-            post = np.where(x > 0, cost(tq, x), 0.0)
+                    x, far, ok = _place_stage_gang_by_gang(cost, np.minimum(tq, W - 1), xm, g, nfull, remainder)
+            post = cost.placed(tq, x)
             peak, area = post.max(axis=1), (x * post).sum(axis=1)
             lo = tau_r - far
             if not ok.all():
