@@ -324,11 +324,12 @@ def scan_end_points(L, C, z, xmax_w, demands, gangs, pos, ends) -> Scan:
                 s_run = sk[idx - run + 1: idx + 1][::-1, None]
                 post = cost(steps, s_run)
                 area = s_run * post
+                x_run = np.repeat(s_run, ids.size, axis=1)[:, :, None]  # stage idx - m's containers at every row
                 for m in range(run):
                     k = pos[idx - m]
                     stage_peak[k], stage_area[k], stage_ids[k] = post[m], area[m], ids
                     stage_hi[k] = stage_lo[k] = steps[m]
-                    stage_x[k] = np.full((ids.size, 1), sk[idx - m])
+                    stage_x[k] = x_run[m]
                 tau_r = steps[-1] - 1
                 idx -= run
                 continue
