@@ -181,12 +181,19 @@ def _layout(U: int, J: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndar
     return _LAYOUTS[U, J]
 
 
+def _reach(grid: _GangGrid, tau_r: np.ndarray, length: np.ndarray) -> np.ndarray:
+    """The local steps ``0 .. reach - 1`` a stage can use at each row: its interval, cut after the first step back
+    from ``tau_r`` whose head does not fit (the frontier never opens the steps behind it; that step stays, a
+    remainder piece may fit there). Phases are the same: every phase before that step ends at it."""
+    return np.minimum(length, grid.open[tau_r] + 1)
+
+
 def _place_stage(cost, grid: _GangGrid, tq: np.ndarray, xm: np.ndarray, length: np.ndarray, g: int, nfull: int,
                  remainder: int):
     """One stage at every row: ``(containers per local step, far, ok)``, as the reference decides.
 
-    ``tq[r, u]`` is row ``r``'s window step ``tau_r - u`` (the sentinel ``W`` outside the row's interval),
-    ``xm[r, u]`` the containers that fit there (``-1`` outside), ``length`` the rows' interval lengths and
+    ``tq[r, u]`` is row ``r``'s window step ``tau_r - u`` (the sentinel ``W`` outside the row's reach, see
+    :func:`_reach`), ``xm[r, u]`` the containers that fit there (``-1`` outside), ``length`` the reaches and
     ``grid`` the window's :class:`_GangGrid` for gangs of ``g``; ``nfull`` gangs of ``g`` then, if
     ``remainder``, one smaller piece. ``far`` is the furthest occupied ``u`` (the stage's leftmost step).
     See the module docstring.
@@ -197,14 +204,12 @@ def _place_stage(cost, grid: _GangGrid, tq: np.ndarray, xm: np.ndarray, length: 
         return np.zeros((E, U), dtype=np.int64), np.full(E, -1), np.zeros(E, dtype=bool)
     UJ = U * J
     uu, u_of, flat, ones = _layout(U, J)
-    # a step the frontier cannot open (behind a step whose head does not fit) is read at the sentinel step,
-    # where no gang fits, like a step outside the interval: its elements are never taken
-    tqo = np.where(uu < grid.open[tq[:, 0]][:, None], tq, grid.open.size - 1)
-    # [r, u, j]: the grid's lines [t, :J] at the rows' steps (whole lines taken, the first J kept: one take each)
-    rank = grid.rank.reshape(-1, grid.J).take(tqo, axis=0)[:, :, :J]
+    # [r, u, j]: the grid's lines [t, :J] at the rows' steps (whole lines taken, the first J kept: one take each);
+    # outside the reach, the sentinel step's, where no gang fits: those elements are never taken
+    rank = grid.rank.reshape(-1, grid.J).take(tq, axis=0)[:, :, :J]
     # phase of (u, j): the first q > u whose head costs at least K[u, j] - q = length (outside the interval,
     # infinite) at the latest, and never past U; a head's is u
-    key = grid.dist.reshape(-1, grid.J).take(tqo, axis=0)[:, :, :J] + u_of
+    key = grid.dist.reshape(-1, grid.J).take(tq, axis=0)[:, :, :J] + u_of
     np.minimum(key, np.minimum(length, U)[:, None, None], out=key)
     # the greedy's order (phase, cost, u, j) as one integer (in place: these arrays are the stage's largest);
     # the first nfull are those up to the nfull-th. Elements never taken (no room for the gang, or a step the
@@ -340,13 +345,15 @@ def scan_end_points(L, C, z, xmax_w, demands, gangs, pos, ends) -> Scan:
                 far = np.zeros(ids.size, dtype=np.int64)
             else:
                 uu = np.arange(U)
-                # local step u is tau_r - u; outside the interval the sentinel step W, where nothing fits
-                tq = np.where(uu < length[:, None], tau_r[:, None] - uu, W)
+                sort = cost.table is not None and U * nfull <= SORT_LIMIT and (most // g + 1) * W <= GRID_LIMIT
+                if sort and g not in grids:
+                    grids[g] = _gang_grid(cost.table, xmax_w, g)
+                reach = _reach(grids[g], tau_r, length) if sort else length
+                # local step u is tau_r - u; outside the reach the sentinel step W, where nothing fits
+                tq = np.where(uu < reach[:, None], tau_r[:, None] - uu, W)
                 xm = xmax_s[tq]
-                if cost.table is not None and U * nfull <= SORT_LIMIT and (most // g + 1) * W <= GRID_LIMIT:
-                    if g not in grids:
-                        grids[g] = _gang_grid(cost.table, xmax_w, g)
-                    x, far, ok = _place_stage(cost, grids[g], tq, xm, length, g, nfull, remainder)
+                if sort:
+                    x, far, ok = _place_stage(cost, grids[g], tq, xm, reach, g, nfull, remainder)
                 else:
                     x, far, ok = _place_stage_gang_by_gang(cost, np.minimum(tq, W - 1), xm, g, nfull, remainder)
             post = cost.placed(tq, x)
