@@ -40,7 +40,7 @@ last round's), seed 0, 1,000 jobs (386,532 gangs, 387 per job), 2026-11-26, whil
     allocations identical on all 1,000 jobs; accepted 1000 / 1000; peak c(t) 0.471 (greedy 0.686)
 
 Issue 33's target (1,000 jobs in 10 s): the lead's quiet run before round 11 took 10.5 s (CPU 10.3 s); less the
-7 % measured for the search (the plan's own work, about a tenth, unchanged), a quiet run would be near 9.8 s, a
+7 % measured for the search (the plan's own work around it unchanged), a quiet run would be near 9.8 s, a
 small margin; no quiet run was possible in round 11.
 On last round's faster machine (quiet, load 0.03-0.4) the previous search took 6.9 s (baseline 11.7 s, x1.68).
 
