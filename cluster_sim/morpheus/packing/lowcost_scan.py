@@ -207,7 +207,7 @@ def _place_stage(cost, grid: _GangGrid, tq: np.ndarray, xm: np.ndarray, length: 
     # [r, u, j]: the grid's lines [t, :J] at the rows' steps (whole lines taken, the first J kept: one take each);
     # outside the reach, the sentinel step's, where no gang fits: those elements are never taken
     rank = grid.rank.reshape(-1, grid.J).take(tq, axis=0)[:, :, :J]
-    # phase of (u, j): the first q > u whose head costs at least K[u, j] - q = length (outside the interval,
+    # phase of (u, j): the first q > u whose head costs at least K[u, j] - q = length (the reach; beyond it a head is
     # infinite) at the latest, and never past U; a head's is u
     key = grid.dist.reshape(-1, grid.J).take(tq, axis=0)[:, :, :J] + u_of
     np.minimum(key, np.minimum(length, U)[:, None, None], out=key)
