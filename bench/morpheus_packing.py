@@ -27,10 +27,23 @@ last round's), seed 0, 1,000 jobs (386,532 gangs, 387 per job), 2026-11-26, whil
         CPU 33.2 s -> x3.39 CPU. The search alone on the 1,000 windows, before and after interleaved in one
         process, 4 runs each at load 3.3-3.5: CPU 7.38-8.64 s before, 7.04-8.58 s after (sums 32.1 s and
         30.6 s, about 5 % less)
+    after round 11's trims of the per-stage work (2026-11-27: the gangs per step counted with one product with ones;
+        a stage's grid lines taken whole; its costs after placing read from a table with 0 where nothing is placed;
+        its steps cut after the first head that does not fit; the chosen end point read at rows kept from the first
+        pass), with another session loading the cores (load 4-7.6): lowcost_window alone on the benchmark's 1,000
+        windows, main and this code interleaved window by window in one process, the minimum of 3 repeats per window:
+        CPU 7.78 s before, 7.21 s after (7.4 % less; on the 200 --quick windows, 5 repeats, load 4.2-4.1: 1.35 s and
+        1.23 s, 9.4 % less).
+        Whole runs at that load were too noisy to compare (main CPU 8.7 s and 10.6 s, this code 9.6 s and 8.8 s, in
+        turns at load 5.4-5.1). When the load fell to 1.5-1.1 (1-minute average; the other session still busy): this
+        code 9.7 s wall, CPU 9.6 s, the gang-by-gang search 31.1 s wall, CPU 30.8 s -> x3.22 CPU; then in turns
+        (--no-baseline) main CPU 9.8 s and 10.1 s (9.9 s and 10.1 s wall), this code CPU 9.3 s and 9.5 s (9.4 s and
+        9.6 s wall): 5.5 % less CPU for the whole run
     allocations identical on all 1,000 jobs; accepted 1000 / 1000; peak c(t) 0.471 (greedy 0.686)
 
-Issue 33's target (1,000 jobs in 10 s): CPU 9.8 s in the last run, but wall time under that load was 15.5 s
-and no quiet run was possible; from the quiet 10.7 s less about 5 %, a quiet run would be near 10.2 s.
+Issue 33's target (1,000 jobs in 10 s): met in round 11's runs at load 1.5-1.1 (9.4-9.7 s wall, CPU 9.3-9.6 s),
+where main took 9.9-10.1 s; from the lead's quiet 10.5 s (CPU 10.3 s) less the 5.5 % of those turns, a quiet run
+would be near 9.9 s: met, by a small margin (no fully quiet run was possible in round 11).
 On last round's faster machine (quiet, load 0.03-0.4) the previous search took 6.9 s (baseline 11.7 s, x1.68).
 
 LowCost's time grows with the number of stages a job has (the rows - one per end point, at most 64 -

@@ -233,7 +233,12 @@ def test_the_sort_places_each_stage_as_the_gang_by_gang_loop_does_from_any_start
         uu = np.arange(U)
         tq = np.where(uu < length[:, None], tau_r[:, None] - uu, W)
         xm = np.append(xmax_w, -1)[tq]
-        fast = lowcost_scan._place_stage(cost, grid, tq, xm, length, g, nfull, remainder)
+        # the sort sees the steps up to its reach (the interval cut after the first head that does not fit), the loop
+        # the whole interval
+        reach = lowcost_scan._reach(grid, tau_r, length)
+        tq_reach = np.where(uu < reach[:, None], tau_r[:, None] - uu, W)
+        fast = lowcost_scan._place_stage(cost, grid, tq_reach, np.append(xmax_w, -1)[tq_reach], reach, g, nfull,
+                                         remainder)
         loop = lowcost_scan._place_stage_gang_by_gang(cost, np.minimum(tq, W - 1), xm, g, nfull, remainder)
         assert np.array_equal(fast[2], loop[2])
         ok = loop[2]

@@ -302,28 +302,28 @@ def _best_end_point(ends, ids, pos, K, W, stage_ids, stage_lo, stage_hi, stage_x
     """Keep the cheapest surviving end point (see :func:`allocation_key`) and assemble its allocation."""
     peak = np.full(ids.size, -np.inf)
     area = np.zeros(ids.size)
-    lo_s, hi_s = {}, {}
+    rows = {}  # the survivors, as rows of each stage's arrays (None: no row failed after that stage, the same rows)
     for k in pos:
-        if stage_ids[k].size == ids.size:  # no row failed after this stage: its rows are the survivors
+        if stage_ids[k].size == ids.size:
+            rows[k] = None
             peak = np.maximum(peak, stage_peak[k])
             area = area + stage_area[k]
-            lo_s[k], hi_s[k] = stage_lo[k], stage_hi[k]
             continue
-        where = np.searchsorted(stage_ids[k], ids)  # the survivors, as rows of that stage's arrays
+        rows[k] = where = np.searchsorted(stage_ids[k], ids)
         peak = np.maximum(peak, stage_peak[k][where])
         area = area + stage_area[k][where]
-        lo_s[k], hi_s[k] = stage_lo[k][where], stage_hi[k][where]
     area = np.round(area, 9)
-    left = lo_s[pos[0]]
+    left = stage_lo[pos[0]] if rows[pos[0]] is None else stage_lo[pos[0]][rows[pos[0]]]
     right = ends[ids]
     score = peak + alignment * np.abs((left + right + 1) / 2 - W / 2) / W if alignment else peak + 0.0
     b = int(np.lexsort((right, area, score))[0])
     x = np.zeros(W, dtype=np.int64)
+    lo_b, hi_b = {}, {}
     for k in pos:
-        row = np.searchsorted(stage_ids[k], ids[b])
-        lo, hi = int(lo_s[k][b]), int(hi_s[k][b])
+        row = b if rows[k] is None else rows[k][b]
+        lo, hi = lo_b[k], hi_b[k] = int(stage_lo[k][row]), int(stage_hi[k][row])
         x[lo:hi + 1] = stage_x[k][row][: hi - lo + 1][::-1]  # local step u is hi - u
-    spans = _spans_from({k: int(lo_s[k][b]) for k in pos}, {k: int(hi_s[k][b]) for k in pos}, K, int(left[b]))
+    spans = _spans_from(lo_b, hi_b, K, int(left[b]))
     return WindowResult(x, spans, (float(score[b]), float(area[b]), int(right[b])))
 
 

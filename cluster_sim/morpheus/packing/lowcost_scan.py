@@ -84,7 +84,8 @@ def _cost_function(L: np.ndarray, C: np.ndarray, z: np.ndarray, most: int):
     """``cost(t, x)``: ``c(t) = max over lines of (load + x * size) / capacity`` at window steps ``t``
     holding ``x`` more containers (arrays that broadcast), in the reference's float operations (an
     unused empty line costs 0). A table over ``x = 0 .. most`` (``cost.table[x, t]``) when it is small
-    enough, else ``cost.table`` is None."""
+    enough, else ``cost.table`` is None. ``cost.placed(t, x)`` is a stage's cost where it placed ``x``: the
+    same numbers where ``x > 0``, 0 where it placed nothing (``t`` may be the sentinel step ``W``)."""
     Q, W = L.shape
     safe = bool(np.all(C > 0))
 
@@ -99,14 +100,23 @@ def _cost_function(L: np.ndarray, C: np.ndarray, z: np.ndarray, most: int):
         return num.max(axis=0) if Q > 1 else num[0]
 
     if (most + 1) * W > TABLE_LIMIT:
-        direct.table = None
+        def placed_direct(t, x):
+            return np.where(x > 0, direct(np.minimum(t, W - 1), x), 0.0)
+
+        direct.table, direct.placed = None, placed_direct
         return direct
     table = direct(np.arange(W)[None, :], np.arange(most + 1)[:, None])  # [x, t]
+    # the same table with 0 for nothing placed (x = 0) and at the sentinel step W: one lookup, no mask
+    placed_table = np.zeros((most + 1, W + 1))
+    placed_table[1:, :W] = table[1:]
 
     def lookup(t, x):
         return table[x, t]
 
-    lookup.table = table
+    def placed(t, x):
+        return placed_table[x, t]
+
+    lookup.table, lookup.placed = table, placed
     return lookup
 
 
@@ -161,19 +171,29 @@ def _gang_grid(table: np.ndarray, xmax_w: np.ndarray, g: int) -> _GangGrid:
 _LAYOUTS: dict = {}
 
 
-def _layout(U: int, J: int) -> tuple[np.ndarray, np.ndarray]:
-    """The step ``u`` and the flat position ``u * J + j`` of each element of a row, reused stage to stage."""
+def _layout(U: int, J: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The steps ``0 .. U - 1``, the step ``u`` and the position ``u * J + j`` of each element of a row (both
+    ``[u, j]``), and ``J`` ones (to count a step's elements taken with one product), reused stage to stage."""
     if (U, J) not in _LAYOUTS:
-        _LAYOUTS[U, J] = (np.repeat(np.arange(U), J), np.arange(U * J))
+        uu = np.arange(U)
+        _LAYOUTS[U, J] = (uu, np.repeat(uu, J).reshape(U, J), np.arange(U * J).reshape(U, J),
+                          np.ones(J, dtype=np.float32))
     return _LAYOUTS[U, J]
+
+
+def _reach(grid: _GangGrid, tau_r: np.ndarray, length: np.ndarray) -> np.ndarray:
+    """The local steps ``0 .. reach - 1`` a stage can use at each row: its interval, cut after the first step back
+    from ``tau_r`` whose head does not fit (the frontier never opens the steps behind it; that step stays, a
+    remainder piece may fit there). Phases are the same: every phase before that step ends at it."""
+    return np.minimum(length, grid.open[tau_r] + 1)
 
 
 def _place_stage(cost, grid: _GangGrid, tq: np.ndarray, xm: np.ndarray, length: np.ndarray, g: int, nfull: int,
                  remainder: int):
     """One stage at every row: ``(containers per local step, far, ok)``, as the reference decides.
 
-    ``tq[r, u]`` is row ``r``'s window step ``tau_r - u`` (the sentinel ``W`` outside the row's interval),
-    ``xm[r, u]`` the containers that fit there (``-1`` outside), ``length`` the rows' interval lengths and
+    ``tq[r, u]`` is row ``r``'s window step ``tau_r - u`` (the sentinel ``W`` outside the row's reach, see
+    :func:`_reach`), ``xm[r, u]`` the containers that fit there (``-1`` outside), ``length`` the reaches and
     ``grid`` the window's :class:`_GangGrid` for gangs of ``g``; ``nfull`` gangs of ``g`` then, if
     ``remainder``, one smaller piece. ``far`` is the furthest occupied ``u`` (the stage's leftmost step).
     See the module docstring.
@@ -183,17 +203,14 @@ def _place_stage(cost, grid: _GangGrid, tq: np.ndarray, xm: np.ndarray, length: 
     if nfull > U * J:                                      # not enough room at any row
         return np.zeros((E, U), dtype=np.int64), np.full(E, -1), np.zeros(E, dtype=bool)
     UJ = U * J
-    u_of, flat = _layout(U, J)
-    # a step the frontier cannot open (behind a step whose head does not fit) is read at the sentinel step,
-    # where no gang fits, like a step outside the interval: its elements are never taken
-    tqo = np.where(np.arange(U) < grid.open[tq[:, 0]][:, None], tq, grid.open.size - 1)
-    cell = ((tqo * grid.J)[:, :, None] + np.arange(J)).reshape(E, UJ)  # [r, (u, j)] into the grid
-    rank = grid.rank.take(cell)
-    # phase of (u, j): the first q > u whose head costs at least K[u, j] - q = length (outside the interval,
+    uu, u_of, flat, ones = _layout(U, J)
+    # [r, u, j]: the grid's lines [t, :J] at the rows' steps (whole lines taken, the first J kept: one take each);
+    # outside the reach, the sentinel step's, where no gang fits: those elements are never taken
+    rank = grid.rank.reshape(-1, grid.J).take(tq, axis=0)[:, :, :J]
+    # phase of (u, j): the first q > u whose head costs at least K[u, j] - q = length (the reach; beyond it a head is
     # infinite) at the latest, and never past U; a head's is u
-    key = grid.dist.take(cell)
-    key += u_of
-    np.minimum(key, np.minimum(length, U)[:, None], out=key)
+    key = grid.dist.reshape(-1, grid.J).take(tq, axis=0)[:, :, :J] + u_of
+    np.minimum(key, np.minimum(length, U)[:, None, None], out=key)
     # the greedy's order (phase, cost, u, j) as one integer (in place: these arrays are the stage's largest);
     # the first nfull are those up to the nfull-th. Elements never taken (no room for the gang, or a step the
     # frontier cannot open) have the rank grid.never: their keys are at least `beyond`
@@ -202,14 +219,18 @@ def _place_stage(cost, grid: _GangGrid, tq: np.ndarray, xm: np.ndarray, length: 
     key += rank
     key *= UJ
     key += flat
+    key = key.reshape(E, UJ)
     beyond = (U + 1) * inf1 * UJ                           # above every key of an element that can be taken
     last = np.partition(key, nfull - 1, axis=1)[:, nfull - 1]
     ok = last < beyond
-    x = (key <= last[:, None]).reshape(E * U, J).sum(axis=1).reshape(E, U) * g
-    far = (x > 0).sum(axis=1) - 1                          # the occupied steps are 0 .. far
+    taken = key <= last[:, None]
+    # gangs per step: a product with ones counts them in one BLAS call (cheaper than a sum over the short axis
+    # j; exact, counts are far below float32's 2**24); the occupied steps are 0 .. far, those whose head is taken
+    x = (taken.reshape(E * U, J).astype(np.float32) @ ones).astype(np.int64).reshape(E, U) * g
+    far = taken[:, ::J].sum(axis=1) - 1
     if remainder:
         # the last piece: the cheapest step of 0 .. far + 1 inside the interval where it fits
-        rows, uu = np.arange(E), np.arange(U)
+        rows = np.arange(E)
         inside = np.minimum(tq, grid.open.size - 2)        # the sentinel's cost is never used (xm = -1 there)
         c = np.where((uu <= far[:, None] + 1) & (x + remainder <= xm), cost(inside, x), np.inf)
         j = np.argmin(c, axis=1)
@@ -308,11 +329,12 @@ def scan_end_points(L, C, z, xmax_w, demands, gangs, pos, ends) -> Scan:
                 s_run = sk[idx - run + 1: idx + 1][::-1, None]
                 post = cost(steps, s_run)
                 area = s_run * post
+                x_run = np.repeat(s_run, ids.size, axis=1)[:, :, None]  # stage idx - m's containers at every row
                 for m in range(run):
                     k = pos[idx - m]
                     stage_peak[k], stage_area[k], stage_ids[k] = post[m], area[m], ids
                     stage_hi[k] = stage_lo[k] = steps[m]
-                    stage_x[k] = np.full((ids.size, 1), sk[idx - m])
+                    stage_x[k] = x_run[m]
                 tau_r = steps[-1] - 1
                 idx -= run
                 continue
@@ -323,18 +345,18 @@ def scan_end_points(L, C, z, xmax_w, demands, gangs, pos, ends) -> Scan:
                 far = np.zeros(ids.size, dtype=np.int64)
             else:
                 uu = np.arange(U)
-                # local step u is tau_r - u; outside the interval the sentinel step W, where nothing fits
-                tq = np.where(uu < length[:, None], tau_r[:, None] - uu, W)
+                sort = cost.table is not None and U * nfull <= SORT_LIMIT and (most // g + 1) * W <= GRID_LIMIT
+                if sort and g not in grids:
+                    grids[g] = _gang_grid(cost.table, xmax_w, g)
+                reach = _reach(grids[g], tau_r, length) if sort else length
+                # local step u is tau_r - u; outside the reach the sentinel step W, where nothing fits
+                tq = np.where(uu < reach[:, None], tau_r[:, None] - uu, W)
                 xm = xmax_s[tq]
-                if cost.table is not None and U * nfull <= SORT_LIMIT and (most // g + 1) * W <= GRID_LIMIT:
-                    if g not in grids:
-                        grids[g] = _gang_grid(cost.table, xmax_w, g)
-                    x, far, ok = _place_stage(cost, grids[g], tq, xm, length, g, nfull, remainder)
-                    tq = np.minimum(tq, W - 1)
+                if sort:
+                    x, far, ok = _place_stage(cost, grids[g], tq, xm, reach, g, nfull, remainder)
                 else:
-                    tq = np.minimum(tq, W - 1)
-                    x, far, ok = _place_stage_gang_by_gang(cost, tq, xm, g, nfull, remainder)
-            post = np.where(x > 0, cost(tq, x), 0.0)
+                    x, far, ok = _place_stage_gang_by_gang(cost, np.minimum(tq, W - 1), xm, g, nfull, remainder)
+            post = cost.placed(tq, x)
             peak, area = post.max(axis=1), (x * post).sum(axis=1)
             lo = tau_r - far
             if not ok.all():
