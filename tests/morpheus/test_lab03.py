@@ -30,25 +30,6 @@ def test_every_event_keeps_the_invariants(arm):
     assert (r.runs.finish[done] >= r.runs.submit[done]).all()
 
 
-@pytest.mark.parametrize("worst_case, reservations", [("keep", "per_job"), ("resume", "per_job"), ("literal", "per_run")])
-def test_the_kept_demand_is_the_walk_at_every_evaluation(worst_case, reservations, monkeypatch):
-    """DRA reads each job's demand from counts its runs' managers keep: equal to the walk over the runs' tasks
-    (the definition) at every read, mid-event included, on a seeded cycle with grants and expiries."""
-    from cluster_sim.morpheus.packing.model import MorpheusModel
-    kept, reads = MorpheusModel.demand, []
-
-    def checked(self, name):
-        got = kept(self, name)
-        assert got == self.demand_walked(name), (name, self.time, got, self.demand_walked(name))
-        reads.append(got)
-        return got
-
-    monkeypatch.setattr(MorpheusModel, "demand", checked)
-    r = simulate(SMALL.replace(arm="morpheus_dra", worst_case=worst_case, reservations=reservations, seed=3),
-                 check_every_event=True)
-    assert len(r.runs) > 0 and len(reads) > 100 and max(reads) > 0
-
-
 def test_no_task_lost():
     model, w, plan, refused, end = build_model(SMALL.replace(arm="morpheus_dra"))
     model.run_until(end)

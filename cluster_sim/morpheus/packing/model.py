@@ -192,9 +192,6 @@ class CappedJobManager(JobManager):
         self.widths = list(run.widths) if run is not None else None
         self.released = [0] * len(job.stages)
         self.outstanding = [0] * len(job.stages)
-        # the run's ask: tasks released and not finished (queued or running), kept here as they change, for
-        # MorpheusModel.demand (DRA reads it for every job at every step)
-        self.asked = 0
 
     def watched(self, task: Task) -> bool:
         return self.widths is not None or super().watched(task)
@@ -209,12 +206,10 @@ class CappedJobManager(JobManager):
             self.scheduler.enqueue(tasks[self.released[s]:self.released[s] + n])
             self.released[s] += n
             self.outstanding[s] += n
-            self.asked += n
 
     def on_task_finished(self, task: Task) -> None:
         if self.widths is not None:
             self.outstanding[task.stage] -= 1
-            self.asked -= 1
             self.release_stage(task.stage)  # one more of this stage, if it has any left
         super().on_task_finished(task)
 
@@ -397,16 +392,7 @@ class MorpheusModel(CapacityClusterModel):
         self.apply(name)
 
     def demand(self, name: str) -> int:
-        """Containers the job's active runs use plus the tasks they have waiting (the ask): each run's count
-        kept by its job manager (:attr:`CappedJobManager.asked`), as DRA evaluates every job at every step and
-        a walk over the runs' tasks each time was a third of its cost. A run without a manager has none
-        queued or running (the model drops a failed job's manager only then). :meth:`demand_walked` is the
-        definition, checked equal in :meth:`check_invariants`."""
-        managers = self.job_managers
-        return sum(managers[job.id].asked for job in self.active[name] if job.id in managers)
-
-    def demand_walked(self, name: str) -> int:
-        """:meth:`demand` by its definition: the active runs' tasks queued or running, counted one by one."""
+        """Containers the job's active runs use plus the tasks they have waiting (the ask)."""
         return sum(1 for job in self.active[name] for t in job.tasks if t.state in (RUNNING, QUEUED))
 
     # ---- reports ----------------------------------------------------------------------------------------
@@ -441,10 +427,6 @@ class MorpheusModel(CapacityClusterModel):
                 if held > self.now_capacity[name] + 1e-9:
                     raise AssertionError(f"periodic queue {name!r} holds {held:g} containers at {self.time:g} s, "
                                          f"above its reservation {self.now_capacity[name]} (worst_case='literal')")
-        for name in self.names:
-            if self.demand(name) != self.demand_walked(name):
-                raise AssertionError(f"queue {name!r}: the kept demand is {self.demand(name)} at {self.time:g} s, "
-                                     f"its runs have {self.demand_walked(name)} tasks queued or running")
         rest = max(self.total - sum(self.now_capacity.values()), 0)
         if queues[ADHOC].guaranteed[0] != rest:
             raise AssertionError(f"the ad hoc queue is guaranteed {queues[ADHOC].guaranteed[0]:g}, the rest is {rest}")
