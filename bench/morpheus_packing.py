@@ -41,9 +41,10 @@ last round's), seed 0, 1,000 jobs (386,532 gangs, 387 per job), 2026-11-26, whil
         9.6 s wall): 5.5 % less CPU for the whole run
     allocations identical on all 1,000 jobs; accepted 1000 / 1000; peak c(t) 0.471 (greedy 0.686)
 
-Issue 33's target (1,000 jobs in 10 s): met in round 11's runs at load 1.5-1.1 (9.4-9.7 s wall, CPU 9.3-9.6 s),
-where main took 9.9-10.1 s; from the lead's quiet 10.5 s (CPU 10.3 s) less the 5.5 % of those turns, a quiet run
-would be near 9.9 s: met, by a small margin (no fully quiet run was possible in round 11).
+Issue 33's target (1,000 jobs in 10 s): at the edge. The lead's quiet runs after the merge (2026-11-27, load
+0.7-0.9): 10.2 s wall, CPU 9.9 s with the baseline (31.2 s, CPU 31.1 s, x3.13 CPU, allocations identical), then
+--no-baseline 9.6 s (CPU 9.4 s) and 10.2 s (CPU 9.9 s). The CPU time is within 10 s; the wall time is within it
+on some runs and 2 % over on others, so the target is not met with a margin on this machine.
 On last round's faster machine (quiet, load 0.03-0.4) the previous search took 6.9 s (baseline 11.7 s, x1.68).
 
 LowCost's time grows with the number of stages a job has (the rows - one per end point, at most 64 -
