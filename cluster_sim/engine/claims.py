@@ -36,13 +36,14 @@ import numpy as np
 import pandas as pd
 
 from ..claims import Claim, measure, pool
-from ..sweep import run_grid
+from ..sweep import run_grid, start_ahead
 from .cluster_config import ClusterConfig
 from .metrics import work_accounting
 from .model import ClusterResult, run
 
 __all__ = ["CLAIMS", "DECISION_LOAD", "DECISION_POINTS", "POOL_SIZE", "STALE", "STALE_DELAYS", "claims_table",
-           "STALE_MAX_MACHINES", "decision_throughput", "default_pool_size", "estimated_seconds", "offered_task_rate", "pool_runs", "stale_config",
+           "STALE_MAX_MACHINES", "decision_throughput", "default_pool_size", "FAMILY_METRICS", "SHARED_STATE", "STALE_SWEEP",
+           "shared_state_metrics", "start_sweeps_ahead", "estimated_seconds", "offered_task_rate", "pool_runs", "stale_config",
            "tour_metrics", "accounting", "littles_law"]
 
 #: the tour's stale cluster (§4): more schedulers and a busier cluster than the tour's own run
@@ -110,6 +111,12 @@ def stale_config(config: ClusterConfig) -> ClusterConfig:
     return config.replace(machines=min(config.machines, STALE_MAX_MACHINES), **STALE)
 
 
+#: §4's sweep of the stale cluster's view refresh period (one seed)
+STALE_SWEEP = {"update_delay": [0.0, 0.5, 1.0, 2.0, 4.0]}
+#: §5's shared-state cluster beside the capacity scheduler, and the metrics its table compares
+SHARED_STATE = {"schedulers": 4, "update_delay": 1.0}
+FAMILY_METRICS = ["utilisation", "mean_job_wait", "conflicts", "jobs_completed"]
+
 #: §5's decision-throughput example: each decision takes DECISION_LOAD / λ seconds (λ the tasks offered per second),
 #: so one scheduler would be busy DECISION_LOAD of the time (Little's law on the scheduler): it cannot keep up
 DECISION_LOAD = 2.0
@@ -122,19 +129,55 @@ def offered_task_rate(config: ClusterConfig) -> float:
     return config.arrival_rate() * config.tasks_per_job
 
 
-def decision_throughput(config: ClusterConfig, *, seeds=None, client=None, cache=None) -> pd.DataFrame:
-    """§5: ``config`` with a decision time of :data:`DECISION_LOAD` / λ per task, run with one scheduler on the
-    true state and with four on views 0.5 s old (:data:`DECISION_POINTS`); one row per arm and seed with
-    :func:`tour_metrics` and the think time. The engine's schedulers already spend ``think_time`` per task; only
-    its value changes here, so no other result moves."""
+def _decision_sweep(config: ClusterConfig, seeds=None) -> dict:
+    """:func:`decision_throughput`'s ``run_grid`` arguments (also what :func:`start_sweeps_ahead` starts)."""
     think = DECISION_LOAD / offered_task_rate(config)
     # three decimals as the panel's slider steps; at paper (λ = 7,680 tasks/s) that is 0, so three digits there
     base = config.replace(think_time=round(think, 3) or float(f"{think:.3g}"))
     # the arms are the engine's own run of their configs, which config.work() estimates: at paper (about 3 min of
     # CPU each) both start at once on two workers, where timing the first here ran them one after the other
-    rows = run_grid(run, base, [dict(p) for p in DECISION_POINTS], seeds=seeds, metrics=tour_metrics,
-                    client=client, cache=cache, estimate=estimated_seconds)
-    return rows
+    return dict(run=run, base_config=base, grid=[dict(p) for p in DECISION_POINTS], seeds=seeds,
+                metrics=tour_metrics, estimate=estimated_seconds)
+
+
+def decision_throughput(config: ClusterConfig, *, seeds=None, client=None, cache=None) -> pd.DataFrame:
+    """§5: ``config`` with a decision time of :data:`DECISION_LOAD` / λ per task, run with one scheduler on the
+    true state and with four on views 0.5 s old (:data:`DECISION_POINTS`); one row per arm and seed with
+    :func:`tour_metrics` and the think time. The engine's schedulers already spend ``think_time`` per task; only
+    its value changes here, so no other result moves."""
+    return run_grid(**_decision_sweep(config, seeds), client=client, cache=cache)
+
+
+def _shared_state_sweep(config: ClusterConfig) -> dict:
+    return dict(run=run, base_config=config, grid=[dict(SHARED_STATE)], metrics=tour_metrics,
+                estimate=estimated_seconds)
+
+
+def shared_state_metrics(config: ClusterConfig, *, client=None, cache=None) -> pd.Series:
+    """§5's shared-state cluster beside the capacity scheduler: :func:`tour_metrics` of ``run(config`` with
+    :data:`SHARED_STATE```)``, through ``run_grid`` (cached; at ``paper`` computed ahead on a worker while the
+    kernel runs the capacity scheduler, see :func:`start_sweeps_ahead`)."""
+    row = run_grid(**_shared_state_sweep(config), client=client, cache=cache).iloc[0]
+    # plain Python numbers in an object column, as vars(run(...).metrics) gave the notebook's table: the same display
+    return pd.Series({k: row[k].item() if isinstance(row[k], np.generic) else row[k] for k in FAMILY_METRICS},
+                     dtype=object)
+
+
+def _stale_sweep(config: ClusterConfig) -> dict:
+    return dict(run=run, base_config=stale_config(config), grid=STALE_SWEEP, metrics=tour_metrics,
+                estimate=estimated_seconds)
+
+
+def start_sweeps_ahead(config: ClusterConfig, *, pool_size: int | None = None, cache=None):
+    """At ``paper``, start the tour's sweeps and side runs now on a Dask worker, in the order the notebook reads
+    them (§4's stale sweep, §5's shared-state cluster and decision-throughput arms, §7's claims pool), while the
+    kernel runs the tour's own cluster and the capacity scheduler (minutes on one core, which the sweeps need nothing
+    from). Each point lands in the sweep cache; the notebook's cells then run the same ``run_grid`` calls and read
+    them (waiting for those still running), so every number is the one they would have computed themselves.
+    Returns :func:`cluster_sim.sweep.start_ahead`'s handle, or None where nothing is worth starting (``ci`` and
+    ``default``: the points take seconds; the test suite; no sweep cache)."""
+    return start_ahead([_stale_sweep(config), _shared_state_sweep(config), _decision_sweep(config),
+                        _pool_sweep(config, pool_size)], cache=cache)
 
 
 def estimated_seconds(config: ClusterConfig) -> float:
@@ -180,13 +223,17 @@ def default_pool_size(config: ClusterConfig) -> int:
     return POOL_SIZE.get(config.preset_name(), max(POOL_SIZE.values()))
 
 
+def _pool_sweep(config: ClusterConfig, pool_size: int | None = None) -> dict:
+    seeds = pool(config.seed, default_pool_size(config) if pool_size is None else pool_size)
+    return dict(run=run, base_config=stale_config(config), grid={"update_delay": list(STALE_DELAYS)}, seeds=seeds,
+                metrics=tour_metrics, estimate=estimated_seconds)
+
+
 def pool_runs(config: ClusterConfig, *, pool_size: int | None = None, client=None, cache=None) -> pd.DataFrame:
     """The runs the claims read: the stale cluster at :data:`STALE_DELAYS`, at the seeds
     ``claims.pool(config.seed, pool_size)`` (default: :func:`default_pool_size`); one row per delay
     and seed, with :func:`tour_metrics`. ``client`` and ``cache`` go to :func:`cluster_sim.sweep.run_grid`."""
-    seeds = pool(config.seed, default_pool_size(config) if pool_size is None else pool_size)
-    return run_grid(run, stale_config(config), {"update_delay": list(STALE_DELAYS)}, seeds=seeds,
-                    metrics=tour_metrics, client=client, cache=cache, estimate=estimated_seconds)
+    return run_grid(**_pool_sweep(config, pool_size), client=client, cache=cache)
 
 
 def claims_table(config: ClusterConfig, *, pool_size: int | None = None, client=None, cache=None) -> pd.DataFrame:

@@ -108,6 +108,7 @@ import dataclasses
 import math
 import numbers
 import os
+import threading
 import time
 from collections.abc import Callable
 
@@ -126,7 +127,7 @@ from .clients import MALLOC_ENV, close_sweep_cluster, keep_sweep_cluster
 from .grid import _configs, _describe, _seed_list, grid_points, result_metrics
 
 __all__ = ["run_grid", "SweepError", "grid_points", "result_metrics", "cache_dir", "cache_key",
-           "SweepCacheWarning", "keep_sweep_cluster", "close_sweep_cluster", "MALLOC_ENV",
+           "SweepCacheWarning", "keep_sweep_cluster", "start_ahead", "Ahead", "AHEAD_ARGUMENTS", "close_sweep_cluster", "MALLOC_ENV",
            "AUTO_PARALLEL_SECONDS", "PROGRESS_AFTER_SECONDS", "CLIENTS", "ON_ERROR", "ENTRY_FORMAT", "MAX_ENTRY_BYTES"]
 
 #: ``client="auto"`` starts a LocalCluster when the remaining points are estimated above this
@@ -173,7 +174,8 @@ def _pace_key(run: Callable, metrics: Callable | None, base_config) -> tuple | N
 def run_grid(run: Callable, base_config, grid, seeds=None, *, metrics: Callable | None = None,
              client=None, workers: int | None = None, cache=None, on_error: str = "raise",
              progress: bool | None = None, cache_key: str | None = None,
-             group: Callable | None = None, estimate: Callable | None = None, paced_as=None) -> pd.DataFrame:
+             group: Callable | None = None, estimate: Callable | None = None, paced_as=None,
+             _ahead: bool = False) -> pd.DataFrame:
     """Run ``run(config)`` at every grid point and seed; one row per (point, seed).
 
     Parameters
@@ -241,21 +243,16 @@ def run_grid(run: Callable, base_config, grid, seeds=None, *, metrics: Callable 
         clients._dask_host()  # a bad $CLUSTER_SIM_DASK_HOST is refused before anything runs
     directory = cache_dir(cache)
 
-    points = grid_points(base_config, grid)
-    # a grid that sets seed itself (e.g. every seed of a job next to every delay) needs no seeds=
-    seed_list = None if seeds is None and any("seed" in p for p in points) else _seed_list(base_config, seeds)
-    runs = _configs(base_config, points, seed_list)  # every config validated before anything runs
-    configs = [c for _, _, c in runs]
-    if directory is None:
-        keys = [""] * len(configs)  # no cache: nothing needs a key (or a fingerprint)
-    else:
-        functions = _functions_fingerprint(run, metrics, cache_key)  # once: the functions are the same at every point
-        keys = [_point_key(c, functions) for c in configs]
+    points, seed_list, runs, configs, keys = _plan(run, base_config, grid, seeds, metrics, cache_key, directory)
 
     values: list[dict | None] = [None] * len(runs)
     errors: list[str | None] = [None] * len(runs)
     tracebacks: list[str | None] = [None] * len(runs)
     todo = []
+    waited, seconds = (0, 0.0) if _ahead else _wait_ahead(keys)  # points start_ahead is computing: wait for them
+    if waited:
+        print(f"run_grid: waited {seconds:.0f} s for {waited} point{'s' if waited > 1 else ''} being computed ahead "
+              "on a Dask worker (start_ahead)", flush=True)
     for i, key in enumerate(keys):
         hit = _cache_get(directory, key)
         if hit is None:
@@ -273,6 +270,8 @@ def run_grid(run: Callable, base_config, grid, seeds=None, *, metrics: Callable 
         else:
             errors[i] = f"{type(err).__name__}: {err}"
             tracebacks[i] = tb
+        if _ahead:
+            _ahead_done(keys[i])  # stored (or failed: the sweep that waits computes it)
 
     bar = _Progress(progress, len(runs), cached)
     where = "cache"
@@ -374,3 +373,117 @@ def _frame(runs, values, errors, points, seed_list, with_error: bool) -> pd.Data
         row.update({k: val for k, val in fields.items() if k not in row})
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def _plan(run, base_config, grid, seeds, metrics, cache_key, directory):
+    """A sweep's points, seeds, (point, seed, config) runs, configs and cache keys (``""`` without a cache)."""
+    points = grid_points(base_config, grid)
+    # a grid that sets seed itself (e.g. every seed of a job next to every delay) needs no seeds=
+    seed_list = None if seeds is None and any("seed" in p for p in points) else _seed_list(base_config, seeds)
+    runs = _configs(base_config, points, seed_list)  # every config validated before anything runs
+    configs = [c for _, _, c in runs]
+    if directory is None:
+        keys = [""] * len(configs)  # no cache: nothing needs a key (or a fingerprint)
+    else:
+        functions = _functions_fingerprint(run, metrics, cache_key)  # once: the functions are the same at every point
+        keys = [_point_key(c, functions) for c in configs]
+    return points, seed_list, runs, configs, keys
+
+
+# ---- sweeps started ahead ----------------------------------------------------------------------------
+#: the cache keys of the points :func:`start_ahead` has still to store, each with the event set once it has (or
+#: has failed, or the sweeps ahead ended): a ``run_grid`` that needs one waits for it instead of computing it again
+_AHEAD: dict[str, threading.Event] = {}
+#: what ``start_ahead`` accepts of ``run_grid``'s arguments (where and how it runs is its own choice)
+AHEAD_ARGUMENTS = ("run", "base_config", "grid", "seeds", "metrics", "cache_key", "estimate")
+
+
+def _wait_ahead(keys) -> tuple[int, float]:
+    """Wait for the points of ``keys`` that a sweep started ahead is computing; (how many, seconds waited)."""
+    t0 = time.perf_counter()
+    events = [e for e in (_AHEAD.get(k) for k in keys if k) if e is not None]
+    for e in events:
+        e.wait()
+    return len(events), time.perf_counter() - t0
+
+
+def _ahead_done(key: str) -> None:
+    event = _AHEAD.pop(key, None)
+    if event is not None:
+        event.set()
+
+
+class Ahead:
+    """Sweeps :func:`start_ahead` runs on a worker: ``wait()`` until they end; ``points`` they compute."""
+
+    def __init__(self, thread: threading.Thread, points: int, seconds: float):
+        self.thread, self.points, self.seconds = thread, points, seconds
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Wait for the sweeps to end (True if they did within ``timeout``)."""
+        self.thread.join(timeout)
+        return not self.thread.is_alive()
+
+    def __repr__(self) -> str:
+        state = "running" if self.thread.is_alive() else "done"
+        return f"Ahead({self.points} points, ~{self.seconds:.0f} s estimated, {state})"
+
+
+def start_ahead(sweeps, *, cache=None) -> Ahead | None:
+    """Start ``run_grid(**sweep)`` for each of ``sweeps`` (dicts of :data:`AHEAD_ARGUMENTS`, ``estimate`` required)
+    on a Dask LocalCluster of one worker, one sweep after another, while this process goes on; each point is stored
+    in the sweep cache. A later ``run_grid`` of the same points (same functions and configs, so the same cache keys)
+    waits for those still being computed and reads them from the cache, instead of computing them again; its frame
+    is the one it would have computed (a point's numbers do not depend on where it runs).
+
+    For a notebook whose long sweeps come after long work in the kernel (the tour at ``paper``: its own run and the
+    capacity scheduler's keep one core busy for minutes, while its sweeps and side runs need nothing from them): the
+    second core runs them meanwhile. Nothing is started (None) where ``run_grid(client=None)`` would not start a
+    cluster either: without a cache, with ``$CLUSTER_SIM_SWEEP_CLIENT`` or ``$DASK_SCHEDULER_ADDRESS`` set (the
+    test suite keeps its notebooks in process), on one core, or when the points not yet cached are estimated at
+    ``AUTO_PARALLEL_SECONDS`` or less in all. A point that fails ahead is computed again by the sweep that needs it
+    (which raises as it would have).
+    """
+    directory = cache_dir(cache)
+    plans, seconds = [], 0.0
+    for sweep in sweeps:
+        if not isinstance(sweep, dict) or set(sweep) - set(AHEAD_ARGUMENTS) or \
+                not {"run", "base_config", "grid", "estimate"} <= set(sweep) or not callable(sweep["estimate"]):
+            raise ValueError(f"sweeps: {sweep!r} is not allowed: give dicts of run_grid's arguments "
+                             f"{', '.join(AHEAD_ARGUMENTS)}, with run, base_config, grid and estimate")
+        *_, configs, keys = _plan(sweep["run"], sweep["base_config"], sweep["grid"], sweep.get("seeds"),
+                                  sweep.get("metrics"), sweep.get("cache_key"), directory)
+        missing = [(c, k) for c, k in zip(configs, keys) if directory is not None and _cache_get(directory, k) is None]
+        seconds += sum(float(sweep["estimate"](c)) for c, _ in missing)
+        plans.append((sweep, [k for _, k in missing]))
+    if directory is None or os.environ.get("CLUSTER_SIM_SWEEP_CLIENT") or os.environ.get("DASK_SCHEDULER_ADDRESS") \
+            or clients._machine_workers() < 2 or seconds <= AUTO_PARALLEL_SECONDS:
+        return None
+    mine = {}
+    for _, keys in plans:
+        for k in keys:
+            if k not in _AHEAD and k not in mine:
+                mine[k] = _AHEAD[k] = threading.Event()
+
+    def ahead():
+        try:
+            dask_client, cluster, close = clients._open_client("local", 1)
+            try:
+                for sweep, keys in plans:
+                    if keys:
+                        run_grid(**{k: v for k, v in sweep.items() if k != "estimate"}, client=dask_client,
+                                 cache=directory, on_error="record", progress=False, _ahead=True)
+            finally:
+                if close:
+                    clients._close_quietly(dask_client, cluster)
+        except BaseException:  # the sweeps that wait compute what is missing, and raise what fails
+            pass
+        finally:
+            for k, event in mine.items():
+                if _AHEAD.get(k) is event:
+                    del _AHEAD[k]
+                event.set()
+
+    thread = threading.Thread(target=ahead, name="run_grid ahead", daemon=True)
+    thread.start()
+    return Ahead(thread, len(mine), seconds)

@@ -1,0 +1,89 @@
+"""Issue 33, Lab 00 at ``paper``: the tour's sweeps and side runs start ahead on a worker
+(:func:`cluster_sim.engine.claims.start_sweeps_ahead`, :func:`cluster_sim.sweep.start_ahead`) while the kernel runs
+the tour's own cluster and the capacity scheduler. The notebook's cells then read them from the sweep cache: the same
+points (the same cache keys) and the same numbers as computing them in the kernel."""
+
+import pandas as pd
+import pytest
+
+from cluster_sim import sweep
+from cluster_sim.engine import ClusterConfig, collect, run
+from cluster_sim.engine import claims as tour
+from cluster_sim.engine import CapacityClusterModel, QueueSpec
+
+
+def keys_of(kwargs, directory):
+    kwargs = {k: v for k, v in kwargs.items() if k != "estimate"}
+    return sweep._plan(kwargs["run"], kwargs["base_config"], kwargs["grid"], kwargs.get("seeds"),
+                       kwargs.get("metrics"), kwargs.get("cache_key"), directory)[-1]
+
+
+def test_the_sweeps_started_ahead_are_the_ones_the_notebook_runs(tmp_path):
+    """Every point the notebook's cells ask run_grid for at paper (§4's stale sweep as its cell calls it, §5's
+    shared-state cluster and decision arms, §7's pool) is one start_sweeps_ahead computes: the same cache key."""
+    config = ClusterConfig.paper()
+    ahead = [keys_of(s, tmp_path) for s in (tour._stale_sweep(config), tour._shared_state_sweep(config),
+                                            tour._decision_sweep(config), tour._pool_sweep(config))]
+    stale_cell = sweep._plan(run, tour.stale_config(config), tour.STALE_SWEEP, None, tour.tour_metrics, None,
+                             tmp_path)[-1]
+    shared_cell = sweep._plan(run, config, [dict(tour.SHARED_STATE)], None, tour.tour_metrics, None, tmp_path)[-1]
+    assert ahead[0] == stale_cell and ahead[1] == shared_cell
+    assert len(set(ahead[2])) == 2 and len(set(ahead[3])) == 3 * len(tour.STALE_DELAYS)
+    # the old cell's run: config.replace(schedulers=4, update_delay=1.0)
+    assert sweep._plan(run, config.replace(schedulers=4, update_delay=1.0), [{}], None, tour.tour_metrics, None,
+                       tmp_path)[-1] == shared_cell
+
+
+def test_nothing_starts_ahead_where_the_points_take_seconds(tmp_path, monkeypatch):
+    monkeypatch.delenv("CLUSTER_SIM_SWEEP_CLIENT", raising=False)
+    monkeypatch.delenv("DASK_SCHEDULER_ADDRESS", raising=False)
+    assert tour.start_sweeps_ahead(ClusterConfig.ci(), cache=tmp_path) is None
+    monkeypatch.setenv("CLUSTER_SIM_SWEEP_CLIENT", "inprocess")  # the test suite's notebooks
+    assert tour.start_sweeps_ahead(ClusterConfig.paper(), cache=tmp_path) is None
+
+
+def test_the_families_table_is_the_one_the_cell_showed(tmp_path):
+    """§5's table with the shared-state column from shared_state_metrics (run_grid, cached) is the table the cell
+    built from vars(run(config.replace(schedulers=4, update_delay=1.0)).metrics): equal and displayed alike."""
+    config = ClusterConfig.ci()
+    queues = [QueueSpec("prod", share=0.7, max_share=1.0), QueueSpec("dev", share=0.3, max_share=0.5)]
+    central = CapacityClusterModel(config, queues)
+    central.run_until(config.horizon)
+    capacity = vars(collect(central).metrics)
+    rows = ["utilisation", "mean_job_wait", "conflicts", "jobs_completed"]
+    before = pd.DataFrame({"shared": vars(run(config.replace(schedulers=4, update_delay=1.0)).metrics),
+                           "capacity": capacity}).loc[rows]
+    for cache in (tmp_path, tmp_path):  # computed, then read from the cache
+        after = pd.DataFrame({"shared": tour.shared_state_metrics(config, client="inprocess", cache=cache),
+                              "capacity": capacity}).loc[rows]
+        assert after.equals(before) and list(after.dtypes) == list(before.dtypes)
+        assert after.to_html() == before.to_html()
+        assert [type(v) for v in after["shared"]] == [type(v) for v in before["shared"]]
+
+
+def test_a_sweep_waits_for_the_points_started_ahead_and_reads_the_same_numbers(tmp_path, monkeypatch):
+    """start_ahead on a real one-worker LocalCluster; the sweep in this process computes none of its points
+    (they were stored ahead) and its frame equals the frame computed here without a cache."""
+    monkeypatch.delenv("CLUSTER_SIM_SWEEP_CLIENT", raising=False)
+    monkeypatch.delenv("DASK_SCHEDULER_ADDRESS", raising=False)
+    monkeypatch.setattr(sweep, "AUTO_PARALLEL_SECONDS", 0.0)
+    monkeypatch.setattr(sweep.clients, "_machine_workers", lambda: 2)
+    config = ClusterConfig.ci().replace(horizon=30.0)
+    kwargs = tour._stale_sweep(config)
+    handle = sweep.start_ahead([kwargs], cache=tmp_path)
+    assert handle is not None and handle.points == len(tour.STALE_SWEEP["update_delay"])
+    plain = {k: v for k, v in kwargs.items() if k != "estimate"}
+    frame = sweep.run_grid(**plain, client="inprocess", cache=tmp_path, progress=False)
+    assert handle.wait(120)
+    assert frame.attrs["sweep"]["computed"] == 0 and frame.attrs["sweep"]["cached"] == len(frame)
+    expected = sweep.run_grid(**plain, client="inprocess", cache=False, progress=False)
+    pd.testing.assert_frame_equal(frame, expected)
+    assert not sweep._AHEAD  # every event set and dropped
+
+
+def test_start_ahead_refuses_what_run_grid_would_not_take():
+    with pytest.raises(ValueError, match="estimate"):
+        sweep.start_ahead([{"run": run, "base_config": ClusterConfig.ci(), "grid": {}}])
+    with pytest.raises(ValueError, match="client"):
+        sweep.start_ahead([{"run": run, "base_config": ClusterConfig.ci(), "grid": {}, "estimate": len,
+                            "client": "local"}])
