@@ -484,6 +484,8 @@ def start_ahead(sweeps, *, cache=None) -> Ahead | None:
                     del _AHEAD[k]
                 event.set()
 
+    print(f"start_ahead: {len(mine)} sweep points (~{seconds:.0f} s in one process) start now on a Dask LocalCluster "
+          "of 1 worker; the sweeps that run them read them from the sweep cache", flush=True)
     thread = threading.Thread(target=ahead, name="run_grid ahead", daemon=True)
     thread.start()
     return Ahead(thread, len(mine), seconds)
