@@ -82,6 +82,11 @@ Entries of earlier versions (``.pkl``) are never read; they can be deleted. The 
 (by default ``~/.cache/cluster_sim/sweeps``); ``cache=False`` turns it off. Failed points are not
 cached: a rerun tries them again.
 
+**Ahead.** :func:`start_ahead` starts a notebook's later sweeps now, on a Dask LocalCluster of one worker, while
+the kernel does long work of its own (the tour at ``paper``: its cluster and the capacity scheduler keep one core
+busy for minutes); each point lands in the cache, and a later ``run_grid`` of the same point waits for it and reads
+it instead of computing it again. The frame is the one it would have computed: the same keys, the same numbers.
+
 **Failures.** A point that raises does not stop the others. With ``on_error="raise"`` (the
 default), once every other point has finished, :class:`SweepError` lists each failed point (its
 grid values, seed and the exception) and carries the whole frame (``err.frame``, with an ``error``
