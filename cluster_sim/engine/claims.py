@@ -154,9 +154,9 @@ def _shared_state_sweep(config: ClusterConfig) -> dict:
 
 
 def shared_state_metrics(config: ClusterConfig, *, client=None, cache=None) -> pd.Series:
-    """§5's shared-state cluster beside the capacity scheduler: :func:`tour_metrics` of ``run(config`` with
-    :data:`SHARED_STATE```)``, through ``run_grid`` (cached; at ``paper`` computed ahead on a worker while the
-    kernel runs the capacity scheduler, see :func:`start_sweeps_ahead`)."""
+    """§5's shared-state cluster beside the capacity scheduler: :data:`FAMILY_METRICS` of
+    ``run(config.replace(**SHARED_STATE))``, through ``run_grid`` (cached; at ``paper`` computed ahead on a worker
+    while the kernel runs the capacity scheduler, see :func:`start_sweeps_ahead`)."""
     row = run_grid(**_shared_state_sweep(config), client=client, cache=cache).iloc[0]
     # plain Python numbers in an object column, as vars(run(...).metrics) gave the notebook's table: the same display
     return pd.Series({k: row[k].item() if isinstance(row[k], np.generic) else row[k] for k in FAMILY_METRICS},
