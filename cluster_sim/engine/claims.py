@@ -145,7 +145,14 @@ def decision_throughput(config: ClusterConfig, *, seeds=None, client=None, cache
     true state and with four on views 0.5 s old (:data:`DECISION_POINTS`); one row per arm and seed with
     :func:`tour_metrics` and the think time. The engine's schedulers already spend ``think_time`` per task; only
     its value changes here, so no other result moves."""
-    return run_grid(**_decision_sweep(config, seeds), client=client, cache=cache)
+    return _run_sweep(_decision_sweep(config, seeds), client, cache)
+
+
+def _run_sweep(sweep: dict, client, cache) -> pd.DataFrame:
+    """``run_grid`` over one of this module's sweeps (the arguments :func:`start_sweeps_ahead` starts ahead)."""
+    fn, base, grid, metrics = sweep["run"], sweep["base_config"], sweep["grid"], sweep["metrics"]
+    return run_grid(fn, base, grid, seeds=sweep.get("seeds"), metrics=metrics, client=client, cache=cache,
+                    estimate=sweep["estimate"])
 
 
 def _shared_state_sweep(config: ClusterConfig) -> dict:
@@ -157,7 +164,7 @@ def shared_state_metrics(config: ClusterConfig, *, client=None, cache=None) -> p
     """§5's shared-state cluster beside the capacity scheduler: :data:`FAMILY_METRICS` of
     ``run(config.replace(**SHARED_STATE))``, through ``run_grid`` (cached; at ``paper`` computed ahead on a worker
     while the kernel runs the capacity scheduler, see :func:`start_sweeps_ahead`)."""
-    row = run_grid(**_shared_state_sweep(config), client=client, cache=cache).iloc[0]
+    row = _run_sweep(_shared_state_sweep(config), client, cache).iloc[0]
     # plain Python numbers in an object column, as vars(run(...).metrics) gave the notebook's table: the same display
     return pd.Series({k: row[k].item() if isinstance(row[k], np.generic) else row[k] for k in FAMILY_METRICS},
                      dtype=object)
@@ -233,7 +240,7 @@ def pool_runs(config: ClusterConfig, *, pool_size: int | None = None, client=Non
     """The runs the claims read: the stale cluster at :data:`STALE_DELAYS`, at the seeds
     ``claims.pool(config.seed, pool_size)`` (default: :func:`default_pool_size`); one row per delay
     and seed, with :func:`tour_metrics`. ``client`` and ``cache`` go to :func:`cluster_sim.sweep.run_grid`."""
-    return run_grid(**_pool_sweep(config, pool_size), client=client, cache=cache)
+    return _run_sweep(_pool_sweep(config, pool_size), client, cache)
 
 
 def claims_table(config: ClusterConfig, *, pool_size: int | None = None, client=None, cache=None) -> pd.DataFrame:
