@@ -1040,3 +1040,71 @@ def test_auto_keeps_the_rest_of_the_group_its_probe_began_here(monkeypatch):
     monkeypatch.setattr(sweep, "_PACES", {})
     run_grid(lake_run, BASE, grid, client="auto", cache=False, progress=False)
     assert len(sent) == 8 and stayed == []
+
+
+def test_a_kept_clusters_sweeps_keep_each_group_where_it_was_prepared_without_probing_again(monkeypatch):
+    """Issue 33 (Lab 05 at paper, round 12): with ``keep_sweep_cluster()`` a group's home outlives its sweep. A
+    group this process ran in an earlier sweep stays here (it was sent to a worker, which prepared its lake again:
+    the capacity sweep, one seed the kernel held, ran alone on a worker); a group a live worker ran goes back to it
+    at once, without a point of it timed here first (the lake table prepared two seeds in the kernel); and on the
+    running kept cluster, two or more groups none of which began here go to the workers at once (the priority-rule
+    sweep timed its first new lake here alone). Counted with a fake clock and fake workers, not timed."""
+    import cluster_sim.sweep as sweep
+
+    clock = _Clock()
+    prepared: dict = {}  # seed -> where its lake was prepared
+
+    def lake_run(config):
+        if config.seed not in prepared.setdefault("here", set()):
+            prepared["here"].add(config.seed)
+            clock.now += 40.0  # the lake's preparation at the papers' scale
+        clock.now += 2.0
+        return {"x": float(config.schedulers + 10 * config.seed)}
+
+    sent, stayed = [], []
+
+    def to_workers(todo, configs, run, metrics, record, progress, client, workers, group=None, here=()):
+        sent.append(sorted({(configs[i].seed, configs[i].schedulers) for i in todo}))
+        for i in todo:  # as a worker would (another process: the lakes it prepares are not prepared here)
+            record(i, {"x": float(configs[i].schedulers + 10 * configs[i].seed)}, None, None)
+            clients._KEPT["homes"][group(configs[i])] = "tcp://worker"
+        stayed.append(sorted((configs[i].seed, configs[i].schedulers) for i in here))
+        execute._run_here(list(here), configs, run, metrics, record, progress)
+
+    monkeypatch.setattr(sweep, "time", clock)
+    monkeypatch.setattr(execute, "_run_dask", to_workers)
+    monkeypatch.setattr(clients, "_machine_workers", lambda: 2)
+    monkeypatch.setattr(clients, "_KEEP", [True])
+    monkeypatch.setattr(clients, "_KEPT", {"homes": {}})
+    monkeypatch.setattr(clients, "_HERE", set())
+    alive = [False]  # the kept cluster starts with the first sweep that sends points to it
+    monkeypatch.setattr(clients, "_kept_alive", lambda: alive[0])
+    monkeypatch.setattr(sweep, "_PACES", {})
+
+    def grid(seeds, schedulers=(1, 2, 3)):
+        return [{"seed": s, "schedulers": n} for s in seeds for n in schedulers]
+
+    def sweep_of(points, base=BASE):
+        sent.clear(), stayed.clear()
+        df = run_grid(lake_run, base, points, client="auto", cache=False, progress=False, group=lambda c: c.seed)
+        assert df["x"].tolist() == [float(p["schedulers"] + 10 * p["seed"]) for p in points]
+
+    # the claims: seed 0 probed here (its lake prepared here), seeds 1 and 2 to the workers
+    sweep_of(grid((0, 1, 2)))
+    assert sent == [[(1, 1), (1, 2), (1, 3), (2, 1), (2, 2), (2, 3)]] and stayed == [[(0, 2), (0, 3)]]
+    assert clients._HERE == {0} and prepared["here"] == {0}
+    alive[0] = True
+    # the capacity sweep, on seed 0 alone at the known pace: here, where its lake is (was sent to a worker)
+    sweep_of(grid((0,), (4, 5, 6)))
+    assert sent == [] and prepared["here"] == {0}
+    # the lake table, a new run function (no pace yet): seed 0 here, seeds 1 and 2 at once to their worker
+    sweep_of(grid((0, 1, 2), (7,)), base=BASE.replace(horizon=31.0))
+    assert sent == [[(1, 7), (2, 7)]] and stayed == [[(0, 7)]] and prepared["here"] == {0}
+    # the priority-rule sweep, new lakes (another base config, no pace yet): both to the workers at once
+    sweep_of(grid((5, 6)), base=BASE.replace(horizon=32.0))
+    assert sent == [[(5, 1), (5, 2), (5, 3), (6, 1), (6, 2), (6, 3)]] and stayed == [[]]
+    assert prepared["here"] == {0}, "no new lake prepared here"
+    # without a kept cluster, as before: the first point timed here, then the rest
+    monkeypatch.setattr(clients, "_KEEP", [False])
+    sweep_of(grid((8, 9)), base=BASE.replace(horizon=33.0))
+    assert prepared["here"] == {0, 8} and sent == [[(9, 1), (9, 2), (9, 3)]] and stayed == [[(8, 2), (8, 3)]]

@@ -311,18 +311,30 @@ def run_grid(run: Callable, base_config, grid, seeds=None, *, metrics: Callable 
                 where = "inprocess"
                 paced = _pace_key(run, metrics, base_config if paced_as is None else paced_as)
                 pace = _PACES.get(paced, 0.0)  # the slowest point run here so far (or by an earlier sweep)
-                probed = set()  # the groups of the points run here: what they prepared is remembered here
                 home = {j: execute._home_key(group(configs[j])) for j in todo} if group is not None else {}
+                # with a kept cluster (keep_sweep_cluster) a group's home outlives the sweep: the groups this
+                # process ran in earlier sweeps stay here, and those a live worker ran go back to it at once (no
+                # point of theirs timed here first: here it would be prepared again, alone, while the workers wait)
+                kept = group is not None and clients._KEEP[0]
+                here_before = clients._HERE if kept else set()
+                workers_homes = clients._KEPT.get("homes", {}) if kept and clients._kept_alive() else {}
+                # the groups of the points run here: what they prepared is remembered here
+                probed = {h for h in home.values() if h is not None and h in here_before}
                 for k, i in enumerate(todo):
                     rest = todo[k:]
                     # the rest of a group a point here started stays here (it would be prepared again on a
                     # worker), run while the workers run the other groups
                     mine = [j for j in rest if home.get(j) is not None and home[j] in probed]
                     theirs = [j for j in rest if not (home.get(j) is not None and home[j] in probed)]
+                    # on a running kept cluster no start is paid: groups a worker holds, or two or more groups none
+                    # of which began here (their first point would run here alone), go to the workers at once
+                    at_once = bool(workers_homes) and (any(home.get(j) in workers_homes for j in theirs)
+                                                       or (k == 0 and len({home.get(j) for j in theirs}) > 1))
                     # decided again after every point: a point the run function remembers takes no time and
                     # says nothing of the rest, so the first point that costs something sets the pace
                     # one point left runs here: a cluster's start would cost more than it saves
-                    if len(theirs) > 1 and pace * len(rest) > AUTO_PARALLEL_SECONDS and clients._machine_workers() > 1:
+                    if theirs and clients._machine_workers() > 1 and (
+                            at_once or (len(theirs) > 1 and pace * len(rest) > AUTO_PARALLEL_SECONDS)):
                         where = "local"
                         print(f"run_grid: {len(rest)} points left at about {pace:.1f} s each (~{pace * len(rest):.0f} "
                               f"s in one process): {len(theirs)} to a Dask LocalCluster of "
@@ -334,6 +346,8 @@ def run_grid(run: Callable, base_config, grid, seeds=None, *, metrics: Callable 
                         break
                     if home.get(i) is not None:
                         probed.add(home[i])
+                        if kept:
+                            clients._HERE.add(home[i])
                     t = time.perf_counter()
                     execute._run_here([i], configs, run, metrics, record, bar)
                     pace = max(pace, time.perf_counter() - t)

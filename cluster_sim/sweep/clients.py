@@ -87,6 +87,9 @@ def _open_client(client, workers: int | None):
 _KEPT: dict = {}
 _AT_EXIT: list = []
 _KEEP: list = [False]
+#: the group keys (``run_grid(group=)``) whose points ``client="auto"`` ran in this process while
+#: :func:`keep_sweep_cluster` was on: what they prepared is remembered here, so a later sweep keeps them here too
+_HERE: set = set()
 
 
 def keep_sweep_cluster(keep: bool = True) -> None:
@@ -108,12 +111,19 @@ def close_sweep_cluster() -> None:
     Called at exit; call it to free the workers' memory (and what they remember) before then."""
     kept = dict(_KEPT)
     _KEPT.clear()
+    _HERE.clear()
     if not kept:
         return
     try:
         _close_quietly(kept["client"], kept["cluster"])
     except Exception:  # at exit or after a failure: the cluster may be half gone already
         pass
+
+
+def _kept_alive() -> bool:
+    """Whether the kept cluster is running (a sweep that reaches it pays no cluster start)."""
+    return bool(_KEPT) and _KEPT["client"].status == "running" and \
+        getattr(_KEPT["cluster"].status, "name", "") == "running"
 
 
 def _kept_cluster(workers: int | None) -> dict:

@@ -124,7 +124,8 @@ def statistics_of(config: LakeConfig) -> dict[str, float]:
     return lake_statistics(generate_lake(config))
 
 
-def calibration_table(config: LakeConfig, seeds, *, client=None, cache=None, lakes=()) -> pd.DataFrame:
+def calibration_table(config: LakeConfig, seeds, *, client=None, cache=None, lakes=(), measured=None
+                      ) -> pd.DataFrame:
     """:func:`lake_statistics` of ``config``'s lake at each of ``seeds``, beside the paper's.
 
     One row per statistic: the paper's value and source, the band the mean must fall in (None for
@@ -134,7 +135,9 @@ def calibration_table(config: LakeConfig, seeds, *, client=None, cache=None, lak
     cached, and on two Dask workers when they would take over a minute (a paper-scale lake takes
     seconds to generate and to measure). ``lakes``: lakes already generated for some of the seeds (Lab 05's
     claims prepared them: :func:`cluster_sim.wing.scheduling.experiments.remembered_lakes`), measured instead
-    of generated again (the same lake, so the same numbers); a lake of another config or seed is refused."""
+    of generated again (the same lake, so the same numbers); a lake of another config or seed is refused.
+    ``measured``: :func:`lake_statistics` already taken for some of the seeds (a dict seed -> statistics; Lab 05
+    measures each lake on the Dask worker that prepared it: :func:`cluster_sim.wing.scheduling.lake_calibration`)."""
     from ..sweep import run_grid
 
     if not isinstance(config, LakeConfig):
@@ -143,8 +146,13 @@ def calibration_table(config: LakeConfig, seeds, *, client=None, cache=None, lak
     if len(seeds) < 2 or not all(isinstance(s, numbers.Integral) and not isinstance(s, bool) for s in seeds):
         raise ValueError(f"seeds={seeds!r} must be at least two integer seeds (one seed gives no spread)")
     given = _given_lakes(config, [int(s) for s in seeds], lakes)
-    rest = [int(s) for s in seeds if int(s) not in given]
-    values = {seed: lake_statistics(lake) for seed, lake in given.items()}
+    measured = {} if measured is None else measured
+    if not isinstance(measured, dict) or any(int(s) not in seeds for s in measured):
+        raise ValueError(f"measured={measured!r} is not allowed: give a dict seed -> lake_statistics of that seed's "
+                         f"lake, for seeds among {seeds}")
+    values = {int(seed): dict(v) for seed, v in measured.items()}
+    values.update({seed: lake_statistics(lake) for seed, lake in given.items() if seed not in values})
+    rest = [int(s) for s in seeds if int(s) not in values]
     if rest:
         runs = run_grid(statistics_of, config, {}, seeds=rest, client=client, cache=cache)
         values.update(zip(rest, runs.to_dict("records")))

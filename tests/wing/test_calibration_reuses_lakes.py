@@ -52,3 +52,30 @@ def test_lakes_of_another_config_or_seed_are_refused():
         calibration_table(cfg, SEEDS, lakes=[other.jobs])
     with pytest.raises(ValueError, match="lakes=Lake is not allowed"):
         calibration_table(cfg, SEEDS, lakes=other)
+
+
+def test_lab05s_calibration_measures_each_lake_where_it_was_prepared_and_gives_the_same_table(monkeypatch):
+    """Issue 33 (Lab 05 at paper): the calibration cell generated again, in the kernel or on a fresh worker, the
+    lakes the claims had prepared on the kept cluster's workers. ``lake_calibration`` measures each where it was
+    prepared (``run_grid(group=lake_of)``) and generates only the lakes no run prepared: the same table."""
+    import cluster_sim.wing.scheduling.experiments as experiments
+    from cluster_sim.wing.scheduling import lake_calibration
+
+    seeds = [904, 905, 906]
+    workload_for(CONFIG.replace(seed=904))  # as the claims' runs prepare it
+    generated = []
+
+    def counted(config):
+        generated.append(config.seed)
+        return generate_lake(config)
+
+    monkeypatch.setattr(experiments, "generate_lake", counted)
+    mine = lake_calibration(CONFIG.replace(seed=904), seeds, client="inprocess", cache=False)
+    assert generated == [905, 906], "the prepared lake is measured, not generated again"
+    fresh = calibration_table(CONFIG.lake_config(), seeds, client="inprocess", cache=False)
+    pd.testing.assert_frame_equal(mine, fresh)
+    pd.testing.assert_frame_equal(mine.attrs["per_seed"], fresh.attrs["per_seed"])
+    with pytest.raises(ValueError, match="measured=.* is not allowed"):
+        calibration_table(CONFIG.lake_config(), seeds, measured={907: {}})
+    with pytest.raises(ValueError, match="config must be a WingConfig"):
+        lake_calibration(CONFIG.lake_config(), seeds)

@@ -42,7 +42,7 @@ import pandas as pd
 from ...engine import ClusterConfig, Job, QueueSpec, Stage, Task
 from ...sweep import run_grid
 from ..multihop import show
-from ..lake import GIB, ROW_BYTES, lake_rows
+from ..lake import GIB, ROW_BYTES, generate_lake, lake_rows
 from ..provenance import DAY
 from .config import CONVERGED, PAPER_REQUEST_PEAK, POLICIES, POLICY_NAMES, WingConfig
 from .model import ProvenanceRecorder, WingModel
@@ -455,11 +455,37 @@ def _lake_summary_of(config: WingConfig) -> dict:
 
 def lake_table(config: WingConfig, seeds, *, client=None, cache=None) -> pd.DataFrame:
     """:func:`lake_summary` of ``config``'s lake at each of ``seeds``: one column per seed.
-    ``client`` and ``cache`` go to :func:`cluster_sim.sweep.run_grid`."""
-    df = run_grid(_lake_summary_of, config, {}, seeds=list(seeds), client=client, cache=cache)
+    ``client`` and ``cache`` go to :func:`cluster_sim.sweep.run_grid`; each seed where its lake was prepared
+    (``group=lake_of``: on a notebook's kept cluster, the worker that ran the claims' runs of that lake)."""
+    df = run_grid(_lake_summary_of, config, {}, seeds=list(seeds), client=client, cache=cache, group=lake_of)
     table = df.set_index("seed")[list(LAKE_ROWS)].T.astype(object)
     table.columns.name = "seed"
     return table
+
+
+def _lake_statistics_of(config: WingConfig) -> dict:
+    """:func:`cluster_sim.wing.calibration.lake_statistics` of ``config``'s generated lake: the remembered one if
+    this process prepared it (it only reads it), else generated (not prepared: the statistics need no cut)."""
+    from ..calibration import lake_statistics
+
+    w = _CACHE.get(config.lake_key())
+    return lake_statistics(w.lake if w is not None else generate_lake(config.lake_config()))
+
+
+def lake_calibration(config: WingConfig, seeds, *, client=None, cache=None) -> pd.DataFrame:
+    """:func:`cluster_sim.wing.calibration.calibration_table` of ``config``'s lakes at ``seeds``, each measured
+    where it was prepared (``run_grid(group=lake_of)``: in this process, or on a notebook's kept cluster the worker
+    that ran the claims' runs of that lake), so no lake the claims prepared is generated again. The same lakes, so
+    the same table. ``client`` and ``cache`` go to :func:`cluster_sim.sweep.run_grid`."""
+    from ..calibration import SHOWN, TARGETS, calibration_table
+
+    if not isinstance(config, WingConfig):
+        raise ValueError(f"config must be a WingConfig, got {type(config).__name__}")
+    seeds = list(seeds)
+    df = run_grid(_lake_statistics_of, config, {}, seeds=seeds, client=client, cache=cache, group=lake_of)
+    names = list(TARGETS) + list(SHOWN)
+    measured = {int(seed): dict(zip(names, row)) for seed, row in zip(df["seed"], df[names].to_numpy(float))}
+    return calibration_table(config.lake_config(), seeds, measured=measured)
 
 
 # ---- the inversion, on a tiny example ---------------------------------------------------------------

@@ -349,6 +349,15 @@ def _stale_ok(prov: pd.DataFrame, readers: pd.Index) -> pd.Series:
     return ok.groupby([m["job"].to_numpy(), m["depOn"].to_numpy()]).all()
 
 
+def _pairs_in(flags: pd.Series, job: pd.Series, dep: pd.Series) -> np.ndarray:
+    """``flags`` (a bool per (job, depOn) pair, as :func:`_stale_ok` gives) at each pair of ``job``, ``dep``; False
+    for a pair it lacks. One reindex, where a lookup per pair cost about 40 µs (16k pairs a paper lake)."""
+    if not len(flags) or not len(job):
+        return np.zeros(len(job), dtype=bool)
+    at = pd.MultiIndex.from_arrays([job.to_numpy(), dep.to_numpy()])
+    return flags.reindex(at, fill_value=False).to_numpy(dtype=bool)
+
+
 def prepare(config: WingConfig, lake: Lake | None = None) -> ValueWorkload:
     """Generate ``config``'s lake (or take ``lake``) and cut it for the experiments (see the module docstring)."""
     if not isinstance(config, WingConfig):
@@ -387,7 +396,7 @@ def prepare(config: WingConfig, lake: Lake | None = None) -> ValueWorkload:
     # ---- the run's dependencies among its own jobs (earlier inputs exist: they were written before the run)
     deps = truth[truth["job"].isin(ids) & truth["depOn"].isin(ids)][["job", "depOn", "mode"]].reset_index(drop=True)
     stale = _stale_ok(lake.prov, pd.Index(ids))
-    deps["stale_ok"] = [bool(stale.get((j, u), False)) for j, u in zip(deps["job"], deps["depOn"])]
+    deps["stale_ok"] = _pairs_in(stale, deps["job"], deps["depOn"])
     # a polling job is submitted in the trace this long after its last input landed; it keeps the lag
     ends = J.set_index("job")["end"]
     tr = truth[truth["job"].isin(ids)]
