@@ -495,8 +495,9 @@ def start_ahead(sweeps, *, cache=None) -> Ahead | None:
             finally:
                 if close:
                     clients._close_quietly(dask_client, cluster)
-        except BaseException:  # the sweeps that wait compute what is missing, and raise what fails
-            pass
+        except BaseException as err:  # the sweeps that wait compute what is missing, and raise what fails
+            print(f"start_ahead: the sweeps ahead stopped ({type(err).__name__}: {err}); the cells that need their "
+                  "points compute them here instead", flush=True)
         finally:
             for k, event in mine.items():
                 if _AHEAD.get(k) is event:

@@ -87,3 +87,26 @@ def test_start_ahead_refuses_what_run_grid_would_not_take():
     with pytest.raises(ValueError, match="client"):
         sweep.start_ahead([{"run": run, "base_config": ClusterConfig.ci(), "grid": {}, "estimate": len,
                             "client": "local"}])
+
+
+def test_when_the_sweeps_ahead_cannot_run_the_sweep_computes_its_points_and_says_why(tmp_path, monkeypatch, capsys):
+    """A worker that cannot start (here: the LocalCluster refuses) is said, not swallowed; the points it would have
+    stored are computed by the sweep that needs them, with the numbers computed without a cache."""
+    monkeypatch.delenv("CLUSTER_SIM_SWEEP_CLIENT", raising=False)
+    monkeypatch.delenv("DASK_SCHEDULER_ADDRESS", raising=False)
+    monkeypatch.setattr(sweep, "AUTO_PARALLEL_SECONDS", 0.0)
+    monkeypatch.setattr(sweep.clients, "_machine_workers", lambda: 2)
+
+    def refused(*args, **kwargs):
+        raise OSError("no ports left")
+
+    monkeypatch.setattr(sweep.clients, "_open_client", refused)
+    kwargs = tour._stale_sweep(ClusterConfig.ci().replace(horizon=30.0))
+    handle = sweep.start_ahead([kwargs], cache=tmp_path)
+    assert handle is not None and handle.wait(60)
+    assert "the sweeps ahead stopped (OSError: no ports left)" in capsys.readouterr().out
+    assert not sweep._AHEAD
+    plain = {k: v for k, v in kwargs.items() if k != "estimate"}
+    frame = sweep.run_grid(**plain, client="inprocess", cache=tmp_path, progress=False)
+    assert frame.attrs["sweep"]["computed"] == len(frame)
+    pd.testing.assert_frame_equal(frame, sweep.run_grid(**plain, client="inprocess", cache=False, progress=False))
