@@ -119,3 +119,23 @@ def _one_job_plan():
     plan = ReservationPlan(capacity=10, horizon=60)
     plan.place(PeriodicJob(60, 0, 10, [2] * 5))
     return plan
+
+
+@pytest.mark.parametrize("kw, msg", [
+    (dict(demand=-1), "demand=-1 is out of range"),
+    (dict(now=-60.0), "now=-60.0 is out of range"),
+    (dict(reserved_now=float("nan")), "reserved_now=nan is out of range"),
+    (dict(own_recent=[1.0, 2.0]), "own_recent has 2 values, need one per recent step"),
+    (dict(own_recent=[1.0, np.nan, 1.0]), "recent=.*not allowed: need containers >= 0"),
+    (dict(own_recent=[1.0, -1.0, 1.0]), "recent=.*not allowed: need containers >= 0"),
+    (dict(skyline=np.zeros(3)), r"skyline has shape \(3,\)"),
+])
+def test_reprovision_checks_its_arguments_before_the_plan_changes(kw, msg):
+    """The public function validates, then calls the Reprovisioner's unchecked ``_reprovision``: a bad argument is
+    refused by name, and the plan is left as it was (no grant added)."""
+    plan = ReservationPlan(capacity=100, horizon=60)
+    job = plan.place(PeriodicJob(period=60, a=0, d=10, demands=[20] * 10))
+    args = dict(now=120.0, demand=70) | kw
+    with pytest.raises(ValueError, match=msg):
+        reprovision(plan, job.job_id, **args)
+    assert plan.grants == {}

@@ -1,8 +1,7 @@
-"""Issue 33 (Lab 03 at paper): the Reprovisioner calls ``_reprovision``, which skips the per-call validation of the
-public :func:`reprovision` (its arguments come from the model) and reads the plan's room over the hold once instead
-of twice (``add_grant`` read it again). Whole DRA cycles run with the fast path and with the checked public function
-must give the same decisions, grants, task records, capacities and metrics (this test fails if they differ: a
-fast path that granted one container more, or at other steps, changes the decisions' digest)."""
+"""Issue 33 (Lab 03 at paper): the Reprovisioner calls ``_reprovision`` directly, skipping the per-call validation
+of the public :func:`reprovision` (its arguments come from the model), which validates and then calls it. Whole DRA
+cycles run both ways must give the same decisions, grants, task records, capacities and metrics: validating must
+not change a value (a check that coerced a type or rounded a count would change the decisions' digest)."""
 
 import numpy as np
 import pandas as pd
@@ -15,7 +14,7 @@ from cluster_sim.morpheus.packing.simulation import build_model
 
 
 def _checked(plan, job_id, now, demand, rule, granted_recent, *, reserved_now=None, own_recent=None, skyline):
-    """The Reprovisioner's call as it was before: the public, validating function."""
+    """The Reprovisioner's call through the public, validating function."""
     return reprovision(plan, job_id, now, demand, rule, granted_recent=granted_recent, reserved_now=reserved_now,
                        own_recent=own_recent, skyline=skyline)
 

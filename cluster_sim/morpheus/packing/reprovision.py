@@ -150,8 +150,10 @@ def reprovision(plan, job_id: int, now: float, demand, rule: ReprovisionRule = R
         skyline = alloc.containers(H)
     elif np.shape(skyline) != (H,):
         raise ValueError(f"skyline has shape {np.shape(skyline)}, need one value per plan step ({H},)")
-    cur = int(math.floor(validate.number(now, "now", lo=0) / dt)) % H
-    hold = rule.hold_steps(now, dt) % H
+    now = validate.number(now, "now", lo=0)
+    demand = validate.number(demand, "demand", lo=0)
+    if reserved_now is not None:
+        reserved_now = validate.number(reserved_now, "reserved_now", lo=0)
     steps = rule.recent_steps(now, dt)
     recent = skyline[steps % H] if own_recent is None else np.asarray(own_recent, dtype=float)
     if recent.shape != steps.shape:
@@ -161,25 +163,21 @@ def reprovision(plan, job_id: int, now: float, demand, rule: ReprovisionRule = R
         if extra.shape != recent.shape:
             raise ValueError(f"granted_recent has {extra.size} values, need one per recent step ({recent.size})")
         recent = recent + extra
-    z = alloc.job.container
-    if reserved_now is None:  # plan.containers(job_id)[cur], read at one step: the skyline and the job's grants
-        reserved = int(skyline[cur]) + sum(n for jid, at, n, _ in plan.grants.values() if jid == job_id and cur in at)
-    else:
-        reserved = reserved_now
-    grant = rule.decide(demand, reserved, recent, plan.room(hold, z))
-    gid = plan.add_grant(job_id, hold, grant.containers, z) if grant.containers else None
-    return grant, gid
+    if not np.all(np.isfinite(recent)) or np.any(recent < 0):
+        raise ValueError(f"recent={recent.tolist()!r} is not allowed: need containers >= 0 at each recent step")
+    return _reprovision(plan, job_id, now, demand, rule, granted_recent, reserved_now=reserved_now,
+                        own_recent=own_recent, skyline=skyline)
 
 
 def _reprovision(plan, job_id: int, now: float, demand: int, rule: ReprovisionRule, granted_recent, *,
                  reserved_now=None, own_recent=None, skyline):
-    """:func:`reprovision` for the :class:`~cluster_sim.morpheus.packing.model.Reprovisioner`, whose arguments come
-    from its own model and plan and are valid by construction (``now >= 0``, ``demand`` and ``reserved_now`` whole
-    containers, ``skyline`` the job's reservation at every plan step, ``own_recent`` and ``granted_recent`` one value
-    per recent step): the same decision and the same grant, without validating each of a paper cycle's 22,790
-    calls again, and with the plan's room over the hold read once (``plan.add_grant`` would read it again to check
-    the grant fits; the rule never grants more than that room). The public function is the checked one; a test
-    compares the two over whole cycles (tests/morpheus/test_reprovision_fast.py)."""
+    """:func:`reprovision`'s decision and grant on arguments known to be valid: the public function's, once checked,
+    and the :class:`~cluster_sim.morpheus.packing.model.Reprovisioner`'s, which come from its own model and plan
+    (``now >= 0``, ``demand`` and ``reserved_now`` whole containers, ``skyline`` the job's reservation at every plan
+    step, ``own_recent`` and ``granted_recent`` one value per recent step), so a paper cycle's 22,790 calls are not
+    validated again. The plan's room over the hold is read once (``plan.add_grant`` would read it again to check the
+    grant fits; the rule never grants more than that room). A test runs whole cycles both ways
+    (tests/morpheus/test_reprovision_fast.py)."""
     H, dt = plan.horizon, plan.step_seconds
     alloc = plan.allocations.get(job_id) or plan.adhoc.get(job_id)
     cur = int(math.floor(now / dt)) % H
