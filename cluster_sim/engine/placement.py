@@ -73,11 +73,23 @@ def worst_fit(free: np.ndarray, demand, rng=None) -> int:
 
 def random_fit(free: np.ndarray, demand, rng: np.random.Generator) -> int:
     """A uniformly random fitting machine (Omega's default: spreads parallel schedulers apart)."""
-    idx = _fitting(free, demand).nonzero()[0]  # np.flatnonzero without its two Python wrappers (once a decision)
-    n = len(idx)
+    # np.flatnonzero without its two Python wrappers (once a decision)
+    return random_among(_fitting(free, demand).nonzero()[0], rng)
+
+
+def random_among(fitting, rng: np.random.Generator) -> int:
+    """:func:`random_fit`'s choice given the machines that fit, in ascending order (an array or a list): the same
+    machine from the same draw, one ``rng.integers(n)``. For a caller that keeps which machines fit
+    (:meth:`~cluster_sim.engine.ledger.ResourceLedger.fitting_machines`) instead of comparing every machine's row.
+
+    >>> free = np.array([[4, 4], [1, 1], [2, 8]])
+    >>> random_fit(free, (2, 2), np.random.default_rng(3)) == random_among([0, 2], np.random.default_rng(3))
+    True
+    """
+    n = len(fitting)
     if n == 0:
         return -1
-    return int(idx[rng.integers(n)])
+    return int(fitting[rng.integers(n)])
 
 
 POLICIES = {"first_fit": first_fit, "best_fit": best_fit, "worst_fit": worst_fit, "random": random_fit}
