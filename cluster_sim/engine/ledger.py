@@ -35,12 +35,12 @@ Example
 from __future__ import annotations
 
 import heapq
-from bisect import bisect_left
-from operator import attrgetter, le
+from operator import attrgetter
 
 import numpy as np
 
 from ..validate import whole_numbers
+from .placement import FitLists
 
 
 class Hold(float):
@@ -74,11 +74,6 @@ class Hold(float):
 
 _made = attrgetter("seq")  # the order holds were made in
 
-#: at most this many demands get a kept list of the machines they fit (:meth:`ResourceLedger.fitting_machines`):
-#: each list is brought up to date at every hold and release, so a workload of many task shapes keeps lists for
-#: the first few only (the tour at ``paper`` has one shape, (1, 1)); the others are computed per call
-FIT_INDEXES = 4
-
 
 class ResourceLedger:
     """Per-machine integer capacity and allocation, with a heap of timed, tagged holds."""
@@ -111,9 +106,9 @@ class ResourceLedger:
         self._heap: list[Hold] = []
         self._seq = 0
         self._live: dict = {}  # owner -> its current hold
-        # demand -> (a flag per machine: does it fit what is truly free there, the fitting machines ascending),
-        # kept from the first fitting_machines(demand) on, at every change of a machine's rows (_refit)
-        self._fit_index: dict = {}
+        # the machines each demand fits on truly_free, kept from the first fitting_machines(demand) on, at every
+        # change of a machine's rows (_refit)
+        self._fit = FitLists()
 
     def _views(self) -> None:
         # Element views of the same memory (not copies): a commit or a release touches one machine's
@@ -169,7 +164,8 @@ class ResourceLedger:
     def fitting_machines(self, demand: tuple) -> list[int] | None:
         """The machines where ``demand`` fits what is truly free (``(truly_free >= demand).all(axis=1)``), in
         ascending order, as a list this ledger keeps up to date at every hold and release from this first call
-        on (read it, never change it); None once :data:`FIT_INDEXES` other demands have lists.
+        on (read it, never change it); None once :data:`~cluster_sim.engine.placement.FIT_LISTS` other demands
+        have lists (:class:`~cluster_sim.engine.placement.FitLists`).
 
         For a placement that reads only which machines fit (the capacity scheduler's random fit, at every
         admission): at RMiner's 1,500 machines building ``truly_free`` and comparing its columns cost about a
@@ -183,33 +179,20 @@ class ResourceLedger:
         >>> [hold.owner for hold in ledger.pop_due(1.0)], fits
         (['a'], [0, 2])
         """
-        index = self._fit_index.get(demand)
-        if index is None:
-            if len(self._fit_index) >= FIT_INDEXES:
-                return None
-            free = self.truly_free
-            ok = free[:, 0] >= demand[0]
-            for r in range(1, free.shape[1]):
-                ok &= free[:, r] >= demand[r]
-            index = self._fit_index[demand] = (bytearray(ok.tobytes()), ok.nonzero()[0].tolist())
-        return index[1]
+        kept = self._fit.get(demand)
+        if kept is not None:
+            return kept[1]
+        return self._fit.machines(demand, self.truly_free)  # a new list (the array is made for it only)
 
     def _refit(self, machine: int) -> None:
-        """Bring every kept list of fitting machines up to date after ``machine``'s rows changed."""
+        """Bring the kept lists of fitting machines up to date after ``machine``'s rows changed."""
         cap, alloc, hid = self._cap, self._alloc, self._hid
         if self._n_res == 2:  # CPU and memory, spelt out: this runs at every hold and release
             row = (cap[machine, 0] - alloc[machine, 0] - hid[machine, 0],
                    cap[machine, 1] - alloc[machine, 1] - hid[machine, 1])
         else:
             row = [cap[machine, r] - alloc[machine, r] - hid[machine, r] for r in range(self._n_res)]
-        for demand, (flags, machines) in self._fit_index.items():
-            fits = all(map(le, demand, row))
-            if fits != flags[machine]:
-                flags[machine] = fits
-                if fits:
-                    machines.insert(bisect_left(machines, machine), machine)
-                else:
-                    del machines[bisect_left(machines, machine)]
+        self._fit.update(machine, row)
 
     @property
     def allocated_total(self) -> np.ndarray:
@@ -252,7 +235,7 @@ class ResourceLedger:
             )
         self._add(self._alloc, machine, demand, +1)
         self._flow(self._allocated_total, demand)
-        if self._fit_index:
+        if self._fit:
             self._refit(machine)
 
     @staticmethod
@@ -263,7 +246,7 @@ class ResourceLedger:
     def release(self, machine: int, demand) -> None:
         self._add(self._alloc, machine, demand, -1)
         self._flow(self._released_total, demand)
-        if self._fit_index:
+        if self._fit:
             self._refit(machine)
         if (self.allocated[machine] < 0).any():
             raise AssertionError(f"machine {machine} released more than it held: {self.allocated[machine].tolist()}")
@@ -288,7 +271,7 @@ class ResourceLedger:
             for r, d in enumerate(demand):  # the vector's own memory: numpy's += of a tuple cost 4x more a commit
                 row[r] += d
             self.queues_changed.add(queue)
-        if self._fit_index:
+        if self._fit:
             self._refit(machine)
         hold = Hold(owner, machine, demand, until, visible, queue, self._seq)
         self._seq += 1
@@ -332,7 +315,7 @@ class ResourceLedger:
             for r, d in enumerate(hold.demand):  # as in try_hold
                 row[r] -= d
             self.queues_changed.add(hold.queue)
-        if self._fit_index:
+        if self._fit:
             self._refit(m)
         if negative:
             row = (self.allocated if hold.visible else self.hidden)[m]
@@ -398,9 +381,4 @@ class ResourceLedger:
         for queue, used in self.queue_used.items():
             if (used < 0).any():
                 raise AssertionError(f"queue {queue!r} holds a negative amount {used.tolist()}")
-        free = self.truly_free
-        for demand, (flags, machines) in self._fit_index.items():
-            fits = (free >= np.array(demand)).all(axis=1)
-            if machines != fits.nonzero()[0].tolist() or bytes(flags) != fits.tobytes():
-                raise AssertionError(f"the kept list of machines demand {demand} fits is {machines}, it fits "
-                                     f"{fits.nonzero()[0].tolist()}")
+        self._fit.check(self.truly_free, "the ledger")

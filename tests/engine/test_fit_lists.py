@@ -1,16 +1,20 @@
-"""Issue 33, Lab 00 at ``paper``: the capacity scheduler places a gang of one task under random fit from the ledger's
-kept list of the machines its demand fits (``ResourceLedger.fitting_machines``), where it built the (machines, R)
-``truly_free`` array and compared its columns at every admission, and it keeps a job's next need when the next gang
-asks what the last one did (no numpy per admission). Both must make the very decisions of the old path: each run
-below is compared, record for record, with the same run on the old path (the arrays, a need set at every admission)."""
+"""Issue 33, Lab 00 at ``paper``: random fit reads kept lists of the machines a demand fits
+(``placement.FitLists``) instead of comparing every machine's row at every decision. The capacity scheduler places a
+gang of one task from the ledger's list (``ResourceLedger.fitting_machines``, where it built the (machines, R)
+``truly_free`` array per admission) and keeps a job's next need when the next gang asks what the last one did (no
+numpy per admission); a shared-state scheduler chooses from its stale view's list (``LocalStateView.fitting_machines``,
+rebuilt after each refresh, followed at each claim and rejected commit). Each must make the very decisions of the old
+path: every run below is compared, record for record, with the same run on the old path."""
 
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from cluster_sim.engine import CapacityClusterModel, CapacityScheduler, ClusterConfig, QueueSpec
+from cluster_sim.engine import (CapacityClusterModel, CapacityScheduler, ClusterConfig, ClusterModel, LocalStateView,
+                                QueueSpec, Scheduler, collect)
 from cluster_sim.engine import capacity
-from cluster_sim.engine.ledger import FIT_INDEXES, ResourceLedger
+from cluster_sim.engine.ledger import ResourceLedger
+from cluster_sim.engine.placement import FIT_LISTS
 
 from .capacity_golden import model_record
 
@@ -59,18 +63,18 @@ def records(config, monkeypatch, **kwargs):
                                                  load=1.2), {}),
     ("paper_full_preemption", ClusterConfig.paper().replace(horizon=20.0, machines=40, cpu_per_machine=8,
                                                             mem_per_machine=8, load=1.2), {"preemption": True}),
-    # many task shapes: the first FIT_INDEXES get kept lists, the others are placed on the arrays, in one run
+    # many task shapes: the first FIT_LISTS get kept lists, the others are placed on the arrays, in one run
     ("default_busy", ClusterConfig.default().replace(load=1.3, horizon=120.0), {}),
 ])
 def test_the_same_decisions_as_on_the_arrays(name, config, kwargs, monkeypatch):
     fast, old, model = records(config, monkeypatch, **kwargs)
     assert fast == old, f"{name}: {[k for k in fast if fast[k] != old[k]]} differ from the old path's"
     assert fast["n_admissions"] > 0
-    lists = model.csv.ledger._fit_index
+    lists = model.csv.ledger._fit
     assert lists, "no demand got a kept list: the new path was not taken"
     if name == "default_busy":
         shapes = {t.demand for j in model.arrived for t in j.tasks}
-        assert len(lists) == FIT_INDEXES < len(shapes)  # both paths ran
+        assert len(lists) == FIT_LISTS < len(shapes)  # both paths ran
     if name.startswith("paper_full"):
         assert fast["mean_job_wait"] != "0.0"  # the cluster filled up: the lists changed both ways
 
@@ -99,7 +103,7 @@ def test_other_policies_and_gangs_are_placed_on_the_arrays():
     config = ClusterConfig.ci().replace(placement="first_fit")
     model = CapacityClusterModel(config, TOUR)
     model.run_until(config.horizon)
-    assert len(model.capacity_scheduler.admissions) > 0 and not model.csv.ledger._fit_index
+    assert len(model.capacity_scheduler.admissions) > 0 and not model.csv.ledger._fit
 
 
 @settings(max_examples=60, deadline=None)
@@ -108,15 +112,15 @@ def test_other_policies_and_gangs_are_placed_on_the_arrays():
        st.lists(st.tuples(st.integers(0, 3), st.integers(0, 3)), min_size=1, max_size=6))
 def test_the_kept_lists_follow_every_change_of_the_ledger(ops, demands):
     """Holds (visible and hidden), untimed allocations and releases, early releases and settling: after each, every
-    kept list is the machines its demand fits on ``truly_free`` (ledger.check says so), and past FIT_INDEXES
+    kept list is the machines its demand fits on ``truly_free`` (ledger.check says so), and past FIT_LISTS
     demands there is no list."""
     ledger = ResourceLedger(np.array([[3, 3], [2, 4], [4, 2], [1, 1], [3, 3]]))
     for d in demands:
         fits = ledger.fitting_machines(d)
-        if d in ledger._fit_index:
+        if d in ledger._fit:
             assert fits == ((ledger.truly_free >= np.array(d)).all(axis=1)).nonzero()[0].tolist()
         else:
-            assert fits is None and len(ledger._fit_index) == FIT_INDEXES
+            assert fits is None and len(ledger._fit) == FIT_LISTS
     owners, allocated, now = [], [], 0.0
     for kind, m, cpu, mem in ops:
         now += 1.0
@@ -137,3 +141,46 @@ def test_the_kept_lists_follow_every_change_of_the_ledger(ops, demands):
             if allocated:
                 ledger.release(*allocated.pop())
         ledger.check()
+
+
+class OnViewArrays(Scheduler):
+    """The old path of a shared-state scheduler: the policy on the view's array at every decision."""
+
+    def choose(self, task):
+        return self.policy(self.view.free, task.demand, self.model.rng)
+
+
+def shared_records(config, **kwargs):
+    out = []
+    for scheduler_class in (None, OnViewArrays):
+        model = ClusterModel(config, scheduler_class=scheduler_class, **kwargs)
+        model.run_until(config.horizon)
+        model.check_invariants()
+        r = collect(model)
+        metrics = {k: repr(v) for k, v in vars(r.metrics).items()}  # exact, and NaN equals NaN
+        out.append((metrics, {k: v.tobytes() for k, v in r.tasks.items()}, model))
+    return out
+
+
+@pytest.mark.parametrize("name, config", [
+    ("paper", ClusterConfig.paper().replace(horizon=3.0)),  # the tour's own run: 16 schedulers, views 0.5 s old
+    # a busy cluster of small machines on 4 s views: machines leave and rejoin the lists, commits conflict
+    ("stale_busy", ClusterConfig.default().replace(schedulers=4, update_delay=4.0, load=1.2, horizon=120.0)),
+    ("staggered", ClusterConfig.default().replace(schedulers=4, update_delay=1.0, view_refresh="staggered",
+                                                  horizon=120.0)),
+])
+def test_a_shared_state_scheduler_chooses_as_on_its_view_array(name, config, monkeypatch):
+    listed = []
+    kept = LocalStateView.fitting_machines
+    monkeypatch.setattr(LocalStateView, "fitting_machines", lambda self, d: listed.append(1) or kept(self, d))
+    (fast, fast_tasks, model), (old, old_tasks, _) = shared_records(config)
+    assert fast == old and fast_tasks == old_tasks, f"{name}: the runs differ"
+    assert len(listed) >= int(fast["commits"]), "the new path was not taken at every decision"
+    if name == "stale_busy":
+        assert int(fast["conflicts"]) > 0  # rejected commits refreshed rows in the lists
+
+
+def test_the_view_lists_checked_after_every_event():
+    config = ClusterConfig.ci().replace(schedulers=3, update_delay=2.0, load=1.3)
+    (fast, fast_tasks, _), (old, old_tasks, _) = shared_records(config, check_every_event=True)
+    assert fast == old and fast_tasks == old_tasks and int(fast["conflicts"]) > 0
