@@ -51,13 +51,17 @@ from mesa.time import Priority
 from ..validate import number
 from .metrics import StepIntegral
 from .model import ClusterModel
-from .placement import first_fit
+from .placement import first_fit, random_among, random_fit
 from .workload import QUEUED, Job, Task
 
 if TYPE_CHECKING:
     from .model import ClusterModel
 
 ORDERS = ("fifo", "priority")
+#: what :meth:`CapacityScheduler._place_listed` returns for a gang it does not place (None means "fits nowhere")
+_UNLISTED = object()
+#: :meth:`CapacityScheduler._candidates` of a queue whose one startable gang is its candidate: the first job
+_HEAD = (0,)
 
 
 @dataclass(frozen=True)
@@ -556,16 +560,17 @@ class CapacityScheduler(mesa.Agent):
         """The total demand of the job's next gang."""
         return _total_demand(self._gang(job))
 
-    def _candidates(self, q: Queue, limits: dict, free: np.ndarray, free_total: list | None = None, *,
-                    fits_least: bool = False) -> np.ndarray:
+    def _candidates(self, q: Queue, limits: dict, free: np.ndarray | None, free_total: list | None = None, *,
+                    fits_least: bool = False):
         """Indices of ``q``'s jobs whose next gang fits the queue's room (at every level of the
         tree) and the cluster's free total, in the queue's order (without backfill, only the head's).
+        ``free`` is read for its total only when ``free_total`` is not given.
         ``fits_least``: :meth:`_may_fit` passed for ``q`` on this scan; then a queue with one startable
         gang (most admissions at the tour's paper scale) has it as its candidate, as its need is the least
         need that test compared with the same sums, and the arrays below are not built."""
         needs = q.startable_needs
         if fits_least and len(needs) == 1:
-            return np.zeros(1, dtype=np.intp)
+            return _HEAD
         room = limits[q.name] - self.used(q)
         for n in q.path()[1:]:
             room = np.minimum(room, limits[n.name] - self.used(n))
@@ -621,17 +626,19 @@ class CapacityScheduler(mesa.Agent):
             starved = self._n_owed > 0
             limits = _Limits(self.queues, starved)
             ledger = self.csv.ledger
-            free = None  # the (machines, R) array, made when a queue first has a candidate
+            free = None  # the (machines, R) array, made when a gang first needs it
             free_total, rooms = ledger.truly_free_total(), {}
             for q in list(self._order(self.root, starved)):
                 if not self._may_fit(q, starved, free_total, rooms):
                     continue
-                if free is None:
-                    free = ledger.truly_free
                 for i in self._candidates(q, limits, free, free_total, fits_least=True):
                     job = q.jobs[i]
                     gang = self._gang(job)
-                    machines = self._place(gang, free)
+                    machines = self._place_listed(gang)
+                    if machines is _UNLISTED:
+                        if free is None:
+                            free = ledger.truly_free
+                        machines = self._place(gang, free)
                     if machines is None:
                         continue  # room in total, but fragmented over machines: try the next job
                     self._used_now = None  # the ledger changes from here on
@@ -640,6 +647,20 @@ class CapacityScheduler(mesa.Agent):
             return False
         finally:
             self._used_now = None
+
+    def _place_listed(self, gang: list[Task]):
+        """:meth:`_place` of a gang of one task under random fit, from the ledger's kept list of the machines its
+        demand fits (:meth:`~cluster_sim.engine.ledger.ResourceLedger.fitting_machines`): the machines
+        ``random_fit`` would find on ``truly_free``, in the same order, and the same draw, so the same machine
+        (or None). ``_UNLISTED`` where there is no list: a larger gang (placed on a scratch copy), another
+        policy, or a demand past the ledger's lists; the caller places it on the array."""
+        if len(gang) != 1 or self.policy is not random_fit:
+            return _UNLISTED
+        fitting = self.csv.ledger.fitting_machines(gang[0].demand)
+        if fitting is None:
+            return _UNLISTED
+        m = random_among(fitting, self.model.rng)
+        return None if m < 0 else [m]
 
     def _place(self, gang: list[Task], free: np.ndarray, policy=None, rng=None) -> list[int] | None:
         """A machine for every task of the gang on the true free resources, or None. A gang the
@@ -683,7 +704,13 @@ class CapacityScheduler(mesa.Agent):
             q.drop(job)
             del self._pending[job.id]
         else:
-            q.set_need(job, self._need(job))
+            after = self._gang(job)
+            if len(after) == len(gang) and _gang_total(after) == _gang_total(gang):
+                # the next gang needs what this one did (a job's tasks mostly ask alike): its row and the queue's
+                # least need stay as they are, where set_need made them again with numpy at every admission
+                q.changed.add(q)
+            else:
+                q.set_need(job, _total_demand(after))
         q.usage.set(self.model.time, float(self.used(q)[0]))
 
     def _preempt_one(self) -> bool:
@@ -790,6 +817,10 @@ class CapacityScheduler(mesa.Agent):
                 if not np.array_equal(need, self._need(job)):
                     raise AssertionError(f"queue {q.name!r} has job {job.id}'s next gang as {need.tolist()}, "
                                          f"it is {self._need(job).tolist()}")
+            if q.jobs and q._least is not None:  # kept across admissions whose next gang needs the same
+                least = (np.minimum.reduce(q.needs, axis=0) if q.backfill else q.needs[0]).tolist()
+                if q._least != least:
+                    raise AssertionError(f"queue {q.name!r} keeps {q._least} as its least need, it is {least}")
         if not self._pass_scheduled:
             limits = self._limits()
             free = self.csv.ledger.truly_free
@@ -886,11 +917,18 @@ def _first_fit_each(free: np.ndarray, gang: list[Task]) -> list[int] | None:
     return out
 
 
+def _gang_total(tasks: list[Task]) -> tuple:
+    """The tasks' total demand per resource, in whole units (Python ints)."""
+    if len(tasks) == 1:
+        return tasks[0].demand
+    return tuple(map(sum, zip(*[t.demand for t in tasks])))
+
+
 def _total_demand(tasks: list[Task]) -> np.ndarray:
     # whole units summed as Python ints, then made floats: the same numbers as adding the tasks' demands
     # to a float array one by one (every partial sum is a whole number far below 2**53), without a numpy
     # call per task
-    return np.array([sum(column) for column in zip(*[t.demand for t in tasks])], dtype=float)
+    return np.array(_gang_total(tasks), dtype=float)
 
 
 class CapacityClusterModel(ClusterModel):

@@ -595,6 +595,8 @@ class ClusterModel(mesa.Model):
         holds in ``allocated``, hidden ones in ``hidden``). Returns how many running tasks it holds."""
         ledger = self.csv.ledger
         ledger.check()
+        for view in self.csv.views:
+            view.check()
         if ledger.next_release_time() < self.time:  # every event settles first: nothing due is left
             raise AssertionError(f"a hold due at {ledger.next_release_time()} is still held at {self.time}")
         holds = ledger.holds()
