@@ -25,7 +25,8 @@ def test_the_cycles_started_ahead_are_the_rescue_sweeps_other_seeds(tmp_path, mo
     seeds = (config.seed, config.seed + 1, config.seed + 2)
     started, asked = [], []
     monkeypatch.setattr(rescue, "start_ahead", lambda sweeps, cache=None: started.extend(sweeps))
-    monkeypatch.setattr(rescue, "run_grid", lambda **kw: asked.append(kw) or 1 / 0)
+    monkeypatch.setattr(rescue, "run_grid",
+                        lambda *a, **kw: asked.append(dict(zip(("run", "base_config", "grid"), a), **kw)) or 1 / 0)
     rescue.start_rescues_ahead(config, seeds)
     try:
         rescue.rescue_rate(config, seeds)

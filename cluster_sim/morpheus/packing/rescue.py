@@ -47,6 +47,8 @@ __all__ = ["RescueCase", "rescue_case", "rescue_rate", "start_rescues_ahead", "F
 #: the constructed job: reserved containers per machine's worth (w = 2 machines' containers), the window
 #: (minutes from the period start) and the hold-back as a share of the window
 FIG12 = dict(a=5, minutes=20, hold_share=0.25, task_minutes=2.0)
+#: the arms :func:`rescue_rate` compares
+RESCUE_ARMS = ("morpheus", "morpheus_dra")
 
 
 @dataclass(frozen=True)
@@ -129,12 +131,16 @@ def rescue_rate(config: MorpheusConfig, seeds, *, client=None, cache=None) -> pd
     without DRA', 'missed with DRA too', 'lost with DRA'). The cycles are one sweep
     (:func:`cluster_sim.sweep.run_grid`, ``client`` and ``cache`` go to it) with the rows of the notebook's other
     sweeps (:func:`~.simulation.sweep_row`), so ``compare`` and the claims read these cycles back from its cache."""
+    from .simulation import run as simulate_run, sweep_row
+
     seeds = [int(s) for s in seeds]
     if not seeds:
         raise ValueError("seeds=[] is not allowed: need at least one seed")
-    df = run_grid(**_rescue_sweep(config, seeds), client=client, cache=cache)
+    # the run function first, as every lab's sweep (tests/test_sweep.py reads it); _rescue_sweep is the same sweep
+    df = run_grid(simulate_run, config, {"arm": list(RESCUE_ARMS)}, seeds=seeds, metrics=sweep_row, client=client,
+                  cache=cache)
     met = {arm: df.held_back_met.to_numpy()[k * len(seeds):(k + 1) * len(seeds)]  # the seed varies fastest
-           for k, arm in enumerate(("morpheus", "morpheus_dra"))}
+           for k, arm in enumerate(RESCUE_ARMS)}
     rows = []
     for i, s in enumerate(seeds):
         static, dra = bool(met["morpheus"][i]), bool(met["morpheus_dra"][i])
@@ -148,7 +154,7 @@ def _rescue_sweep(config: MorpheusConfig, seeds) -> dict:
     """:func:`rescue_rate`'s sweep (``run_grid``'s arguments): static and DRA Morpheus at each seed."""
     from .simulation import run as simulate_run, sweep_row
 
-    return dict(run=simulate_run, base_config=config, grid={"arm": ["morpheus", "morpheus_dra"]}, seeds=list(seeds),
+    return dict(run=simulate_run, base_config=config, grid={"arm": list(RESCUE_ARMS)}, seeds=list(seeds),
                 metrics=sweep_row)
 
 
