@@ -61,3 +61,17 @@ def test_rescue_rate_reads_the_cycles_computed_ahead_and_simulates_the_rest_once
     again = rescue.rescue_rate(SMALL, SEEDS, client="inprocess", cache=tmp_path)
     pd.testing.assert_frame_equal(again, fresh, check_exact=True)
     assert sorted(calls) == [("morpheus", 5), ("morpheus_dra", 5)], "a cycle was simulated twice"
+
+
+def test_the_notebooks_sweeps_stay_in_process_at_ci_and_default():
+    """Lab 03's sweeps route by the cycles' estimate (run_grid estimate=): at ci and default every sweep of the
+    notebook (the comparison, a footprint round, the claims' pool) is estimated under the minute, so it runs in the
+    process as before; at paper two cycles are over it, so a round goes to the workers at once."""
+    from cluster_sim.morpheus.packing.claims import POOL_SIZES
+    from cluster_sim.morpheus.packing.config import ARMS
+    from cluster_sim.morpheus.packing.simulation import estimated_seconds
+
+    for preset in ("ci", "default"):
+        config = MorpheusConfig.from_preset(preset)
+        assert len(ARMS) * POOL_SIZES[preset] * estimated_seconds(config) <= sweep.AUTO_PARALLEL_SECONDS
+    assert 2 * estimated_seconds(MorpheusConfig.paper()) > sweep.AUTO_PARALLEL_SECONDS

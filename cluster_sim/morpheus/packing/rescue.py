@@ -158,11 +158,6 @@ def _rescue_sweep(config: MorpheusConfig, seeds) -> dict:
                 metrics=sweep_row)
 
 
-def estimated_seconds(config: MorpheusConfig) -> float:
-    """A cycle's estimated time (``config.work().seconds``): a ``run_grid`` estimate=."""
-    return config.work().seconds
-
-
 def start_rescues_ahead(config: MorpheusConfig, seeds, *, cache=None):
     """At ``paper``, start now on a Dask worker the cycles :func:`rescue_rate` will need of ``seeds`` other than the
     config's own (whose static and DRA cycles the notebook's cells simulate in the kernel first, and remember), while
@@ -174,4 +169,6 @@ def start_rescues_ahead(config: MorpheusConfig, seeds, *, cache=None):
     others = [int(s) for s in seeds if int(s) != config.seed]
     if not others:
         return None
+    from .simulation import estimated_seconds
+
     return start_ahead([dict(_rescue_sweep(config, others), estimate=estimated_seconds)], cache=cache)

@@ -320,7 +320,7 @@ def attainments(config: MorpheusConfig, points, seeds, *, client=None, cache=Non
     points = list(dict.fromkeys((arm, int(m)) for arm, m in points))
     seeds = [int(s) for s in seeds]
     df = run_grid(run, config, [{"arm": arm, "machines": m} for arm, m in points], seeds=seeds, metrics=sweep_row,
-                  client=client, cache=cache, paced_as=paced_as)
+                  client=client, cache=cache, paced_as=paced_as, estimate=estimated_seconds)
     out = {}
     for k, point in enumerate(points):
         rs = df.iloc[k * len(seeds):(k + 1) * len(seeds)]  # the point's seeds (the seed varies fastest)
@@ -414,6 +414,14 @@ def _search(target: float, start: int, cap: int, sizes):
 
 
 # ---- run -> result, cached; pooled comparisons -------------------------------------------------------------------
+def estimated_seconds(config: MorpheusConfig) -> float:
+    """A cycle's estimated time (``config.work().seconds``), the sweeps' ``run_grid`` estimate=: at ``paper`` a
+    sweep of two or more cycles goes to the workers at once (a pace timed here could come from a cycle this process
+    remembered, or from the cheapest arm, and keep a round of three cycles here, one after another); at ``ci`` and
+    ``default`` the sweeps stay in this process, as before."""
+    return config.work().seconds
+
+
 @remembered(maxsize=256)
 def _cached(config: MorpheusConfig) -> MorpheusResult:
     return simulate(config)
@@ -440,7 +448,7 @@ def compare(config: MorpheusConfig, arms=ARMS, seeds=(0, 1, 2), *, client=None, 
     if not seeds:
         raise ValueError("seeds=() is not allowed: need at least one seed")
     df = run_grid(run, config, {"arm": list(arms)}, seeds=list(seeds), metrics=sweep_row, client=client,
-                  cache=cache, paced_as=paced_as)
+                  cache=cache, paced_as=paced_as, estimate=estimated_seconds)
     rows = []
     for k, arm in enumerate(arms):
         rs = df.iloc[k * len(seeds):(k + 1) * len(seeds)]  # the arm's seeds, in order (the seed varies fastest)
