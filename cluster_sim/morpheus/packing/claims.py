@@ -10,7 +10,7 @@ from ...claims import Claim, measure, pool
 from ...sweep import run_grid
 from .config import ARMS, MorpheusConfig
 from .experiments import competitive_table
-from .simulation import run, sweep_row
+from .simulation import estimated_seconds, run, sweep_row
 
 __all__ = ["claims_table", "CLAIMS", "THEOREM_CLAIMS", "POOL_SIZES", "TINY_INSTANCES", "run_metrics"]
 
@@ -122,7 +122,7 @@ def claims_table(config: MorpheusConfig, *, pool_size: int | None = None, client
     size = POOL_SIZES[_preset_of(config)] if pool_size is None else pool_size
     seeds = pool(config.seed, size)
     frame = run_grid(run, config, {"arm": list(ARMS)}, seeds=seeds, metrics=run_metrics, client=client,
-                     cache=cache)
+                     cache=cache, estimate=estimated_seconds)
     tiny = competitive_table(range(config.seed, config.seed + TINY_INSTANCES), client=client, cache=cache)
     return pd.concat([measure(CLAIMS, frame, lab="03"), measure(THEOREM_CLAIMS, tiny, lab="03")],
                      ignore_index=True)

@@ -283,6 +283,19 @@ class MorpheusModel(CapacityClusterModel):
         self._applied_step = -1
         self._rest = -1  # the ad hoc queue is set to the whole cluster below, before anything is provisioned
         self._changes: list[float] = []  # times R* pieces change (a heap)
+        # the steps at which a queue's planned base changes (from the step before, or from nothing before step 0):
+        # at a new step only those queues can be provisioned otherwise than they are, since a run's submission or
+        # end and a DRA grant or its expiry set their queue at once (apply), and the times R* pieces change are in
+        # _changes
+        self._base_changes: dict[int, list[str]] = {}
+        for name in names:
+            base = self.provisioning[name].base
+            if base is None or not base.size:
+                continue
+            steps = np.flatnonzero(np.diff(base, prepend=0, append=0)).tolist()  # the last: back to 0 after base
+            for step in steps:
+                self._base_changes.setdefault(step, []).append(name)
+        self._order = {name: i for i, name in enumerate(names)}
         self._collector, self._reprovision_with = collector, reprovision_with
         self.collector = self.reprovisioner = None  # made at the start: they schedule events of their own
 
@@ -358,18 +371,26 @@ class MorpheusModel(CapacityClusterModel):
         """The step's event: :meth:`settle` brings every queue's provisioning up to the new step."""
 
     def _refresh(self) -> None:
-        """Bring every queue up to now once a step begins or an R* piece changes (cheap otherwise)."""
+        """Bring every queue up to now once a step begins or an R* piece changes (cheap otherwise). At a new step
+        alone, only the queues whose base changes then are read: the others are provisioned as they were
+        (tests/morpheus/test_refresh_steps.py compares whole cycles with reading every queue at every step)."""
         now = self.time
         step = int(now // STEP)
-        due = step != self._applied_step
+        pieces = False
         while self._changes and self._changes[0] <= now + 1e-9:
             heapq.heappop(self._changes)
-            due = True
-        if due:
-            self._applied_step = step
-            changed = [self.apply(name, residual=False) for name in self.names]
-            if any(changed):
-                self._residual()
+            pieces = True
+        if pieces:
+            names = self.names
+        elif step != self._applied_step:
+            names = {name for s in range(self._applied_step + 1, step + 1) for name in self._base_changes.get(s, ())}
+            names = sorted(names, key=self._order.__getitem__)  # in the queues' order: the same set_capacity calls
+        else:
+            return
+        self._applied_step = step
+        changed = [self.apply(name, residual=False) for name in names]
+        if any(changed):
+            self._residual()
 
     def settle(self) -> None:
         super().settle()

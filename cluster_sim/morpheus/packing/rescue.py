@@ -34,7 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ...sweep import run_grid
+from ...sweep import run_grid, start_ahead
 from .config import MorpheusConfig
 from .jobs import PeriodicJob
 from .model import MorpheusModel, Provisioning
@@ -42,11 +42,13 @@ from .periodic import STEP, Template, draw_run
 from .plan import ReservationPlan
 from .reprovision import ReprovisionRule
 
-__all__ = ["RescueCase", "rescue_case", "rescue_rate", "FIG12"]
+__all__ = ["RescueCase", "rescue_case", "rescue_rate", "start_rescues_ahead", "FIG12"]
 
 #: the constructed job: reserved containers per machine's worth (w = 2 machines' containers), the window
 #: (minutes from the period start) and the hold-back as a share of the window
 FIG12 = dict(a=5, minutes=20, hold_share=0.25, task_minutes=2.0)
+#: the arms :func:`rescue_rate` compares
+RESCUE_ARMS = ("morpheus", "morpheus_dra")
 
 
 @dataclass(frozen=True)
@@ -134,10 +136,11 @@ def rescue_rate(config: MorpheusConfig, seeds, *, client=None, cache=None) -> pd
     seeds = [int(s) for s in seeds]
     if not seeds:
         raise ValueError("seeds=[] is not allowed: need at least one seed")
-    df = run_grid(simulate_run, config, {"arm": ["morpheus", "morpheus_dra"]}, seeds=seeds, metrics=sweep_row,
-                  client=client, cache=cache)
+    # the run function first, as every lab's sweep (tests/test_sweep.py reads it); _rescue_sweep is the same sweep
+    df = run_grid(simulate_run, config, {"arm": list(RESCUE_ARMS)}, seeds=seeds, metrics=sweep_row, client=client,
+                  cache=cache)
     met = {arm: df.held_back_met.to_numpy()[k * len(seeds):(k + 1) * len(seeds)]  # the seed varies fastest
-           for k, arm in enumerate(("morpheus", "morpheus_dra"))}
+           for k, arm in enumerate(RESCUE_ARMS)}
     rows = []
     for i, s in enumerate(seeds):
         static, dra = bool(met["morpheus"][i]), bool(met["morpheus_dra"][i])
@@ -145,3 +148,27 @@ def rescue_rate(config: MorpheusConfig, seeds, *, client=None, cache=None) -> pd
                    (True, False): "lost with DRA"}[(static, dra)]
         rows.append(dict(seed=s, static_met=static, dra_met=dra, outcome=outcome))
     return pd.DataFrame(rows)
+
+
+def _rescue_sweep(config: MorpheusConfig, seeds) -> dict:
+    """:func:`rescue_rate`'s sweep (``run_grid``'s arguments): static and DRA Morpheus at each seed."""
+    from .simulation import run as simulate_run, sweep_row
+
+    return dict(run=simulate_run, base_config=config, grid={"arm": list(RESCUE_ARMS)}, seeds=list(seeds),
+                metrics=sweep_row)
+
+
+def start_rescues_ahead(config: MorpheusConfig, seeds, *, cache=None):
+    """At ``paper``, start now on a Dask worker the cycles :func:`rescue_rate` will need of ``seeds`` other than the
+    config's own (whose static and DRA cycles the notebook's cells simulate in the kernel first, and remember), while
+    the kernel runs the notebook's first cells on one core. Each point lands in the sweep cache; ``rescue_rate``
+    then reads them (waiting for those still running) and takes the config's seed from the kernel's memory, so no
+    cycle of the sweep is simulated twice and every number is the one it would have computed itself. Returns
+    :func:`cluster_sim.sweep.start_ahead`'s handle, or None where nothing is worth starting (``ci`` and
+    ``default``: the cycles take seconds; the test suite; no sweep cache)."""
+    others = [int(s) for s in seeds if int(s) != config.seed]
+    if not others:
+        return None
+    from .simulation import estimated_seconds
+
+    return start_ahead([dict(_rescue_sweep(config, others), estimate=estimated_seconds)], cache=cache)

@@ -50,6 +50,7 @@ from .model import MorpheusModel, Provisioning, job_queue, run_queue
 from .periodic import STEP, Run, draw_run, history_log, history_runs, make_templates, minutes_on
 from .plan import ReservationPlan
 from .reprovision import ReprovisionRule
+from ..slo.stored import stored_fit
 from .result import MorpheusResult, _integral, collect, pooled_counts, sweep_row  # noqa: F401 (re-exported)
 
 #: random streams of a seed: templates, history, the simulated cycle's runs, ad hoc jobs
@@ -114,18 +115,8 @@ def workload(config: MorpheusConfig) -> Workload:
 def _workload(key: tuple) -> Workload:
     (jobs, hourly, cycle, width, task, slack, noise, stragglers, delays, late, n_hist, alpha, seed) = key
     t0 = time.perf_counter()
-    cfg = MorpheusConfig(jobs=jobs, hourly_share=hourly, cycle_minutes=cycle, median_width=width, task_minutes=task,
-                         slack=slack,
-                         run_noise=noise, straggler_rate=stragglers, input_delay_rate=delays, late_start=late,
-                         history_runs=n_hist, alpha=alpha, seed=seed)
-    periods, weights = cfg.periods()
-    templates = make_templates(np.random.default_rng([seed, TEMPLATES]), jobs, periods=periods, weights=weights,
-                               median_width=width, task_minutes=task, slack=slack)
+    templates, past, log, contracts = _history(key[:9] + key[10:])
     draw = dict(run_noise=noise, straggler_rate=stragglers, input_delay_rate=delays)
-    hrng = np.random.default_rng([seed, HISTORY])
-    past = history_runs(hrng, templates, n_hist, **draw)
-    log = history_log(past, hrng)
-    contracts = log.contracts(alpha=alpha)
     rng = np.random.default_rng([seed, CYCLE])
     shortest = min(t.period for t in templates)
     # Fig. 12's run: of the most frequent jobs, the one whose consumers leave the most slack (minutes),
@@ -142,6 +133,26 @@ def _workload(key: tuple) -> Workload:
                 late_run = r
     runs.sort(key=lambda r: (r.submit_time, r.template.name))
     return Workload(tuple(templates), past, log, contracts, tuple(runs), late_run, time.perf_counter() - t0)
+
+
+@remembered(maxsize=8)
+def _history(key: tuple) -> tuple:
+    """The templates, their history, its log and the contracts fitted to it: everything of a workload but the
+    cycle's runs, so the same for every ``late_start`` (the notebook's configs and the trace's, ``late_start=0``,
+    share it). The contracts' LPs are read from the sweep cache's store when another process of the notebook
+    solved them (:func:`~cluster_sim.morpheus.slo.stored.stored_fit`)."""
+    (jobs, hourly, cycle, width, task, slack, noise, stragglers, delays, n_hist, alpha, seed) = key
+    cfg = MorpheusConfig(jobs=jobs, hourly_share=hourly, cycle_minutes=cycle, median_width=width, task_minutes=task,
+                         slack=slack, run_noise=noise, straggler_rate=stragglers, input_delay_rate=delays,
+                         history_runs=n_hist, alpha=alpha, seed=seed)
+    periods, weights = cfg.periods()
+    templates = make_templates(np.random.default_rng([seed, TEMPLATES]), jobs, periods=periods, weights=weights,
+                               median_width=width, task_minutes=task, slack=slack)
+    draw = dict(run_noise=noise, straggler_rate=stragglers, input_delay_rate=delays)
+    hrng = np.random.default_rng([seed, HISTORY])
+    past = history_runs(hrng, templates, n_hist, **draw)
+    log = history_log(past, hrng)
+    return templates, past, log, log.contracts(alpha=alpha, fit=stored_fit)
 
 
 def plan_job(w: Workload, name: str, config: MorpheusConfig, demands: np.ndarray) -> PeriodicJob | None:
@@ -309,7 +320,7 @@ def attainments(config: MorpheusConfig, points, seeds, *, client=None, cache=Non
     points = list(dict.fromkeys((arm, int(m)) for arm, m in points))
     seeds = [int(s) for s in seeds]
     df = run_grid(run, config, [{"arm": arm, "machines": m} for arm, m in points], seeds=seeds, metrics=sweep_row,
-                  client=client, cache=cache, paced_as=paced_as)
+                  client=client, cache=cache, paced_as=paced_as, estimate=estimated_seconds)
     out = {}
     for k, point in enumerate(points):
         rs = df.iloc[k * len(seeds):(k + 1) * len(seeds)]  # the point's seeds (the seed varies fastest)
@@ -403,6 +414,14 @@ def _search(target: float, start: int, cap: int, sizes):
 
 
 # ---- run -> result, cached; pooled comparisons -------------------------------------------------------------------
+def estimated_seconds(config: MorpheusConfig) -> float:
+    """A cycle's estimated time (``config.work().seconds``), the sweeps' ``run_grid`` estimate=: at ``paper`` a
+    sweep of two or more cycles goes to the workers at once (a pace timed here could come from a cycle this process
+    remembered, or from the cheapest arm, and keep a round of three cycles here, one after another); at ``ci`` and
+    ``default`` the sweeps stay in this process, as before."""
+    return config.work().seconds
+
+
 @remembered(maxsize=256)
 def _cached(config: MorpheusConfig) -> MorpheusResult:
     return simulate(config)
@@ -429,7 +448,7 @@ def compare(config: MorpheusConfig, arms=ARMS, seeds=(0, 1, 2), *, client=None, 
     if not seeds:
         raise ValueError("seeds=() is not allowed: need at least one seed")
     df = run_grid(run, config, {"arm": list(arms)}, seeds=list(seeds), metrics=sweep_row, client=client,
-                  cache=cache, paced_as=paced_as)
+                  cache=cache, paced_as=paced_as, estimate=estimated_seconds)
     rows = []
     for k, arm in enumerate(arms):
         rs = df.iloc[k * len(seeds):(k + 1) * len(seeds)]  # the arm's seeds, in order (the seed varies fastest)

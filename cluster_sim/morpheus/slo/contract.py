@@ -68,6 +68,7 @@ def infer_contracts(
     max_history: int | None = None,
     detect_options: dict | None = None,
     slo_options: dict | None = None,
+    fit=fit_skyline,
 ) -> dict[str, Contract]:
     """Contracts for the periodic, actionable templates that have skylines (template -> Contract).
 
@@ -75,6 +76,7 @@ def infer_contracts(
     ``max_history`` keeps only the most recent ones (the paper keeps about a month). Templates with
     fewer skylines than ``fit_skyline`` needs are skipped, as are non-actionable ones (they stay on
     manual provisioning). The default ``alpha = 0.01`` is the value the paper found best (§9.1).
+    ``fit``: what fits R* (``fit_skyline``'s signature; :func:`.stored.stored_fit` reads fits solved before).
     """
     validate.columns(runs, ["template"], "runs")
     if max_history is not None and (not isinstance(max_history, (int, np.integer)) or max_history < 2):
@@ -92,7 +94,7 @@ def infer_contracts(
             recorded = recorded[-max_history:]
         if len(recorded) < 2:
             continue
-        fit = fit_skyline(align_skylines(recorded), alpha, beta_fraction=beta_fraction)
+        r_star = fit(align_skylines(recorded), alpha, beta_fraction=beta_fraction)
         out[name] = Contract(name, float(periodic.at[name, "period"]), float(slo.at[name, "a_j"]),
-                             float(slo.at[name, "d_j"]), fit)
+                             float(slo.at[name, "d_j"]), r_star)
     return out

@@ -149,8 +149,9 @@ class TelemetryLog:
 
     def contracts(self, *, alpha: float = 0.01, beta_fraction: float = DEFAULT_BETA_FRACTION,
                   max_history: int | None = None, detect_options: dict | None = None,
-                  slo_options: dict | None = None, templates=None) -> dict[str, Contract]:
-        """:func:`.contract.infer_contracts` on what is recorded (``templates``: only these)."""
+                  slo_options: dict | None = None, templates=None, fit=None) -> dict[str, Contract]:
+        """:func:`.contract.infer_contracts` on what is recorded (``templates``: only these; ``fit``: what fits
+        R*, by default :func:`.skyline.fit_skyline`)."""
         validate.number(alpha, "alpha", lo=0, hi=1)
         subs, runs, skylines = self.submissions(), self.runs(), self.skylines()
         if templates is not None:
@@ -160,7 +161,8 @@ class TelemetryLog:
         if subs.empty or runs.empty:
             return {}
         return infer_contracts(subs, runs, skylines, alpha=alpha, beta_fraction=beta_fraction,
-                               max_history=max_history, detect_options=detect_options, slo_options=slo_options)
+                               max_history=max_history, detect_options=detect_options, slo_options=slo_options,
+                               **({} if fit is None else {"fit": fit}))
 
     @classmethod
     def from_history(cls, history, templates=None) -> "TelemetryLog":
