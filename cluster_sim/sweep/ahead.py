@@ -88,6 +88,21 @@ class RunAhead:
         print(f"start_run_ahead: the run ahead failed ({value}); computing it here instead", flush=True)
         return self.run(self.config)
 
+    def cancel(self) -> None:
+        """End the process ahead if its result was not taken (nothing else would read it)."""
+        if self.started and self._result is None and self._process.is_alive():
+            self._process.terminate()
+            self._process.join()
+        if self._conn is not None:
+            self._conn.close()
+
+    def __del__(self):
+        # a setup cell run again replaces its RunAhead: the old run must not hold a core (and its memory) for nothing
+        try:
+            self.cancel()
+        except Exception:  # at interpreter exit multiprocessing may be half gone; its daemons are ended anyway
+            pass
+
     def __repr__(self) -> str:
         if not self.started:
             return f"RunAhead({self.config!r}, not started: runs here when asked)"

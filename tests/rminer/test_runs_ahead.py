@@ -159,6 +159,16 @@ def test_a_process_that_cannot_start_is_said_and_the_cell_computes_the_run(gate_
     same(ahead.result(), run(config))
 
 
+def test_a_run_ahead_nobody_takes_ends_with_its_handle(gate_open, tmp_path):
+    """A setup cell run again replaces its handle: the old run's process is ended, not left holding a core."""
+    ahead = run_ahead(RMinerConfig.paper(), cache=tmp_path)  # minutes of work: still running when dropped
+    assert ahead.started
+    process = ahead._process
+    del ahead
+    process.join(30)
+    assert not process.is_alive() and process.exitcode is not None
+
+
 def test_bad_arguments_are_refused():
     with pytest.raises(ValueError, match="estimate"):
         start_run_ahead(run, RMinerConfig.ci(), estimate=3.0)
