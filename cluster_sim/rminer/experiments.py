@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 from ..sweep import run_grid
+from ..sweep.ahead import RunAhead, start_run_ahead
 from .config import RMinerConfig
 from .model import RMinerModel
 from .simulation import SUMMARY_COLUMNS, RMinerResult, run
@@ -134,6 +135,21 @@ def run_remembered(config: RMinerConfig) -> "RMinerResult":
     result = run(config)
     _remember(canonical(config), _row(result))
     return result
+
+
+def estimated_seconds(config: RMinerConfig) -> float:
+    """The engine's estimate of ``run(config)``'s time (``config.work().seconds``)."""
+    return config.work().seconds
+
+
+def run_ahead(config: RMinerConfig, *, cache=None) -> RunAhead:
+    """``run(config)`` for a figure at the end of a notebook that needs nothing from the cells before it (Labs 08
+    and 09's static figures: a paper-scale run, minutes on one core): at ``paper`` it starts now in a process of
+    its own, on the second core, while the kernel goes on; the figure's cell takes ``.result()``, the result
+    ``run(config)`` gives here (a seeded run does not depend on where it runs). Where nothing is worth starting
+    (``ci`` and ``default``: seconds; the test suite; one core; no sweep cache) ``.result()`` runs it then, here
+    (:func:`cluster_sim.sweep.ahead.start_run_ahead`)."""
+    return start_run_ahead(run, config, estimate=estimated_seconds, cache=cache)
 
 
 def _changes(base: RMinerConfig, config: RMinerConfig) -> dict:
