@@ -36,7 +36,7 @@ import pandas as pd
 
 from .. import claims as _claims
 from .config import SWITCHES, CapstoneConfig
-from ..sweep import run_grid
+from ..sweep import AUTO_PARALLEL_SECONDS, run_grid, start_ahead
 from .experiments import CapstoneResult, ablation, arm_name, arms, metrics_of, plans_of, run
 
 LAB = "10"
@@ -191,6 +191,36 @@ def claims_frame(config: CapstoneConfig, *, pool_size: int | None = None, client
     return out
 
 
+def start_claims_ahead(config: CapstoneConfig, *, pool_size: int | None = None, cache=None):
+    """At ``paper``, start now on a Dask worker the ablation's days that read no resource plans (every arm but the
+    stage optimiser with RAA, which :func:`claims_frame` sends to a worker as one task per seed so a day is planned
+    once), while the kernel makes the day and runs its example on one core. Each day lands in the sweep cache;
+    :func:`claims_frame` reads those stored, computes itself those the worker has not started yet, and waits only
+    for the one it is running (:func:`cluster_sim.sweep.start_ahead`): the same points, the same frame. Returns
+    ``start_ahead``'s handle, or None where nothing is worth starting (``ci`` and ``default``: the days take
+    seconds; the test suite; one core; no sweep cache)."""
+    if estimated_seconds(config.replace(**{s: True for s in SWITCHES})) <= AUTO_PARALLEL_SECONDS:
+        return None  # the kernel's example takes seconds: nothing to do meanwhile (ci and default)
+    return start_ahead([dict(_days_without_plans(config, pool_size), estimate=estimated_seconds)], cache=cache)
+
+
+def _days_without_plans(config: CapstoneConfig, pool_size: int | None = None) -> dict:
+    """:func:`start_claims_ahead`'s sweep (``run_grid``'s arguments): the claims' days whose arm reads no plans, but
+    the first (no mechanism on, at the config's seed): :func:`claims_frame`'s sweep times that cheap day in the
+    kernel to choose where the rest run, as it did before any day started ahead; had the worker stored it, the first
+    day left to time would be one with plans, minutes alone in the kernel while a core idles."""
+    base = config.replace(**{s: False for s in SWITCHES})
+    size = pool_size_for(config) if pool_size is None else pool_size
+    points = [{**arm, "seed": seed} for arm in claim_arms() for seed in _claims.pool(config.seed, size)]
+    return dict(run=run, base_config=base, grid=[p for p in points[1:] if plans_of(base.replace(**p))[1] != "plans"],
+                metrics=metrics_of)
+
+
+def estimated_seconds(config: CapstoneConfig) -> float:
+    """One day's estimated seconds (``config.work().seconds``)."""
+    return config.work().seconds
+
+
 def _row(config: CapstoneConfig, result: CapstoneResult) -> dict:
     """A given run's row as run_grid makes one: the config's fields and the metrics, numpy scalars as Python's."""
     values = {str(k): v.item() if isinstance(v, np.generic) else v for k, v in metrics_of(result).items()}
@@ -225,4 +255,4 @@ def claims_table(config: CapstoneConfig, *, pool_size: int | None = None, client
 
 
 __all__ = ["CLAIMS", "LAB", "OWN", "POOL_SIZES", "arm_name", "claim_arms", "claims_frame", "claims_table",
-           "pool_size_for"]
+           "estimated_seconds", "pool_size_for", "start_claims_ahead"]

@@ -86,6 +86,9 @@ cached: a rerun tries them again.
 the kernel does long work of its own (the tour at ``paper``: its cluster and the capacity scheduler keep one core
 busy for minutes); each point lands in the cache, and a later ``run_grid`` of the same point waits for it and reads
 it instead of computing it again. The frame is the one it would have computed: the same keys, the same numbers.
+The worker takes the points one at a time: a ``run_grid`` that needs points the worker has not started yet computes
+those itself (its own way: here, or on a cluster of its own) and waits only for the one the worker is computing, so
+a kernel that reaches its sweep early never sits idle while the worker works through a queue.
 
 **Failures.** A point that raises does not stop the others. With ``on_error="raise"`` (the
 default), once every other point has finished, :class:`SweepError` lists each failed point (its
@@ -254,10 +257,12 @@ def run_grid(run: Callable, base_config, grid, seeds=None, *, metrics: Callable 
     errors: list[str | None] = [None] * len(runs)
     tracebacks: list[str | None] = [None] * len(runs)
     todo = []
-    waited, seconds = (0, 0.0) if _ahead else _wait_ahead(keys)  # points start_ahead is computing: wait for them
-    if waited:
-        print(f"run_grid: waited {seconds:.0f} s for {waited} point{'s' if waited > 1 else ''} being computed ahead "
-              "on a Dask worker (start_ahead)", flush=True)
+    # points start_ahead is computing: wait for them; those its worker has not started are computed here instead
+    waited, seconds, claimed = (0, 0.0, 0) if _ahead else _wait_ahead(keys)
+    if waited or claimed:
+        print(f"run_grid: waited {seconds:.0f} s for {waited} point{'' if waited == 1 else 's'} being computed ahead "
+              "on a Dask worker (start_ahead)"
+              + (f"; {claimed} it had not started are computed by this sweep" if claimed else ""), flush=True)
     for i, key in enumerate(keys):
         hit = _cache_get(directory, key)
         if hit is None:
@@ -413,23 +418,41 @@ def _plan(run, base_config, grid, seeds, metrics, cache_key, directory):
 #: the cache keys of the points :func:`start_ahead` has still to store, each with the event set once it has (or
 #: has failed, or the sweeps ahead ended): a ``run_grid`` that needs one waits for it instead of computing it again
 _AHEAD: dict[str, threading.Event] = {}
+#: those of ``_AHEAD`` the worker has started; the others a ``run_grid`` that needs them takes (under the lock)
+_AHEAD_STARTED: set[str] = set()
+_AHEAD_LOCK = threading.Lock()
 #: what ``start_ahead`` accepts of ``run_grid``'s arguments (where and how it runs is its own choice)
 AHEAD_ARGUMENTS = ("run", "base_config", "grid", "seeds", "metrics", "cache_key", "estimate")
 
 
-def _wait_ahead(keys) -> tuple[int, float]:
-    """Wait for the points of ``keys`` that a sweep started ahead is computing; (how many, seconds waited)."""
+def _wait_ahead(keys) -> tuple[int, float, int]:
+    """Wait for the points of ``keys`` that a sweep started ahead is computing; take from it those its worker has
+    not started (the caller computes them: not stored, they are not in the cache). (How many waited for, seconds
+    waited, how many taken.)"""
     t0 = time.perf_counter()
-    events = [e for e in (_AHEAD.get(k) for k in keys if k) if e is not None]
+    with _AHEAD_LOCK:
+        taken = [k for k in dict.fromkeys(keys) if k and k in _AHEAD and k not in _AHEAD_STARTED]
+        for k in taken:
+            _AHEAD.pop(k).set()  # the worker skips it; a sweep elsewhere waiting for it finds no entry and computes it
+        events = [e for e in (_AHEAD.get(k) for k in dict.fromkeys(keys) if k) if e is not None]
     for e in events:
         e.wait()
-    return len(events), time.perf_counter() - t0
+    return len(events), time.perf_counter() - t0, len(taken)
 
 
 def _ahead_done(key: str) -> None:
-    event = _AHEAD.pop(key, None)
+    with _AHEAD_LOCK:
+        event = _AHEAD.pop(key, None)
+        _AHEAD_STARTED.discard(key)
     if event is not None:
         event.set()
+
+
+def _ahead_point(sweep: dict, config, dask_client, directory) -> None:
+    """One point of a sweep ahead, on the worker: ``run_grid`` of that config alone (its cache key is the point's
+    key in the whole sweep: a key depends on the config and the functions only)."""
+    run_grid(sweep["run"], config, [{}], metrics=sweep.get("metrics"), cache_key=sweep.get("cache_key"),
+             client=dask_client, cache=directory, on_error="record", progress=False, _ahead=True)
 
 
 class Ahead:
@@ -474,24 +497,30 @@ def start_ahead(sweeps, *, cache=None) -> Ahead | None:
                                   sweep.get("metrics"), sweep.get("cache_key"), directory)
         missing = [(c, k) for c, k in zip(configs, keys) if directory is not None and _cache_get(directory, k) is None]
         seconds += sum(float(sweep["estimate"](c)) for c, _ in missing)
-        plans.append((sweep, [k for _, k in missing]))
+        plans.append((sweep, missing))
     if directory is None or os.environ.get("CLUSTER_SIM_SWEEP_CLIENT") or os.environ.get("DASK_SCHEDULER_ADDRESS") \
             or clients._machine_workers() < 2 or seconds <= AUTO_PARALLEL_SECONDS:
         return None
     mine = {}
-    for _, keys in plans:
-        for k in keys:
-            if k not in _AHEAD and k not in mine:
-                mine[k] = _AHEAD[k] = threading.Event()
+    with _AHEAD_LOCK:
+        for _, missing in plans:
+            for _, k in missing:
+                if k not in _AHEAD and k not in mine:
+                    mine[k] = _AHEAD[k] = threading.Event()
 
     def ahead():
         try:
             dask_client, cluster, close = clients._open_client("local", 1)
             try:
-                for sweep, keys in plans:
-                    if keys:
-                        run_grid(**{k: v for k, v in sweep.items() if k != "estimate"}, client=dask_client,
-                                 cache=directory, on_error="record", progress=False, _ahead=True)
+                # one point at a time, so that a sweep that needs a point not started yet can take it (_wait_ahead)
+                for sweep, missing in plans:
+                    for config, k in missing:
+                        with _AHEAD_LOCK:
+                            if k not in mine or _AHEAD.get(k) is not mine[k]:
+                                continue  # taken by the sweep that needs it, or another sweep ahead's
+                            _AHEAD_STARTED.add(k)
+                        _ahead_point(sweep, config, dask_client, directory)
+                        _ahead_done(k)  # stored, failed, or found stored already: a sweep waiting for it goes on
             finally:
                 if close:
                     clients._close_quietly(dask_client, cluster)
@@ -499,9 +528,12 @@ def start_ahead(sweeps, *, cache=None) -> Ahead | None:
             print(f"start_ahead: the sweeps ahead stopped ({type(err).__name__}: {err}); the cells that need their "
                   "points compute them here instead", flush=True)
         finally:
-            for k, event in mine.items():
-                if _AHEAD.get(k) is event:
-                    del _AHEAD[k]
+            with _AHEAD_LOCK:
+                for k, event in mine.items():
+                    if _AHEAD.get(k) is event:
+                        del _AHEAD[k]
+                    _AHEAD_STARTED.discard(k)
+            for event in mine.values():
                 event.set()
 
     print(f"start_ahead: {len(mine)} sweep points (~{seconds:.0f} s in one process) start now on a Dask LocalCluster "

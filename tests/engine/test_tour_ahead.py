@@ -61,24 +61,84 @@ def test_the_families_table_is_the_one_the_cell_showed(tmp_path):
         assert [type(v) for v in after["shared"]] == [type(v) for v in before["shared"]]
 
 
+def counted_points(monkeypatch):
+    """The configs the worker ahead runs (sweep._ahead_point, called in this process's thread ahead)."""
+    ran, real = [], sweep._ahead_point
+    monkeypatch.setattr(sweep, "_ahead_point", lambda s, config, *a: (ran.append(config), real(s, config, *a)))
+    return ran
+
+
 def test_a_sweep_waits_for_the_points_started_ahead_and_reads_the_same_numbers(tmp_path, monkeypatch):
-    """start_ahead on a real one-worker LocalCluster; the sweep in this process computes none of its points
-    (they were stored ahead) and its frame equals the frame computed here without a cache."""
+    """start_ahead on a real one-worker LocalCluster; the sweep in this process reads what the worker stored, computes
+    what it had not started, and no point is computed twice; its frame equals the frame computed without a cache."""
     monkeypatch.delenv("CLUSTER_SIM_SWEEP_CLIENT", raising=False)
     monkeypatch.delenv("DASK_SCHEDULER_ADDRESS", raising=False)
     monkeypatch.setattr(sweep, "AUTO_PARALLEL_SECONDS", 0.0)
     monkeypatch.setattr(sweep.clients, "_machine_workers", lambda: 2)
+    ran = counted_points(monkeypatch)
     config = ClusterConfig.ci().replace(horizon=30.0)
     kwargs = tour._stale_sweep(config)
     handle = sweep.start_ahead([kwargs], cache=tmp_path)
     assert handle is not None and handle.points == len(tour.STALE_SWEEP["update_delay"])
     plain = {k: v for k, v in kwargs.items() if k != "estimate"}
+    assert handle.wait(120)  # the worker computes every point (nothing takes one from it)
     frame = sweep.run_grid(**plain, client="inprocess", cache=tmp_path, progress=False)
-    assert handle.wait(120)
-    assert frame.attrs["sweep"]["computed"] == 0 and frame.attrs["sweep"]["cached"] == len(frame)
+    assert frame.attrs["sweep"]["computed"] == 0 and frame.attrs["sweep"]["cached"] == len(frame) == len(ran)
     expected = sweep.run_grid(**plain, client="inprocess", cache=False, progress=False)
     pd.testing.assert_frame_equal(frame, expected)
-    assert not sweep._AHEAD  # every event set and dropped
+    assert not sweep._AHEAD and not sweep._AHEAD_STARTED  # every event set and dropped
+
+
+def test_a_sweep_computes_the_points_the_worker_has_not_started_and_waits_only_for_the_one_it_runs(tmp_path,
+                                                                                                  monkeypatch):
+    """The kernel reaches its sweep while the worker ahead is on its first point: it takes the others (computing them
+    itself instead of waiting while they queue), waits for that one, and reads it; each point is computed once, and
+    the frame is the one computed without a cache."""
+    import threading
+
+    monkeypatch.delenv("CLUSTER_SIM_SWEEP_CLIENT", raising=False)
+    monkeypatch.delenv("DASK_SCHEDULER_ADDRESS", raising=False)
+    monkeypatch.setattr(sweep, "AUTO_PARALLEL_SECONDS", 0.0)
+    monkeypatch.setattr(sweep.clients, "_machine_workers", lambda: 2)
+    # the worker ahead runs in this process (a thread), held at its first point until the sweep here has taken the rest
+    monkeypatch.setattr(sweep.clients, "_open_client", lambda kind, n: ("inprocess", None, False))
+    on_first, release, ran, real = threading.Event(), threading.Event(), [], sweep._ahead_point
+
+    def held(s, config, *args):
+        ran.append(config)
+        if len(ran) == 1:
+            on_first.set()
+            assert release.wait(60)
+        real(s, config, *args)
+
+    monkeypatch.setattr(sweep, "_ahead_point", held)
+    kwargs = tour._stale_sweep(ClusterConfig.ci().replace(horizon=30.0))
+    plain = {k: v for k, v in kwargs.items() if k != "estimate"}
+    n = len(tour.STALE_SWEEP["update_delay"])
+    handle = sweep.start_ahead([kwargs], cache=tmp_path)
+    assert handle is not None and on_first.wait(60)
+    waited = sweep._wait_ahead  # the sweep takes the points not started, then lets the worker go on
+
+    calls = []
+
+    def take_then_release(keys):
+        with sweep._AHEAD_LOCK:
+            calls.append(set(sweep._AHEAD_STARTED))
+        threading.Timer(0.2, release.set).start()
+        out = waited(keys)
+        calls.append(out)
+        return out
+
+    monkeypatch.setattr(sweep, "_wait_ahead", take_then_release)
+    frame = sweep.run_grid(**plain, client="inprocess", cache=tmp_path, progress=False)
+    started, (n_waited, _, n_taken) = calls
+    assert len(started) == 1 and n_waited == 1 and n_taken == n - 1  # waited for the one started, took the others
+    monkeypatch.setattr(sweep, "_wait_ahead", waited)
+    assert handle.wait(60)
+    assert len(ran) == 1  # the worker skipped the points the sweep took
+    assert frame.attrs["sweep"]["computed"] == n - 1 and frame.attrs["sweep"]["cached"] == 1
+    pd.testing.assert_frame_equal(frame, sweep.run_grid(**plain, client="inprocess", cache=False, progress=False))
+    assert not sweep._AHEAD and not sweep._AHEAD_STARTED
 
 
 def test_start_ahead_refuses_what_run_grid_would_not_take():
