@@ -358,10 +358,12 @@ def _pool_frame(study, config, seeds, client, cache) -> pd.DataFrame:
 
 
 #: :func:`study_seconds`'s terms: a fixed cost, a multiple of the config's own estimate (``work().seconds``, of
-#: ``run_placement`` or ``run_resource_plans``) and one per training stage and boosting iteration (the two models a
-#: seed trains); fitted as an envelope of one seed's study measured in one process (TBD)
+#: ``run_placement`` or ``run_resource_plans``; Lab 07's study runs three more experiments) and one per training stage
+#: and boosting iteration (the models a seed trains). An envelope of one seed's study (seed 1) measured in one process
+#: on the 2-core EPYC (round 14, CPU seconds): Lab 06 4.3 at ci, 5.8 at default, 99.5 at paper (estimated 4.7, 9.7,
+#: 111); Lab 07 2.9, 6.9, 123.9 (estimated 5.1, 10.7, 125)
 STUDY_SECONDS_BASE = 3.0
-STUDY_SECONDS_PER_WORK = 1.0
+STUDY_SECONDS_PER_WORK = {PlacementConfig: 1.0, ResourcePlanConfig: 2.4}
 STUDY_SECONDS_PER_TRAINING = 5e-5
 
 
@@ -369,7 +371,7 @@ def study_seconds(config) -> float:
     """An estimate of one seed's study (:func:`placement_study` or :func:`resource_plan_study`) in seconds on this
     machine: what a ``run_grid`` estimate= and :func:`start_pool_ahead`'s gate read."""
     _lab(config)
-    return STUDY_SECONDS_BASE + STUDY_SECONDS_PER_WORK * config.work().seconds \
+    return STUDY_SECONDS_BASE + STUDY_SECONDS_PER_WORK[type(config)] * config.work().seconds \
         + STUDY_SECONDS_PER_TRAINING * config.train_stages * config.max_iter
 
 

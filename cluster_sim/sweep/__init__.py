@@ -86,6 +86,8 @@ cached: a rerun tries them again.
 the kernel does long work of its own (the tour at ``paper``: its cluster and the capacity scheduler keep one core
 busy for minutes); each point lands in the cache, and a later ``run_grid`` of the same point waits for it and reads
 it instead of computing it again. The frame is the one it would have computed: the same keys, the same numbers.
+``run_grid`` waits for such points before computing any other; :func:`computing_ahead` says which they are, so a
+caller can run the others first while the worker goes on (Labs 06-07's claims pool).
 
 **Failures.** A point that raises does not stop the others. With ``on_error="raise"`` (the
 default), once every other point has finished, :class:`SweepError` lists each failed point (its
