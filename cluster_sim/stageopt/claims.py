@@ -32,7 +32,7 @@ import pandas as pd
 
 from .. import claims as _claims
 from ..claims import Claim
-from ..sweep import run_grid
+from ..sweep import computing_ahead, run_grid, start_ahead
 from .agents import lab_cluster_config, planner_stage_latencies
 from .config import PlacementConfig, ResourcePlanConfig
 from .experiments import (ACCURACY_MODELS, PlacementResult, ResourcePlanResult, run_baselines, run_model_accuracy,
@@ -40,7 +40,7 @@ from .experiments import (ACCURACY_MODELS, PlacementResult, ResourcePlanResult, 
 from .latency_model import ABLATIONS
 
 __all__ = ["PLACEMENT_CLAIMS", "RESOURCE_PLAN_CLAIMS", "POOL_SIZES", "placement_study", "resource_plan_study",
-           "claims_table", "pool_size_for", "ours", "MOO_BASELINES", "RAA_CHOICES"]
+           "claims_table", "pool_size_for", "start_pool_ahead", "study_seconds", "ours", "MOO_BASELINES", "RAA_CHOICES"]
 
 #: seeds per pool, by lab and preset: the fewest with which every must-reproduce claim's 95 % interval
 #: cleared zero on every pool from seed 0 to seed 8 (measured on seeds 0-12 at ci, 0-11 at default). The tightest at ``ci``:
@@ -337,14 +337,64 @@ def claims_table(config, *, pool_size: int | None = None, client=None, cache=Non
     seeds = _claims.pool(config.seed, size)
     made = _made(config, results)
     if not made:
-        frame = run_grid(study, config, {}, seeds=seeds, client=client, cache=cache)
+        frame = _pool_frame(study, config, seeds, client, cache)
         return _claims.measure(claims, frame, lab=lab)
     own = pd.DataFrame([{"seed": config.seed, **_MADE[type(config)][0](config, made)}])
     fields = {f.name: getattr(config, f.name) for f in dataclasses.fields(config) if f.name != "seed"}
-    rest = run_grid(study, config, {}, seeds=seeds[1:], client=client, cache=cache)
+    rest = _pool_frame(study, config, seeds[1:], client, cache)
     # run_grid's rows and columns: the pool's seeds in order, the seed, the metrics, then the config's fields
     frame = pd.concat([own.assign(**fields), rest], ignore_index=True)
     return _claims.measure(claims, frame, lab=lab)
+
+
+def _pool_frame(study, config, seeds, client, cache) -> pd.DataFrame:
+    """``run_grid(study, config, {}, seeds=seeds)``. Where a worker computes some of the seeds ahead
+    (:func:`start_pool_ahead`), the others run first (run_grid would wait for the worker's before computing any,
+    leaving this core idle), then the whole pool is read from the sweep cache: the frame run_grid computes."""
+    ahead = computing_ahead(study, config, {}, seeds, cache=cache)
+    if any(ahead) and not all(ahead):
+        run_grid(study, config, {}, seeds=[s for s, a in zip(seeds, ahead) if not a], client=client, cache=cache)
+    return run_grid(study, config, {}, seeds=seeds, client=client, cache=cache)
+
+
+#: :func:`study_seconds`'s terms: a fixed cost, a multiple of the config's own estimate (``work().seconds``, of
+#: ``run_placement`` or ``run_resource_plans``; Lab 07's study runs three more experiments) and one per training stage
+#: and boosting iteration (the models a seed trains). An envelope of one seed's study (seed 1) measured in one process
+#: on the 2-core EPYC (round 14, CPU seconds): Lab 06 4.3 at ci, 5.8 at default, 99.5 at paper (estimated 4.7, 9.7,
+#: 111); Lab 07 2.9, 6.9, 123.9 (estimated 5.1, 10.7, 125)
+STUDY_SECONDS_BASE = 3.0
+STUDY_SECONDS_PER_WORK = {PlacementConfig: 1.0, ResourcePlanConfig: 2.4}
+STUDY_SECONDS_PER_TRAINING = 5e-5
+
+
+def study_seconds(config) -> float:
+    """An estimate of one seed's study (:func:`placement_study` or :func:`resource_plan_study`) in seconds on this
+    machine: what a ``run_grid`` estimate= and :func:`start_pool_ahead`'s gate read."""
+    _lab(config)
+    return STUDY_SECONDS_BASE + STUDY_SECONDS_PER_WORK[type(config)] * config.work().seconds \
+        + STUDY_SECONDS_PER_TRAINING * config.train_stages * config.max_iter
+
+
+def start_pool_ahead(config, *, pool_size: int | None = None, cache=None):
+    """At ``paper``, start now on a Dask worker the claims pool's seeds that need nothing from the kernel, while the
+    kernel runs the notebook's own experiments on ``config`` (minutes on one core). All but two: the config's own
+    seed (the notebook runs its experiments and :func:`claims_table` reads them) and the next one, which the claims
+    cell runs in the kernel while the worker finishes its own (a seed's study costs about as much as the kernel's
+    experiments, so three seeds on the worker against the experiments and one seed in the kernel balance the two
+    cores). Each point lands in the sweep cache; :func:`claims_table` then reads them (waiting for those still
+    running), so every number is the one it would have computed itself. Returns
+    :func:`cluster_sim.sweep.start_ahead`'s handle, or None where nothing is worth starting (``ci`` and ``default``:
+    a seed takes seconds; the test suite; no sweep cache; one core)."""
+    sweep = _pool_ahead_sweep(config, pool_size)
+    return start_ahead([sweep], cache=cache) if sweep["seeds"] else None
+
+
+def _pool_ahead_sweep(config, pool_size: int | None = None) -> dict:
+    """The run_grid arguments of the seeds :func:`start_pool_ahead` starts: the pool's after its first two."""
+    study = _lab(config)[1]
+    size = pool_size_for(config) if pool_size is None else pool_size
+    seeds = _claims.pool(config.seed, size)[2:]
+    return dict(run=study, base_config=config, grid={}, seeds=seeds, estimate=study_seconds)
 
 
 def _made(config, results) -> dict:

@@ -89,6 +89,8 @@ it instead of computing it again. The frame is the one it would have computed: t
 The worker takes the points one at a time: a ``run_grid`` that needs points the worker has not started yet computes
 those itself (its own way: here, or on a cluster of its own) and waits only for the one the worker is computing, so
 a kernel that reaches its sweep early never sits idle while the worker works through a queue.
+:func:`computing_ahead` says which points a worker still holds (running or queued), so a caller can run its own long
+points first while the worker goes on (Labs 06-07's claims pool).
 
 **Failures.** A point that raises does not stop the others. With ``on_error="raise"`` (the
 default), once every other point has finished, :class:`SweepError` lists each failed point (its
@@ -135,7 +137,7 @@ from .clients import MALLOC_ENV, close_sweep_cluster, keep_sweep_cluster
 from .grid import _configs, _describe, _seed_list, grid_points, result_metrics
 
 __all__ = ["run_grid", "SweepError", "grid_points", "result_metrics", "cache_dir", "cache_key",
-           "SweepCacheWarning", "keep_sweep_cluster", "start_ahead", "Ahead", "AHEAD_ARGUMENTS", "close_sweep_cluster", "MALLOC_ENV",
+           "SweepCacheWarning", "keep_sweep_cluster", "start_ahead", "computing_ahead", "Ahead", "AHEAD_ARGUMENTS", "close_sweep_cluster", "MALLOC_ENV",
            "AUTO_PARALLEL_SECONDS", "PROGRESS_AFTER_SECONDS", "CLIENTS", "ON_ERROR", "ENTRY_FORMAT", "MAX_ENTRY_BYTES"]
 
 #: ``client="auto"`` starts a LocalCluster when the remaining points are estimated above this
@@ -438,6 +440,23 @@ def _wait_ahead(keys) -> tuple[int, float, int]:
     for e in events:
         e.wait()
     return len(events), time.perf_counter() - t0, len(taken)
+
+
+def computing_ahead(run: Callable, base_config, grid, seeds=None, *, metrics: Callable | None = None, cache=None,
+                    cache_key: str | None = None) -> list[bool]:
+    """For each run of ``run_grid(run, base_config, grid, seeds, ...)``, in its frame's order: whether a sweep
+    :func:`start_ahead` started still holds it (its worker computing it, or to compute it: not stored yet).
+    ``run_grid`` waits for the point the worker is computing and computes those it has not started itself; a caller
+    whose other points are long can run them first (a ``run_grid`` of those alone), while the worker goes on, then
+    read the whole sweep.
+
+    >>> from cluster_sim.engine import ClusterConfig, run
+    >>> computing_ahead(run, ClusterConfig.ci(), {"load": [0.5, 0.9]}, cache=False)
+    [False, False]
+    """
+    directory = cache_dir(cache)
+    keys = _plan(run, base_config, grid, seeds, metrics, cache_key, directory)[-1]
+    return [bool(k) and k in _AHEAD for k in keys]
 
 
 def _ahead_done(key: str) -> None:
