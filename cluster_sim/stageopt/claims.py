@@ -349,8 +349,9 @@ def claims_table(config, *, pool_size: int | None = None, client=None, cache=Non
 
 def _pool_frame(study, config, seeds, client, cache) -> pd.DataFrame:
     """``run_grid(study, config, {}, seeds=seeds)``. Where a worker computes some of the seeds ahead
-    (:func:`start_pool_ahead`), the others run first (run_grid would wait for the worker's before computing any,
-    leaving this core idle), then the whole pool is read from the sweep cache: the frame run_grid computes."""
+    (:func:`start_pool_ahead`), the others run first (run_grid would first wait for the seed the worker is computing,
+    leaving this core idle), then the whole pool is read from the sweep cache, the seeds the worker has not started
+    computed here: the frame run_grid computes."""
     ahead = computing_ahead(study, config, {}, seeds, cache=cache)
     if any(ahead) and not all(ahead):
         run_grid(study, config, {}, seeds=[s for s, a in zip(seeds, ahead) if not a], client=client, cache=cache)
