@@ -87,8 +87,9 @@ the kernel does long work of its own (the tour at ``paper``: its cluster and the
 busy for minutes); each point lands in the cache, and a later ``run_grid`` of the same point waits for it and reads
 it instead of computing it again. The frame is the one it would have computed: the same keys, the same numbers.
 The worker takes the points one at a time: a ``run_grid`` that needs points the worker has not started yet computes
-those itself (its own way: here, or on a cluster of its own) and waits only for the one the worker is computing, so
-a kernel that reaches its sweep early never sits idle while the worker works through a queue.
+those itself (its own way: here, or on a cluster of its own) with its other points, and only then waits for the one
+the worker is computing, so a kernel that reaches its sweep early never sits idle while the worker works through a
+queue.
 :func:`computing_ahead` says which points a worker still holds (running or queued), so a caller can run its own long
 points first while the worker goes on (Labs 06-07's claims pool).
 
@@ -259,19 +260,23 @@ def run_grid(run: Callable, base_config, grid, seeds=None, *, metrics: Callable 
     errors: list[str | None] = [None] * len(runs)
     tracebacks: list[str | None] = [None] * len(runs)
     todo = []
-    # points start_ahead is computing: wait for them; those its worker has not started are computed here instead
-    waited, seconds, claimed = (0, 0.0, 0) if _ahead else _wait_ahead(keys)
-    if waited or claimed:
-        print(f"run_grid: waited {seconds:.0f} s for {waited} point{'' if waited == 1 else 's'} being computed ahead "
-              "on a Dask worker (start_ahead)"
-              + (f"; {claimed} it had not started are computed by this sweep" if claimed else ""), flush=True)
+    # points start_ahead's worker is computing: read once it has stored them, after this sweep's own (those its
+    # worker had not started are this sweep's now: computed here, while it goes on)
+    ahead, taken = ({}, 0) if _ahead else _take_ahead(keys)
+    if ahead or taken:
+        print(f"run_grid: {len(ahead)} point{'' if len(ahead) == 1 else 's'} being computed ahead on a Dask worker "
+              "(start_ahead), read when stored"
+              + (f"; {taken} it had not started computed by this sweep" if taken else ""), flush=True)
+    later = [i for i, key in enumerate(keys) if key in ahead]
     for i, key in enumerate(keys):
+        if key in ahead:
+            continue
         hit = _cache_get(directory, key)
         if hit is None:
             todo.append(i)
         else:
             values[i] = hit
-    cached = len(runs) - len(todo)
+    cached = len(runs) - len(todo) - len(later)
     uncached = []
 
     def record(i, result, err, tb):
@@ -363,6 +368,25 @@ def run_grid(run: Callable, base_config, grid, seeds=None, *, metrics: Callable 
             else:
                 where = client if isinstance(client, str) else "client"
                 execute._run_dask(todo, configs, run, metrics, record, bar, client, workers, group)
+        if later:
+            waited = time.perf_counter()
+            for i in later:
+                ahead[keys[i]].wait()
+            waited = time.perf_counter() - waited
+            if waited >= 1:
+                print(f"run_grid: waited {waited:.0f} s for the points computed ahead", flush=True)
+            missing = []  # failed ahead (or the worker stopped): computed here, raising as it would have
+            for i in later:
+                hit = _cache_get(directory, keys[i])
+                if hit is None:
+                    missing.append(i)
+                else:
+                    values[i] = hit
+                    cached += 1
+                    bar.step(1)
+            if missing:
+                todo += missing
+                execute._run_here(missing, configs, run, metrics, record, bar)
     finally:
         bar.close()
 
@@ -427,19 +451,15 @@ _AHEAD_LOCK = threading.Lock()
 AHEAD_ARGUMENTS = ("run", "base_config", "grid", "seeds", "metrics", "cache_key", "estimate")
 
 
-def _wait_ahead(keys) -> tuple[int, float, int]:
-    """Wait for the points of ``keys`` that a sweep started ahead is computing; take from it those its worker has
-    not started (the caller computes them: not stored, they are not in the cache). (How many waited for, seconds
-    waited, how many taken.)"""
-    t0 = time.perf_counter()
+def _take_ahead(keys) -> tuple[dict[str, threading.Event], int]:
+    """Of ``keys``, the points a sweep started ahead is computing, each with the event set once it is stored (or
+    failed); and how many its worker had not started, taken from it (the caller computes them: not stored, they are
+    not in the cache)."""
     with _AHEAD_LOCK:
         taken = [k for k in dict.fromkeys(keys) if k and k in _AHEAD and k not in _AHEAD_STARTED]
         for k in taken:
             _AHEAD.pop(k).set()  # the worker skips it; a sweep elsewhere waiting for it finds no entry and computes it
-        events = [e for e in (_AHEAD.get(k) for k in dict.fromkeys(keys) if k) if e is not None]
-    for e in events:
-        e.wait()
-    return len(events), time.perf_counter() - t0, len(taken)
+        return {k: _AHEAD[k] for k in dict.fromkeys(keys) if k and k in _AHEAD}, len(taken)
 
 
 def computing_ahead(run: Callable, base_config, grid, seeds=None, *, metrics: Callable | None = None, cache=None,
@@ -531,7 +551,7 @@ def start_ahead(sweeps, *, cache=None) -> Ahead | None:
         try:
             dask_client, cluster, close = clients._open_client("local", 1)
             try:
-                # one point at a time, so that a sweep that needs a point not started yet can take it (_wait_ahead)
+                # one point at a time, so that a sweep that needs a point not started yet can take it (_take_ahead)
                 for sweep, missing in plans:
                     for config, k in missing:
                         with _AHEAD_LOCK:

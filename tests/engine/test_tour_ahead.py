@@ -91,16 +91,18 @@ def test_a_sweep_waits_for_the_points_started_ahead_and_reads_the_same_numbers(t
 
 def test_a_sweep_computes_the_points_the_worker_has_not_started_and_waits_only_for_the_one_it_runs(tmp_path,
                                                                                                   monkeypatch):
-    """The kernel reaches its sweep while the worker ahead is on its first point: it takes the others (computing them
-    itself instead of waiting while they queue), waits for that one, and reads it; each point is computed once, and
-    the frame is the one computed without a cache."""
+    """The kernel reaches its sweep while the worker ahead is on its first point: it takes the others and computes
+    them first (instead of waiting while they queue, or waiting for the worker's point before starting them), then
+    reads the worker's point once stored; each point is computed once, and the frame is the one computed without a
+    cache. The worker is held at its first point until the sweep here has computed the rest: a sweep that waited first
+    would never see it stored (the worker gives up after 20 s) and would compute it too."""
     import threading
 
     monkeypatch.delenv("CLUSTER_SIM_SWEEP_CLIENT", raising=False)
     monkeypatch.delenv("DASK_SCHEDULER_ADDRESS", raising=False)
     monkeypatch.setattr(sweep, "AUTO_PARALLEL_SECONDS", 0.0)
     monkeypatch.setattr(sweep.clients, "_machine_workers", lambda: 2)
-    # the worker ahead runs in this process (a thread), held at its first point until the sweep here has taken the rest
+    # the worker ahead runs in this process (a thread), held at its first point
     monkeypatch.setattr(sweep.clients, "_open_client", lambda kind, n: ("inprocess", None, False))
     on_first, release, ran, real = threading.Event(), threading.Event(), [], sweep._ahead_point
 
@@ -108,35 +110,33 @@ def test_a_sweep_computes_the_points_the_worker_has_not_started_and_waits_only_f
         ran.append(config)
         if len(ran) == 1:
             on_first.set()
-            assert release.wait(60)
+            if not release.wait(20):
+                raise TimeoutError("the sweep here did not compute its points before waiting for this one")
         real(s, config, *args)
 
     monkeypatch.setattr(sweep, "_ahead_point", held)
+    here, run_here = [], sweep.execute._run_here
+
+    def computed_here(todo, *args):
+        run_here(todo, *args)
+        if threading.current_thread() is threading.main_thread():  # not the worker's own (in its thread here)
+            here.extend(todo)
+            release.set()  # the points taken are done: now the worker may finish its own
+
+    monkeypatch.setattr(sweep.execute, "_run_here", computed_here)
     kwargs = tour._stale_sweep(ClusterConfig.ci().replace(horizon=30.0))
     plain = {k: v for k, v in kwargs.items() if k != "estimate"}
     n = len(tour.STALE_SWEEP["update_delay"])
     handle = sweep.start_ahead([kwargs], cache=tmp_path)
     assert handle is not None and on_first.wait(60)
-    waited = sweep._wait_ahead  # the sweep takes the points not started, then lets the worker go on
-
-    calls = []
-
-    def take_then_release(keys):
-        with sweep._AHEAD_LOCK:
-            calls.append(set(sweep._AHEAD_STARTED))
-        threading.Timer(0.2, release.set).start()
-        out = waited(keys)
-        calls.append(out)
-        return out
-
-    monkeypatch.setattr(sweep, "_wait_ahead", take_then_release)
+    with sweep._AHEAD_LOCK:
+        assert len(sweep._AHEAD_STARTED) == 1 and len(sweep._AHEAD) == n
     frame = sweep.run_grid(**plain, client="inprocess", cache=tmp_path, progress=False)
-    started, (n_waited, _, n_taken) = calls
-    assert len(started) == 1 and n_waited == 1 and n_taken == n - 1  # waited for the one started, took the others
-    monkeypatch.setattr(sweep, "_wait_ahead", waited)
     assert handle.wait(60)
     assert len(ran) == 1  # the worker skipped the points the sweep took
+    assert sorted(here) == list(range(1, n))  # the sweep computed the others, the worker's first read from the cache
     assert frame.attrs["sweep"]["computed"] == n - 1 and frame.attrs["sweep"]["cached"] == 1
+    monkeypatch.setattr(sweep.execute, "_run_here", run_here)
     pd.testing.assert_frame_equal(frame, sweep.run_grid(**plain, client="inprocess", cache=False, progress=False))
     assert not sweep._AHEAD and not sweep._AHEAD_STARTED
 
