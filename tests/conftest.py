@@ -61,6 +61,18 @@ reveal_answers()
 
 
 @pytest.fixture
+def ahead_gate_open(monkeypatch):
+    """Where a notebook at ``paper`` starts work ahead on the second core (``cluster_sim.sweep.start_ahead``,
+    ``start_run_ahead``): no test-suite client, two cores, and no threshold, so a short ``ci`` run starts too."""
+    from cluster_sim import sweep
+
+    monkeypatch.delenv("CLUSTER_SIM_SWEEP_CLIENT", raising=False)
+    monkeypatch.delenv("DASK_SCHEDULER_ADDRESS", raising=False)
+    monkeypatch.setattr(sweep, "AUTO_PARALLEL_SECONDS", 0.0)
+    monkeypatch.setattr(sweep.clients, "_machine_workers", lambda: 2)
+
+
+@pytest.fixture
 def forbid(monkeypatch):
     """``forbid(f, g, ...)`` makes each function or class raise if it is called, wherever cluster_sim
     holds it (a module that did ``from .x import f`` holds its own reference), and returns the list

@@ -537,8 +537,7 @@ def start_ahead(sweeps, *, cache=None) -> Ahead | None:
         missing = [(c, k) for c, k in zip(configs, keys) if directory is not None and _cache_get(directory, k) is None]
         seconds += sum(float(sweep["estimate"](c)) for c, _ in missing)
         plans.append((sweep, missing))
-    if directory is None or os.environ.get("CLUSTER_SIM_SWEEP_CLIENT") or os.environ.get("DASK_SCHEDULER_ADDRESS") \
-            or clients._machine_workers() < 2 or seconds <= AUTO_PARALLEL_SECONDS:
+    if clients.starts_nothing_ahead(directory, seconds):
         return None
     mine = {}
     with _AHEAD_LOCK:

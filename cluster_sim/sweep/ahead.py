@@ -26,7 +26,6 @@ False
 from __future__ import annotations
 
 import multiprocessing
-import os
 import time
 from collections.abc import Callable
 
@@ -118,12 +117,8 @@ def start_run_ahead(run: Callable, config, *, estimate: Callable, cache=None) ->
     if not callable(run) or not callable(estimate):
         raise ValueError(f"run={run!r}, estimate={estimate!r} are not allowed: give callables (config -> result, "
                          "config -> seconds)")
-    from .. import sweep
-
     seconds = float(estimate(config))
-    if cache_dir(cache) is None or os.environ.get("CLUSTER_SIM_SWEEP_CLIENT") \
-            or os.environ.get("DASK_SCHEDULER_ADDRESS") or clients._machine_workers() < 2 \
-            or seconds <= sweep.AUTO_PARALLEL_SECONDS:
+    if clients.starts_nothing_ahead(cache_dir(cache), seconds):
         return RunAhead(run, config, seconds=seconds)
     try:
         ctx = multiprocessing.get_context("spawn")  # a fresh interpreter: a forked kernel's threads would not come
@@ -131,16 +126,8 @@ def start_run_ahead(run: Callable, config, *, estimate: Callable, cache=None) ->
         # daemonic: terminated at exit if the notebook never takes it (it failed before the cell that would)
         process = ctx.Process(target=_run_and_send, args=(run, config, send), name="run ahead", daemon=True)
         # the process starts with the sweep workers' malloc settings (a spawned interpreter reads them at start)
-        saved = {k: os.environ.get(k) for k in clients.MALLOC_ENV}
-        os.environ.update(clients.MALLOC_ENV)
-        try:
+        with clients.malloc_environ():
             process.start()
-        finally:
-            for k, v in saved.items():
-                if v is None:
-                    os.environ.pop(k, None)
-                else:
-                    os.environ[k] = v
         send.close()  # the child holds its end: the parent sees EOF if the child dies
     except Exception as err:  # said; the cell computes the run itself
         print(f"start_run_ahead: could not start the run ahead ({type(err).__name__}: {err}); its cell computes it "

@@ -10,6 +10,7 @@ test that replaces one here replaces it for every caller.
 
 from __future__ import annotations
 
+import contextlib
 import os
 
 
@@ -46,6 +47,34 @@ MALLOC_ENV = {"MALLOC_MMAP_THRESHOLD_": "33554432", "MALLOC_TRIM_THRESHOLD_": "1
               "MALLOC_TOP_PAD_": "67108864"}
 
 
+@contextlib.contextmanager
+def malloc_environ():
+    """This process's environment with :data:`MALLOC_ENV` while processes that should start with it are started
+    (a spawned interpreter reads its malloc settings at start); the variables as they were afterwards."""
+    saved = {k: os.environ.get(k) for k in MALLOC_ENV}
+    os.environ.update(MALLOC_ENV)
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+def starts_nothing_ahead(directory, seconds: float) -> bool:
+    """True where nothing is worth starting ahead on the second core (:func:`cluster_sim.sweep.start_ahead`,
+    :func:`cluster_sim.sweep.ahead.start_run_ahead`): no sweep cache (``directory`` None), a client given for the
+    sweeps (the test suite's ``$CLUSTER_SIM_SWEEP_CLIENT``, or Dask's scheduler), one core, or ``seconds`` of work
+    within ``AUTO_PARALLEL_SECONDS`` (``ci`` and ``default``)."""
+    from . import AUTO_PARALLEL_SECONDS
+
+    return directory is None or bool(os.environ.get("CLUSTER_SIM_SWEEP_CLIENT")) \
+        or bool(os.environ.get("DASK_SCHEDULER_ADDRESS")) or _machine_workers() < 2 \
+        or seconds <= AUTO_PARALLEL_SECONDS
+
+
 def _open_client(client, workers: int | None):
     """(client, cluster, close): the Dask client to use and what this sweep must close. A LocalCluster's worker
     processes start with :data:`MALLOC_ENV`."""
@@ -59,19 +88,11 @@ def _open_client(client, workers: int | None):
         # port 0: a free port for the dashboard (another cluster may hold 8787)
         dashboard = f"[{host}]:0" if ":" in host else f"{host}:0"
         # the nanny puts its pre-spawn variables into this process's environment (an earlier cluster's stay there
-        # and win over the config): set ours for the workers' start, and give this process its own back after
-        saved = {k: os.environ.get(k) for k in MALLOC_ENV}
-        os.environ.update(MALLOC_ENV)
-        try:
-            with dask.config.set({f"distributed.nanny.pre-spawn-environ.{k}": v for k, v in MALLOC_ENV.items()}):
-                cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, host=host,
-                                       dashboard_address=dashboard, silence_logs=logging.ERROR)
-        finally:
-            for k, v in saved.items():
-                if v is None:
-                    os.environ.pop(k, None)
-                else:
-                    os.environ[k] = v
+        # and win over the config): set ours for the workers' start (malloc_environ gives this process its own back)
+        with malloc_environ(), \
+                dask.config.set({f"distributed.nanny.pre-spawn-environ.{k}": v for k, v in MALLOC_ENV.items()}):
+            cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, host=host,
+                                   dashboard_address=dashboard, silence_logs=logging.ERROR)
         return Client(cluster), cluster, True
     if isinstance(client, str):
         return Client(client), None, True

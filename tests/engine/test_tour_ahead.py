@@ -68,13 +68,9 @@ def counted_points(monkeypatch):
     return ran
 
 
-def test_a_sweep_waits_for_the_points_started_ahead_and_reads_the_same_numbers(tmp_path, monkeypatch):
+def test_a_sweep_waits_for_the_points_started_ahead_and_reads_the_same_numbers(ahead_gate_open, tmp_path, monkeypatch):
     """start_ahead on a real one-worker LocalCluster; the sweep in this process reads what the worker stored, computes
     what it had not started, and no point is computed twice; its frame equals the frame computed without a cache."""
-    monkeypatch.delenv("CLUSTER_SIM_SWEEP_CLIENT", raising=False)
-    monkeypatch.delenv("DASK_SCHEDULER_ADDRESS", raising=False)
-    monkeypatch.setattr(sweep, "AUTO_PARALLEL_SECONDS", 0.0)
-    monkeypatch.setattr(sweep.clients, "_machine_workers", lambda: 2)
     ran = counted_points(monkeypatch)
     config = ClusterConfig.ci().replace(horizon=30.0)
     kwargs = tour._stale_sweep(config)
@@ -89,8 +85,8 @@ def test_a_sweep_waits_for_the_points_started_ahead_and_reads_the_same_numbers(t
     assert not sweep._AHEAD and not sweep._AHEAD_STARTED  # every event set and dropped
 
 
-def test_a_sweep_computes_the_points_the_worker_has_not_started_and_waits_only_for_the_one_it_runs(tmp_path,
-                                                                                                  monkeypatch):
+def test_a_sweep_computes_the_points_the_worker_has_not_started_and_waits_only_for_the_one_it_runs(
+        ahead_gate_open, tmp_path, monkeypatch):
     """The kernel reaches its sweep while the worker ahead is on its first point: it takes the others and computes
     them first (instead of waiting while they queue, or waiting for the worker's point before starting them), then
     reads the worker's point once stored; each point is computed once, and the frame is the one computed without a
@@ -98,10 +94,6 @@ def test_a_sweep_computes_the_points_the_worker_has_not_started_and_waits_only_f
     would never see it stored (the worker gives up after 20 s) and would compute it too."""
     import threading
 
-    monkeypatch.delenv("CLUSTER_SIM_SWEEP_CLIENT", raising=False)
-    monkeypatch.delenv("DASK_SCHEDULER_ADDRESS", raising=False)
-    monkeypatch.setattr(sweep, "AUTO_PARALLEL_SECONDS", 0.0)
-    monkeypatch.setattr(sweep.clients, "_machine_workers", lambda: 2)
     # the worker ahead runs in this process (a thread), held at its first point
     monkeypatch.setattr(sweep.clients, "_open_client", lambda kind, n: ("inprocess", None, False))
     on_first, release, ran, real = threading.Event(), threading.Event(), [], sweep._ahead_point
@@ -149,13 +141,10 @@ def test_start_ahead_refuses_what_run_grid_would_not_take():
                             "client": "local"}])
 
 
-def test_when_the_sweeps_ahead_cannot_run_the_sweep_computes_its_points_and_says_why(tmp_path, monkeypatch, capsys):
+def test_when_the_sweeps_ahead_cannot_run_the_sweep_computes_its_points_and_says_why(ahead_gate_open, tmp_path,
+                                                                                     monkeypatch, capsys):
     """A worker that cannot start (here: the LocalCluster refuses) is said, not swallowed; the points it would have
     stored are computed by the sweep that needs them, with the numbers computed without a cache."""
-    monkeypatch.delenv("CLUSTER_SIM_SWEEP_CLIENT", raising=False)
-    monkeypatch.delenv("DASK_SCHEDULER_ADDRESS", raising=False)
-    monkeypatch.setattr(sweep, "AUTO_PARALLEL_SECONDS", 0.0)
-    monkeypatch.setattr(sweep.clients, "_machine_workers", lambda: 2)
 
     def refused(*args, **kwargs):
         raise OSError("no ports left")

@@ -58,17 +58,8 @@ def figure_data(fig) -> list:
     return out
 
 
-@pytest.fixture
-def gate_open(monkeypatch):
-    """Where the notebook at paper runs: no test-suite client, two cores, and (for a short ci run) no threshold."""
-    monkeypatch.delenv("CLUSTER_SIM_SWEEP_CLIENT", raising=False)
-    monkeypatch.delenv("DASK_SCHEDULER_ADDRESS", raising=False)
-    monkeypatch.setattr(sweep, "AUTO_PARALLEL_SECONDS", 0.0)
-    monkeypatch.setattr(sweep.clients, "_machine_workers", lambda: 2)
-
-
 @pytest.mark.parametrize("mode", ["none", "safe"])
-def test_the_run_taken_ahead_is_the_run_computed_here(gate_open, tmp_path, capsys, mode):
+def test_the_run_taken_ahead_is_the_run_computed_here(ahead_gate_open, tmp_path, capsys, mode):
     """The result that comes back from the process ahead equals run(config) in this process, every field, series
     and count, and both static figures draw the same data from it."""
     config = RMinerConfig.ci().replace(horizon=8.0, mode=mode, workload_level=2.0)
@@ -121,7 +112,7 @@ def kill_itself(config):
     os.kill(os.getpid(), signal.SIGKILL)
 
 
-def test_a_run_that_fails_ahead_is_said_and_computed_here(gate_open, tmp_path, capsys):
+def test_a_run_that_fails_ahead_is_said_and_computed_here(ahead_gate_open, tmp_path, capsys):
     """The process ahead dies: the cell says so and computes the run here, the same result as run(config)."""
     config = RMinerConfig.ci().replace(horizon=5.0)
     calls = []
@@ -136,7 +127,7 @@ def test_a_run_that_fails_ahead_is_said_and_computed_here(gate_open, tmp_path, c
     same(result, run(config))
 
 
-def test_a_run_that_raises_ahead_raises_in_the_cell_as_it_would_have(gate_open, tmp_path, capsys):
+def test_a_run_that_raises_ahead_raises_in_the_cell_as_it_would_have(ahead_gate_open, tmp_path, capsys):
     config = RMinerConfig.ci().replace(horizon=5.0)
     ahead = start_run_ahead(broken_run, config, estimate=lambda c: 100.0, cache=tmp_path)
     assert ahead.started
@@ -145,7 +136,8 @@ def test_a_run_that_raises_ahead_raises_in_the_cell_as_it_would_have(gate_open, 
     assert "the run ahead failed (RuntimeError: no cluster for" in capsys.readouterr().out
 
 
-def test_a_process_that_cannot_start_is_said_and_the_cell_computes_the_run(gate_open, tmp_path, capsys, monkeypatch):
+def test_a_process_that_cannot_start_is_said_and_the_cell_computes_the_run(ahead_gate_open, tmp_path, capsys,
+                                                                           monkeypatch):
     import multiprocessing
 
     def refused(method):
@@ -159,7 +151,7 @@ def test_a_process_that_cannot_start_is_said_and_the_cell_computes_the_run(gate_
     same(ahead.result(), run(config))
 
 
-def test_a_run_ahead_nobody_takes_ends_with_its_handle(gate_open, tmp_path):
+def test_a_run_ahead_nobody_takes_ends_with_its_handle(ahead_gate_open, tmp_path):
     """A setup cell run again replaces its handle: the old run's process is ended, not left holding a core."""
     ahead = run_ahead(RMinerConfig.paper(), cache=tmp_path)  # minutes of work: still running when dropped
     assert ahead.started

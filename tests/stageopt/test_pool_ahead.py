@@ -34,15 +34,6 @@ def _same_table(a: pd.DataFrame, b: pd.DataFrame):
     pd.testing.assert_frame_equal(a.drop(index=timed), b.drop(index=timed))
 
 
-@pytest.fixture
-def two_cores(monkeypatch):
-    """start_ahead's gate open (the suite's notebooks keep sweeps in process; this machine may have one core)."""
-    monkeypatch.delenv("CLUSTER_SIM_SWEEP_CLIENT", raising=False)
-    monkeypatch.delenv("DASK_SCHEDULER_ADDRESS", raising=False)
-    monkeypatch.setattr(sweep, "AUTO_PARALLEL_SECONDS", 0.0)
-    monkeypatch.setattr(sweep.clients, "_machine_workers", lambda: 2)
-
-
 @pytest.mark.parametrize("config", [PlacementConfig.paper(), ResourcePlanConfig.paper()], ids=["06", "07"])
 def test_the_seeds_started_ahead_are_the_claims_pools_after_its_first_two(config, tmp_path, monkeypatch):
     """What start_pool_ahead hands start_ahead, against what claims_table hands run_grid at paper with the notebook's
@@ -83,7 +74,7 @@ def test_the_study_estimate_is_over_a_minute_at_paper_only():
         assert study_seconds(cls.paper()) > 60
 
 
-def test_the_claims_run_the_kernels_seed_while_the_worker_computes_the_rest(tmp_path, two_cores, monkeypatch):
+def test_the_claims_run_the_kernels_seed_while_the_worker_computes_the_rest(tmp_path, ahead_gate_open, monkeypatch):
     """start_ahead on a real one-worker LocalCluster: claims_table runs the pool's second seed here, first, then reads
     the worker's seeds from the cache (computing only those the worker had not started: each seed once); its table
     and the pool's frame equal those computed here without a cache."""
@@ -118,7 +109,7 @@ def test_the_claims_run_the_kernels_seed_while_the_worker_computes_the_rest(tmp_
     pd.testing.assert_frame_equal(_untimed(frame), _untimed(expected))
 
 
-def test_when_the_seeds_ahead_cannot_run_the_claims_compute_them_and_say_why(tmp_path, two_cores, monkeypatch,
+def test_when_the_seeds_ahead_cannot_run_the_claims_compute_them_and_say_why(tmp_path, ahead_gate_open, monkeypatch,
                                                                                capsys):
     """A worker that cannot start (here: the LocalCluster refuses) is said, not swallowed; claims_table computes the
     seeds it would have stored, with the numbers computed without a cache."""
