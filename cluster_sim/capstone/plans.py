@@ -43,7 +43,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..memo import remembered
+from ..memo import ReadOnlyDict, remembered
 from ..shaper.shaper import ResourceShaper
 from ..stageopt.config import ResourcePlanConfig
 from ..stageopt.experiments import trained_model
@@ -52,9 +52,10 @@ from ..stageopt.workload import HARDWARE_SPEED, Machines, StageSpec, make_stage,
 from ..validate import finite_array, whole_number
 from .config import CapstoneConfig
 from .day import Day, JobSpec, day_config, make_day
+from .stored_plans import store_plans, stored_plans
 
 __all__ = ["GRID", "PLANS", "ROWS_PER_INSTANCE", "THETA0", "ResourcePlans", "StageResources", "cluster_machines",
-           "plan_stage", "plan_stage_steps", "resource_plans", "stage_inputs", "stage_optimizer"]
+           "plan_stage", "plan_stage_steps", "read_only_plans", "resource_plans", "stage_inputs", "stage_optimizer"]
 
 #: the random stream of a stage's operators (beside the day's streams 11-15)
 PLANS = 16
@@ -133,7 +134,7 @@ def plan_stage_steps(so: StageOptimizer, stage: StageSpec, machines: Machines, d
 
 @dataclass(frozen=True, eq=False)
 class ResourcePlans:
-    """Every stage's plan, and the tokens each job asks for under them."""
+    """Every stage's plan, and the tokens each job asks for under them (read-only: :func:`read_only_plans`)."""
 
     stages: dict  # (job id, stage) -> StageResources
     tokens: dict  # job id -> tokens its user asks for: the day's rule in tokens (at least its largest vertex)
@@ -161,8 +162,29 @@ def resource_plans(config: CapstoneConfig) -> ResourcePlans:
     return _resource_plans(day_config(config))
 
 
-@remembered(maxsize=8)
+def read_only_plans(stages: dict, tokens: dict) -> ResourcePlans:
+    """The plans every run of the day shares (none can change them): every array read-only, the mappings
+    :class:`~cluster_sim.memo.ReadOnlyDict`."""
+    for plan in stages.values():
+        for array in (plan.ipa.assignment, plan.ipa.theta, plan.ipa.predicted_latency, plan.raa.assignment,
+                      plan.raa.theta, plan.raa.predicted_latency, plan.durations):
+            array.setflags(write=False)
+    return ResourcePlans(ReadOnlyDict(stages), ReadOnlyDict(tokens))
+
+
+@remembered(maxsize=8, read_only=True)
 def _resource_plans(config: CapstoneConfig) -> ResourcePlans:
+    """Read from the sweep cache's store when another process of the notebook planned this day (the kernel and a
+    Dask worker both need a seed's plans), else planned here and stored (:mod:`.stored_plans`). Shared read-only
+    by every run of the day in this process: a paper day's plans took 2 s to copy at every run."""
+    plans = stored_plans(config, read_only_plans)
+    if plans is None:
+        plans = _plan_day(config)
+        store_plans(config, plans)
+    return plans
+
+
+def _plan_day(config: CapstoneConfig) -> ResourcePlans:
     day: Day = make_day(config)
     so, machines = stage_optimizer(), cluster_machines(config)
     keys = [(spec.id, s) for spec in day.jobs for s in range(len(spec.durations))]
@@ -178,4 +200,4 @@ def _resource_plans(config: CapstoneConfig) -> ResourcePlans:
         widths = tuple(int(stages[spec.id, s].theta[:, 0].sum()) for s in range(len(spec.durations)))
         largest = max(int(stages[spec.id, s].theta[:, 0].max()) for s in range(len(spec.durations)))
         tokens[spec.id] = job_tokens(config, spec, widths, largest)
-    return ResourcePlans(stages, tokens)
+    return read_only_plans(stages, tokens)

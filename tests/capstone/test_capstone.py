@@ -290,8 +290,11 @@ def test_the_resource_plans_are_the_same_for_the_same_config_and_seed():
     a, b = run_model(config), run_model(config)
     assert records(a) == records(b)
     assert [t.demand for j in a.arrived for t in j.tasks] == [t.demand for j in b.arrived for t in j.tasks]
-    # a plan handed out is a copy: editing it changes no later run
-    resource_plans(config).stages[0, 0].durations[:] = 1.0
+    # the plans handed out are shared read-only: editing them is refused, and no later run changes
+    with pytest.raises(ValueError, match="read-only"):
+        resource_plans(config).stages[0, 0].durations[:] = 1.0
+    with pytest.raises(TypeError, match="read-only"):
+        resource_plans(config).tokens[0] = 1
     assert records(run_model(config)) == records(a)
 
 
