@@ -285,6 +285,20 @@ def test_the_same_config_and_seed_give_identical_results_and_another_seed_anothe
     assert run(config.replace(seed=1)).metrics != a.metrics
 
 
+def test_a_days_jobs_cannot_be_changed_and_every_copy_of_the_day_shares_them():
+    from cluster_sim.memo import check_read_only
+
+    day = make_day(SMALL)
+    check_read_only(day.jobs)
+    with pytest.raises(ValueError, match="read-only"):
+        day.jobs[0].durations[0][0] = 0.0
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        day.jobs[0].tokens = 5
+    day.history.loc[:, "agg_value"] = -1.0  # the day's frames are the reader's own copies
+    again = make_day(SMALL)
+    assert again.jobs[0] is day.jobs[0] and (again.history.agg_value != -1.0).all()
+
+
 def test_the_resource_plans_are_the_same_for_the_same_config_and_seed():
     config = SMALL.replace(stageopt=True)
     a, b = run_model(config), run_model(config)
