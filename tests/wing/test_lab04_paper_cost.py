@@ -13,6 +13,8 @@ from cluster_sim.wing import WingDepsConfig, generate_lake, single_hop
 
 #: the tests that read ``before_and_after``'s runs: one xdist worker makes them (tests/notebook_runs.py's groups)
 IN_ITS_GROUP = pytest.mark.xdist_group("lab04_before_and_after")
+#: ... and those that read ``doublings``
+DOUBLINGS_GROUP = pytest.mark.xdist_group("lab04_doublings")
 
 
 def _extend_built_then_windowed(t1, t2, e_op, times, reduce, n, keep=()):
@@ -40,7 +42,7 @@ def doublings():
     """``doublings(preset, seed, omega)``: the doubling over the preset's lake at ``seed`` each way, with the rows its
     joins built. The bit-for-bit test compares the states; the rows test reads the counts of the same two doublings at
     ``default``, seed 0 and the config's ω (it ran them a second time, 7 s). Only that one's states are kept for the
-    module (and the four small lakes)."""
+    module (and the four small lakes). The tests that read it are one xdist group, so one worker makes them."""
     kept, lakes = {}, {}
 
     def get(preset, seed, omega):
@@ -77,6 +79,7 @@ def doublings():
 
 @pytest.mark.parametrize("preset", ["ci", "default"])
 @pytest.mark.parametrize("seed", [0, 1])
+@DOUBLINGS_GROUP
 def test_the_windowed_join_gives_the_doublings_tables_bit_for_bit(doublings, preset, seed):
     cfg = WingDepsConfig.from_preset(preset, seed=seed)
     for omega in (cfg.omega, 86400.0, 3600.0, 0.0):
@@ -88,6 +91,7 @@ def test_the_windowed_join_gives_the_doublings_tables_bit_for_bit(doublings, pre
                 assert a.dtype == b.dtype and np.array_equal(a, b), f"iteration {i}, ω = {omega}"
 
 
+@DOUBLINGS_GROUP
 def test_the_windowed_join_builds_only_the_rows_the_window_keeps(doublings):
     cfg = WingDepsConfig.default()
     assert cfg.seed == 0
