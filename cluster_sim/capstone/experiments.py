@@ -143,8 +143,10 @@ def metrics_of(result: CapstoneResult) -> dict:
 def plans_of(config: CapstoneConfig) -> tuple:
     """What an ablation groups its points by (``run_grid``'s ``group=``): the arms that read the day's resource
     plans (the stage optimiser with RAA) go to one Dask worker as one task per seed, so the day is planned once
-    (25 s of CPU at paper) instead of on every worker; every other arm is a task of its own, so the two workers
-    share the rest evenly (three seeds' plans on two workers would leave one idle)."""
+    (about 45 s of CPU at paper on the current machine) instead of by every worker that starts one of its arms
+    before the first has stored them (:mod:`.stored_plans`: a day planned in another process, e.g. the kernel's
+    example, is read back); every other arm is a task of its own, so the two workers share the rest evenly (three
+    seeds' plans on two workers would leave one idle)."""
     if config.stageopt and config.raa:
         return config.seed, "plans"
     return config.seed, arm_name(config.switches() | {"raa": config.raa})

@@ -157,7 +157,8 @@ def job_tokens(config: CapstoneConfig, spec: JobSpec, widths: tuple[int, ...], l
 
 
 def resource_plans(config: CapstoneConfig) -> ResourcePlans:
-    """The resource plans of ``config``'s day (remembered: every arm and run of a day plans it once)."""
+    """The resource plans of ``config``'s day: remembered and shared read-only by every arm and run of the day in
+    this process, and stored on disk for the notebook's other processes (:mod:`.stored_plans`)."""
     # keyed by the day's config, not read off a remembered day (a deep copy of the whole day for its config)
     return _resource_plans(day_config(config))
 
