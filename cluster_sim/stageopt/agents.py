@@ -21,7 +21,7 @@ import pandas as pd
 
 from ..engine import ClusterConfig, ClusterModel, ClusterResult, Scheduler, collect
 from ..engine.placement import fitting
-from .placement import fuxi_placement, ipa_placement, slots_per_machine
+from .placement import _ipa, _slots_per_machine, fuxi_placement
 
 __all__ = ["StagePlanningScheduler", "IPAScheduler", "FuxiScheduler", "run_cluster", "stage_latencies",
            "LAB_CLUSTER", "lab_cluster_config", "planner_stage_latencies"]
@@ -33,8 +33,10 @@ class StagePlanningScheduler(Scheduler):
     alpha = 4
 
     def plan_stage(self, L: np.ndarray, capacity: np.ndarray, free: np.ndarray) -> np.ndarray:
-        """The stage's placement plan; subclasses choose the planner (the base plans with IPA)."""
-        return ipa_placement(L, capacity)
+        """The stage's placement plan; subclasses choose the planner (the base plans with IPA: Algorithm 1 as
+        ``ipa_placement`` runs it, without checking again what :meth:`_plan` built, finite non-negative latencies
+        and whole slots that hold the stage; tests/stageopt/test_engine_planners.py compares the two)."""
+        return _ipa(L, capacity)[0]
 
     def enqueue(self, tasks) -> None:
         self._plan(tasks)
@@ -50,7 +52,8 @@ class StagePlanningScheduler(Scheduler):
         demand = np.asarray(tasks[0].demand, dtype=float)
         m, n = len(tasks), free.shape[0]
         alpha = max(self.alpha, -(-m // n))
-        cap = slots_per_machine(np.maximum(free, 0), np.maximum(demand, 1e-9), alpha)
+        # the view's free rows (floats) and a positive demand: β_j without checking its inputs again at every stage
+        cap = _slots_per_machine(np.maximum(free, 0), np.maximum(demand, 1e-9), alpha)
         speed = self.speeds
         durations = np.array([t.duration for t in tasks])
         # the view may not hold the whole stage: plan the longest tasks, the rest fall back

@@ -119,6 +119,12 @@ def slots_per_machine(free, theta0, alpha: int, m: int | None = None) -> np.ndar
         m = whole_number(m, "m", lo=1)
     if m is not None and alpha < -(-m // n):
         raise ValueError(f"alpha={alpha} is too small: the paper requires alpha >= ceil(m/n) = {-(-m // n)}")
+    return _slots_per_machine(free, theta0, alpha)
+
+
+def _slots_per_machine(free: np.ndarray, theta0: np.ndarray, alpha: int) -> np.ndarray:
+    """:func:`slots_per_machine` on arrays already checked (float (n, d) free, positive (d,) θ0, whole α >= 1): the
+    engine's stage planners call it at every stage with what they built themselves."""
     # a tiny tolerance so that 4.0/2.0 computed in floating point never floors to 1
     fit = np.floor(free / theta0 + 1e-9).min(axis=1)
     return np.minimum(np.maximum(fit, 0), alpha).astype(np.int64)
