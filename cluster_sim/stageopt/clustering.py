@@ -143,6 +143,22 @@ def _machine_groups(dtype: str, shape: tuple, data: bytes) -> tuple[np.ndarray, 
     return labels.reshape(-1).astype(np.int64), first.astype(np.int64)
 
 
+@functools.lru_cache(maxsize=16)
+def _machine_slots(labels: bytes, capacity: bytes, groups: int) -> tuple[np.ndarray, ...]:
+    """Each machine cluster's slots, round-robin over its machines in index order (one instance per
+    machine before any gets a second), remembered read-only: a stage optimiser hands out the same
+    machines' slots to every stage it places (``labels`` and ``capacity`` are int64 arrays' bytes)."""
+    mach_labels, cap = np.frombuffer(labels, dtype=np.int64), np.frombuffer(capacity, dtype=np.int64)
+    slot_lists = []
+    for g in range(groups):
+        ms = np.flatnonzero(mach_labels == g)
+        c = cap[ms]
+        slots = np.concatenate([ms[c > r] for r in range(int(c.max()) if c.size else 0)] or [np.zeros(0, np.int64)])
+        slots.setflags(write=False)
+        slot_lists.append(slots)
+    return tuple(slot_lists)
+
+
 def ipa_clustered(L_rep, inst_labels, rows, mach_labels, capacity) -> np.ndarray:
     """Algorithm 4: IPA over instance clusters × machine clusters.
 
@@ -172,18 +188,23 @@ def ipa_clustered(L_rep, inst_labels, rows, mach_labels, capacity) -> np.ndarray
     rows = finite_array(rows, "rows", nonneg=True, what="input row counts")
     if rows.shape != (m,):
         raise ValueError(f"rows must have one entry per instance: shape ({m},) like inst_labels, got {rows.shape}")
+    return _ipa_clustered(Lr, inst_labels, rows, mach_labels, cap)
+
+
+def _ipa_clustered(Lr: np.ndarray, inst_labels: np.ndarray, rows: np.ndarray, mach_labels: np.ndarray,
+                   cap: np.ndarray) -> np.ndarray:
+    """:func:`ipa_clustered` on checked arguments: float ``Lr`` (m', n'), int64 labels numbering their
+    clusters 0.. without gaps, float ``rows`` (m,) and int64 ``cap`` (n,) with room for the stage (the
+    stage optimiser's own, made by the clustering, the model and :func:`~.placement.slots_per_machine`)."""
+    m = inst_labels.size
+    mp, np_ = Lr.shape
     # instances of each cluster, largest input first (ties: lower id)
     order = np.lexsort((np.arange(m), -rows, inst_labels))
     starts = np.searchsorted(inst_labels[order], np.arange(mp))
     ends = np.searchsorted(inst_labels[order], np.arange(mp), side="right")
     taken = starts.copy()
     beta = ends - starts
-    # slots of each machine cluster, round-robin over its machines
-    slot_lists = []
-    for g in range(np_):
-        ms = np.flatnonzero(mach_labels == g)
-        c = cap[ms]
-        slot_lists.append(np.concatenate([ms[c > r] for r in range(int(c.max()) if c.size else 0)] or [np.zeros(0, np.int64)]))
+    slot_lists = _machine_slots(mach_labels.tobytes(), cap.tobytes(), np_)
     s = np.array([len(x) for x in slot_lists], dtype=np.int64)
     used = np.zeros(np_, dtype=np.int64)
     assignment = np.full(m, -1, dtype=np.int64)
