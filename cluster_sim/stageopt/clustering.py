@@ -38,7 +38,15 @@ def density_clusters_1d(rows, bandwidth: float | None = None, bins: int = 256) -
     bins = whole_number(bins, "bins", lo=2)
     if bandwidth is not None:
         bandwidth = number(bandwidth, "bandwidth", lo=0, lo_open=True)
-    return _density_labels(np.log10(np.maximum(r, 1.0)), bandwidth, bins)
+    return _remembered_density_labels(r.tobytes(), bandwidth, bins).copy()  # the caller's own array
+
+
+@functools.lru_cache(maxsize=2048)
+def _remembered_density_labels(rows: bytes, bandwidth: float | None, bins: int) -> np.ndarray:
+    """:func:`density_clusters_1d` of the checked float rows in ``rows``, remembered: the stage optimiser
+    clusters every stage's rows twice (IPA, then RAA), and the capstone plans a day's stages in batches
+    of 1,000 (``capstone.plans.STAGES_PER_BATCH``), all IPAs before any RAA: 2,048 holds a batch."""
+    return _density_labels(np.log10(np.maximum(np.frombuffer(rows), 1.0)), bandwidth, bins)
 
 
 def _density_labels(x: np.ndarray, bandwidth: float | None, bins: int) -> np.ndarray:

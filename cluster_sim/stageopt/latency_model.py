@@ -86,8 +86,6 @@ def features(stage: StageSpec, rows, theta, machines: Machines, machine_idx) -> 
         rows = np.broadcast_to(rows, (N,))
     if j.shape != (N,):
         j = np.broadcast_to(j, (N,))
-    if theta.shape != (N, 2):
-        theta = np.broadcast_to(theta, (N, 2))
     # every column is written below, each from the same arrays and the same numpy calls as the channels'
     # np.r_/np.c_ stacks were (each ufunc into a fresh array, then copied into X): the same bits
     X = np.empty((N, N_FEATURES))
@@ -99,7 +97,7 @@ def features(stage: StageSpec, rows, theta, machines: Machines, machine_idx) -> 
     X[:, ch1 + N_OPS + 3] = np.log10(stage.instances)
     X[:, ch2] = np.log10(rows)
     X[:, ch2 + 1] = np.log10(rows * stage.row_bytes)
-    X[:, CHANNEL_COLUMNS["Ch3"]] = theta
+    X[:, CHANNEL_COLUMNS["Ch3"]] = theta                      # (2,) or (N, 2): broadcast by the assignment
     X[:, ch4] = machines.cpu_level[j]
     X[:, ch4 + 1] = machines.mem_level[j]
     X[:, ch4 + 2] = machines.io_busy[j]
