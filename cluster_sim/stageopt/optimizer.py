@@ -168,8 +168,9 @@ class StageOptimizer:
             g = mreps.size
             Lr = (yield features(stage, np.repeat(rep_rows, g), np.asarray(self.theta0, float), machines,
                                  np.tile(mreps, rep_rows.size))).reshape(rep_rows.size, g)
-            # ipa_clustered's checks of the labels, latencies and rows this code just made are skipped;
-            # the stage still has to fit: "need X slots, have Y"
+            # ipa_clustered's checks of the labels and rows this code just made are skipped; the model's
+            # latencies are still checked (a NaN would win every argmin), and the stage still has to fit
+            finite_array(Lr, "L_rep", nonneg=True, what="latencies")
             a = _ipa_clustered(Lr, inst, stage.rows, mlab, check_capacity(inst.size, mlab.size, cap, "the machines"))
         else:
             a = ipa_placement(latency_matrix(self.model, stage, machines, self.theta0), cap)

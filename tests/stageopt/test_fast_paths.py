@@ -387,3 +387,11 @@ def test_a_non_finite_prediction_is_still_refused(model):
     ipa = so.ipa(stage, machines)
     with pytest.raises(ValueError, match="must hold finite"):
         run_steps(NaNModel(model), so.instance_pareto_sets_steps(stage, machines, ipa))
+
+
+def test_a_non_finite_prediction_is_still_refused_by_ipa(model):
+    rng = np.random.default_rng(9)
+    stage, machines = make_stage(rng, 10), make_machines(rng, 8)
+    so = StageOptimizer(model, theta0=(1.0, 1.0), alpha=4, grid=GRID)
+    with pytest.raises(ValueError, match="L_rep"):
+        run_steps(NaNModel(model), so.ipa_steps(stage, machines))
