@@ -51,7 +51,7 @@ from ..stageopt.optimizer import StageOptimizer, StagePlan, run_batched, run_ste
 from ..stageopt.workload import HARDWARE_SPEED, Machines, StageSpec, make_stage, resource_grid
 from ..validate import finite_array, whole_number
 from .config import CapstoneConfig
-from .day import Day, JobSpec, day_config, make_day
+from .day import Day, JobSpec, day_config, make_day, shaper_trees
 from .stored_plans import store_plans, stored_plans
 
 __all__ = ["GRID", "PLANS", "ROWS_PER_INSTANCE", "THETA0", "ResourcePlans", "StageResources", "cluster_machines",
@@ -151,7 +151,12 @@ class ResourcePlans:
 def job_tokens(config: CapstoneConfig, spec: JobSpec, widths: tuple[int, ...], largest: int) -> int:
     """The day's request rule in tokens: ``over_allocation`` x the job's peak (its stage graph weighted by
     each stage's tokens), at most a quarter of the cluster, and never less than its largest vertex."""
-    peak = ResourceShaper().peak(spec.graph(widths), {})
+    if len(widths) != len(spec.widths):  # spec.graph's check
+        raise ValueError(f"widths={widths!r} is not allowed for job {spec.id}: need one per stage ({len(spec.widths)})")
+    # the shaper's trees of the job's graph in tokens, remembered per graph (day.shaper_trees: the same trees
+    # ResourceShaper().peak(spec.graph(widths), ...) makes): 2,800 distinct graphs among a paper day's 4,858
+    # jobs, and a run with the shaper on reads the same trees again
+    peak = ResourceShaper().peak(list(shaper_trees(tuple(widths), spec.parents)), {})
     ask = min(max(1, config.tokens // 4), max(1, math.ceil(config.over_allocation * peak)))
     return int(max(ask, largest))
 

@@ -38,27 +38,64 @@ def density_clusters_1d(rows, bandwidth: float | None = None, bins: int = 256) -
     bins = whole_number(bins, "bins", lo=2)
     if bandwidth is not None:
         bandwidth = number(bandwidth, "bandwidth", lo=0, lo_open=True)
-    x = np.log10(np.maximum(r, 1.0))
-    lo, hi = x.min(), x.max()
+    return _remembered_density_labels(r.tobytes(), bandwidth, bins).copy()  # the caller's own array
+
+
+@functools.lru_cache(maxsize=2048)
+def _remembered_density_labels(rows: bytes, bandwidth: float | None, bins: int) -> np.ndarray:
+    """:func:`density_clusters_1d` of the checked float rows in ``rows``, remembered: the stage optimiser
+    clusters every stage's rows twice (IPA, then RAA), and the capstone plans a day's stages in batches
+    of 1,000 (``capstone.plans.STAGES_PER_BATCH``), all IPAs before any RAA: 2,048 holds a batch."""
+    return _density_labels(np.log10(np.maximum(np.frombuffer(rows), 1.0)), bandwidth, bins)
+
+
+def _density_labels(x: np.ndarray, bandwidth: float | None, bins: int) -> np.ndarray:
+    """:func:`density_clusters_1d` on validated log10 rows ``x``.
+
+    The stage optimiser asks this twice for every stage it plans (IPA's and RAA's clusters) on a few
+    dozen rows, where numpy's percentile, histogram and unique cost far more in their own checks
+    than in their work: they are computed here from one sort, each giving exactly their numbers
+    (tests/stageopt/test_fast_paths.py compares them with numpy's)."""
+    xs = np.sort(x)
+    lo, hi = xs[0], xs[-1]
     if hi - lo < 1e-12:
         return np.zeros(x.size, dtype=np.int64)
     if bandwidth is None:
         sd = x.std()
-        iqr = np.subtract(*np.percentile(x, [75, 25]))
+        iqr = _linear_percentile(xs, 0.75) - _linear_percentile(xs, 0.25)  # np.percentile(x, [75, 25])
         spread = min(sd, iqr / 1.34) if iqr > 0 else sd
         bandwidth = 0.9 * spread * x.size ** (-0.2) if spread > 0 else (hi - lo) / 10
     if bandwidth <= 0:
         raise ValueError(f"bandwidth={bandwidth} must be > 0")
-    hist, edges = np.histogram(x, bins=bins, range=(lo, hi))
+    # np.histogram(x, bins, range=(lo, hi)): its edges, and bin i counts edges[i] <= x < edges[i + 1]
+    # (the last bin also holds x == hi), which is the rule its estimate-and-correct indexing ends on
+    edges = np.linspace(lo, hi, bins + 1, endpoint=True, dtype=float)
+    below = np.searchsorted(xs, edges, side="left")
+    below[-1] = xs.size
+    hist = np.diff(below)
     from scipy.ndimage import gaussian_filter1d  # here, not at the top: ~0.05 s of every kernel
 
     dens = gaussian_filter1d(hist.astype(float), sigma=bandwidth / (edges[1] - edges[0]), mode="constant")
     # strict local minima of the density (plateaus of zeros count once, at their middle)
     interior = np.flatnonzero((dens[1:-1] < dens[:-2]) & (dens[1:-1] <= dens[2:])) + 1
     cuts = edges[interior] + (edges[1] - edges[0]) / 2
-    labels_low_first = np.searchsorted(cuts, x, side="right")
-    # numbered consecutively in the same order (np.unique sorts): the clusters and their order are unchanged
-    return np.unique(cuts.size - labels_low_first, return_inverse=True)[1].reshape(-1).astype(np.int64)
+    labels = cuts.size - np.searchsorted(cuts, x, side="right")
+    # numbered consecutively in the same order, as np.unique(labels, return_inverse=True) numbers them:
+    # the clusters and their order are unchanged
+    present = np.zeros(cuts.size + 1, dtype=bool)
+    present[labels] = True
+    return (np.cumsum(present) - 1)[labels].astype(np.int64)
+
+
+def _linear_percentile(xs: np.ndarray, q: float) -> float:
+    """np.percentile(x, 100 q)'s default (linear) method on the sorted ``xs`` (two or more values), with
+    its arithmetic: the virtual index (n - 1) q, and numpy's lerp from the nearer side."""
+    v = (xs.size - 1) * q
+    i = int(np.floor(v))
+    t = v - i
+    a, b = xs[i], xs[i + 1]
+    d = b - a
+    return b - d * (1 - t) if t >= 0.5 else a + d * t
 
 
 def dbscan_clusters_1d(rows, eps: float = 0.05, min_samples: int = 5) -> np.ndarray:
@@ -114,6 +151,22 @@ def _machine_groups(dtype: str, shape: tuple, data: bytes) -> tuple[np.ndarray, 
     return labels.reshape(-1).astype(np.int64), first.astype(np.int64)
 
 
+@functools.lru_cache(maxsize=16)
+def _machine_slots(labels: bytes, capacity: bytes, groups: int) -> tuple[np.ndarray, ...]:
+    """Each machine cluster's slots, round-robin over its machines in index order (one instance per
+    machine before any gets a second), remembered read-only: a stage optimiser hands out the same
+    machines' slots to every stage it places (``labels`` and ``capacity`` are int64 arrays' bytes)."""
+    mach_labels, cap = np.frombuffer(labels, dtype=np.int64), np.frombuffer(capacity, dtype=np.int64)
+    slot_lists = []
+    for g in range(groups):
+        ms = np.flatnonzero(mach_labels == g)
+        c = cap[ms]
+        slots = np.concatenate([ms[c > r] for r in range(int(c.max()) if c.size else 0)] or [np.zeros(0, np.int64)])
+        slots.setflags(write=False)
+        slot_lists.append(slots)
+    return tuple(slot_lists)
+
+
 def ipa_clustered(L_rep, inst_labels, rows, mach_labels, capacity) -> np.ndarray:
     """Algorithm 4: IPA over instance clusters × machine clusters.
 
@@ -143,18 +196,23 @@ def ipa_clustered(L_rep, inst_labels, rows, mach_labels, capacity) -> np.ndarray
     rows = finite_array(rows, "rows", nonneg=True, what="input row counts")
     if rows.shape != (m,):
         raise ValueError(f"rows must have one entry per instance: shape ({m},) like inst_labels, got {rows.shape}")
+    return _ipa_clustered(Lr, inst_labels, rows, mach_labels, cap)
+
+
+def _ipa_clustered(Lr: np.ndarray, inst_labels: np.ndarray, rows: np.ndarray, mach_labels: np.ndarray,
+                   cap: np.ndarray) -> np.ndarray:
+    """:func:`ipa_clustered` on checked arguments: float ``Lr`` (m', n'), int64 labels numbering their
+    clusters 0.. without gaps, float ``rows`` (m,) and int64 ``cap`` (n,) with room for the stage (the
+    stage optimiser's own, made by the clustering, the model and :func:`~.placement.slots_per_machine`)."""
+    m = inst_labels.size
+    mp, np_ = Lr.shape
     # instances of each cluster, largest input first (ties: lower id)
     order = np.lexsort((np.arange(m), -rows, inst_labels))
     starts = np.searchsorted(inst_labels[order], np.arange(mp))
     ends = np.searchsorted(inst_labels[order], np.arange(mp), side="right")
     taken = starts.copy()
     beta = ends - starts
-    # slots of each machine cluster, round-robin over its machines
-    slot_lists = []
-    for g in range(np_):
-        ms = np.flatnonzero(mach_labels == g)
-        c = cap[ms]
-        slot_lists.append(np.concatenate([ms[c > r] for r in range(int(c.max()) if c.size else 0)] or [np.zeros(0, np.int64)]))
+    slot_lists = _machine_slots(mach_labels.tobytes(), cap.tobytes(), np_)
     s = np.array([len(x) for x in slot_lists], dtype=np.int64)
     used = np.zeros(np_, dtype=np.int64)
     assignment = np.full(m, -1, dtype=np.int64)

@@ -80,25 +80,40 @@ def features(stage: StageSpec, rows, theta, machines: Machines, machine_idx) -> 
     j = np.atleast_1d(np.asarray(machine_idx))
     theta = np.asarray(theta, dtype=float)
     N = max(rows.size, j.size, theta.shape[0] if theta.ndim == 2 else 1)
-    rows = np.broadcast_to(rows, (N,))
-    j = np.broadcast_to(j, (N,))
-    theta = np.broadcast_to(theta, (N, 2))
-    X = np.zeros((N, N_FEATURES))
-    c = CHANNEL_COLUMNS
-    counts = np.bincount(stage.ops, minlength=N_OPS)
-    X[:, c["Ch1"]] = np.r_[counts, np.log10(stage.cardinality), stage.selectivity.mean(),
-                           np.log10(stage.row_bytes), np.log10(stage.instances)]
-    X[:, c["Ch2"]] = np.c_[np.log10(rows), np.log10(rows * stage.row_bytes)]
-    X[:, c["Ch3"]] = theta
-    X[:, c["Ch4"]] = np.c_[machines.cpu_level[j], machines.mem_level[j], machines.io_busy[j]]
-    X[:, c["Ch5"]] = np.eye(N_HW)[machines.hardware[j]]
+    # broadcast only what needs it (np.broadcast_to is ~20 us a call, and the stage optimiser calls this
+    # ~50,000 times a paper day with arrays that already have their shape); a mismatch still raises
+    if rows.shape != (N,):
+        rows = np.broadcast_to(rows, (N,))
+    if j.shape != (N,):
+        j = np.broadcast_to(j, (N,))
+    # every column is written below, each from the same arrays and the same numpy calls as the channels'
+    # np.r_/np.c_ stacks were (each ufunc into a fresh array, then copied into X): the same bits
+    X = np.empty((N, N_FEATURES))
+    ch1, ch2, ch4, ch5, aim = (CHANNEL_COLUMNS[ch].start for ch in ("Ch1", "Ch2", "Ch4", "Ch5", "AIM"))
+    X[:, ch1: ch1 + N_OPS] = np.bincount(stage.ops, minlength=N_OPS)
+    X[:, ch1 + N_OPS] = np.log10(stage.cardinality)
+    X[:, ch1 + N_OPS + 1] = stage.selectivity.mean()
+    X[:, ch1 + N_OPS + 2] = np.log10(stage.row_bytes)
+    X[:, ch1 + N_OPS + 3] = np.log10(stage.instances)
+    X[:, ch2] = np.log10(rows)
+    X[:, ch2 + 1] = np.log10(rows * stage.row_bytes)
+    X[:, CHANNEL_COLUMNS["Ch3"]] = theta                      # (2,) or (N, 2): broadcast by the assignment
+    X[:, ch4] = machines.cpu_level[j]
+    X[:, ch4 + 1] = machines.mem_level[j]
+    X[:, ch4 + 2] = machines.io_busy[j]
+    onehot = X[:, ch5: ch5 + N_HW]                            # Ch5: the hardware type, one-hot
+    onehot[:] = 0.0
+    onehot[np.arange(N), machines.hardware[j]] = 1.0          # (a type out of range raises, as np.eye's rows did)
     into = stage.rows_into_ops(rows)                          # (N, n_ops)
     per_type = np.zeros((N, N_OPS))
-    np.add.at(per_type.T, stage.ops, into.T)                  # rows into each operator type
+    for k, op in enumerate(stage.ops.tolist()):               # rows into each operator type, in pipeline order
+        per_type[:, op] += into[:, k]                         # (np.add.at's order: the same sums)
     cbo = (into * CBO_COST_US[stage.ops]).sum(axis=1)
     # the CBO's estimate of the bytes that stateful operators (join, agg, sort) hold
     state_bytes = (into * CBO_STATE[stage.ops]).sum(axis=1) * stage.row_bytes
-    X[:, c["AIM"]] = np.c_[np.log10(1 + per_type), np.log10(cbo), np.log10(1 + state_bytes)]
+    X[:, aim: aim + N_OPS] = np.log10(1 + per_type)
+    X[:, aim + N_OPS] = np.log10(cbo)
+    X[:, aim + N_OPS + 1] = np.log10(1 + state_bytes)
     return X
 
 

@@ -23,10 +23,11 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from .clustering import dbscan_clusters_1d, density_clusters_1d, ipa_clustered, machine_groups
+from ..validate import finite_array
+from .clustering import _ipa_clustered, dbscan_clusters_1d, density_clusters_1d, machine_groups
 from .latency_model import LatencyModel, features
-from .placement import fuxi_placement, ipa_placement, slots_per_machine
-from .raa import pareto_indices, raa_general, raa_path, wun
+from .placement import check_capacity, fuxi_placement, ipa_placement, slots_per_machine
+from .raa import _pareto_indices, _raa_path, pareto_indices, raa_general, raa_path, wun
 from .workload import Machines, StageSpec, cloud_cost, resource_grid, true_latency
 
 
@@ -167,7 +168,10 @@ class StageOptimizer:
             g = mreps.size
             Lr = (yield features(stage, np.repeat(rep_rows, g), np.asarray(self.theta0, float), machines,
                                  np.tile(mreps, rep_rows.size))).reshape(rep_rows.size, g)
-            a = ipa_clustered(Lr, inst, stage.rows, mlab, cap)
+            # ipa_clustered's checks of the labels and rows this code just made are skipped; the model's
+            # latencies are still checked (a NaN would win every argmin), and the stage still has to fit
+            finite_array(Lr, "L_rep", nonneg=True, what="latencies")
+            a = _ipa_clustered(Lr, inst, stage.rows, mlab, check_capacity(inst.size, mlab.size, cap, "the machines"))
         else:
             a = ipa_placement(latency_matrix(self.model, stage, machines, self.theta0), cap)
         dt = time.perf_counter() - t
@@ -230,11 +234,16 @@ class StageOptimizer:
         rep = order[np.searchsorted(units[order], np.arange(nu))]
         lat = (yield self.config_features(stage, machines, a, rep)).reshape(rep.size, len(self.grid))
         cost = cloud_cost(lat, self.grid[None, :, :]) * size[:, None]
+        # pareto_indices' check that every point is finite, made once on the stage's whole matrices
+        finite_array(lat, "predicted latency", what="finite latencies")
+        finite_array(cost, "cost", what="finite costs")
         sets, configs = [], []
         for u in range(nu):
             ok = np.flatnonzero(allowed[rep[u]])
-            pts = np.c_[lat[u, ok], cost[u, ok]]
-            keep = pareto_indices(pts)
+            pts = np.empty((ok.size, 2))
+            pts[:, 0] = lat[u, ok]
+            pts[:, 1] = cost[u, ok]
+            keep = _pareto_indices(pts) if ok.size else pareto_indices(pts)  # (none allowed: its ValueError)
             sets.append(pts[keep])
             configs.append(ok[keep])
         return units, sets, configs
@@ -264,7 +273,8 @@ class StageOptimizer:
         if method not in ("path", "general"):
             raise ValueError(f"method={method!r} is not allowed: choose 'path' or 'general'")
         units, sets, configs = yield from self.instance_pareto_sets_steps(stage, machines, plan, clustered, clustering)
-        front, choice = (raa_path if method == "path" else raa_general)(sets)
+        # RAA Path on the sets just made strictly Pareto by pareto_indices (raa_path would check them again)
+        front, choice = (_raa_path if method == "path" else raa_general)(sets)
         return RAAFront(units, sets, configs, front, choice, wun(front, self.weights))
 
     def raa(self, stage: StageSpec, machines: Machines, plan: StagePlan, clustered: bool | None = None,

@@ -70,6 +70,12 @@ def pareto_indices(points) -> np.ndarray:
     # a NaN compares false with everything: it would neither dominate nor be dominated, and
     # silently knock valid points off the front
     finite_array(P, "points", what="finite objective values")
+    return _pareto_indices(P)
+
+
+def _pareto_indices(P: np.ndarray) -> np.ndarray:
+    """:func:`pareto_indices` of a finite, non-empty float (q, k) array (the stage optimiser's own
+    (latency, cost) points, checked where they are made)."""
     # sort lexicographically ascending (first objective primary); a point can only be dominated
     # by one earlier in this order, and an exact duplicate comes right after its twin
     order = np.lexsort(P.T[::-1])
@@ -140,7 +146,12 @@ def raa_path(pareto_sets: Sequence) -> tuple[np.ndarray, np.ndarray]:
     Returns ``(front (q, 2), choice (q, m))``: the stage-level points (latency descending) and,
     for each, the row chosen in every instance's input array.
     """
-    sets = check_pareto_sets(pareto_sets, k=2)
+    return _raa_path(check_pareto_sets(pareto_sets, k=2))
+
+
+def _raa_path(sets: list) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`raa_path` of sets that are already strictly Pareto float (p_i, 2) arrays (the stage
+    optimiser's, each just reduced by :func:`pareto_indices`: checking them again would repeat it)."""
     m = len(sets)
     # pre-sort each set in descending latency; remember the original row of every position
     orders = [np.argsort(-s[:, 0], kind="stable") for s in sets]

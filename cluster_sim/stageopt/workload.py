@@ -101,7 +101,8 @@ class Machines:
 
     def state_keys(self) -> np.ndarray:
         """(n, 4) integer features of Ch4 and Ch5: what the machine clustering groups on."""
-        return np.c_[self.hardware, self.cpu_level, self.mem_level, self.io_busy.astype(int)]
+        # np.stack, not np.c_: the same array at a fifth of the cost (the optimiser asks twice a stage)
+        return np.stack([self.hardware, self.cpu_level, self.mem_level, self.io_busy.astype(int)], axis=1)
 
 
 def make_stage(rng: np.random.Generator, instances: int, skew: float = 1.0, hot_fraction: float = 0.03,
