@@ -9,12 +9,12 @@ the same way: :mod:`cluster_sim.morpheus.slo.stored`).
 
 The store is the sweep cache's (:mod:`cluster_sim.sweep.cache`), in its folder ``capstone_plans``: for each day, an
 ``.npz`` of plain arrays (read with ``allow_pickle=False``: reading runs no code) and a sweep-cache entry (checksummed
-JSON) that names the arrays file's SHA-256 (which its name begins with) and sizes. An entry or arrays file that fails a check (absent, damaged,
-another day's, arrays that do not fit together) is ignored with a :class:`~cluster_sim.sweep.SweepCacheWarning` and
-the day is planned again. The key hashes the day's config (its fingerprint), the package's version and a digest of
-its source, and the versions of NumPy, SciPy and scikit-learn: editing the package or upgrading one of them plans
-afresh. ``$CLUSTER_SIM_SWEEP_CACHE`` names the folder for every process of a notebook (the workers inherit the
-kernel's environment).
+JSON) that names the arrays file's SHA-256 (which the file's name ends with) and sizes. An entry or arrays file that
+fails a check (absent, damaged, another day's, arrays that do not fit together) is ignored with a
+:class:`~cluster_sim.sweep.SweepCacheWarning` and the day is planned again. The key hashes the day's config (its
+fingerprint), the package's version and a digest of its source, and the versions of NumPy, SciPy and scikit-learn:
+editing the package or upgrading one of them plans afresh. ``$CLUSTER_SIM_SWEEP_CACHE`` names the folder for every
+process of a notebook (the workers inherit the kernel's environment).
 
 A plan read back equals the plan made, bit for bit, but for each plan's ``solve_seconds``: a wall-clock time, which
 is the first process's (no result reads it).
@@ -42,7 +42,7 @@ __all__ = ["FOLDER", "PLANS_FORMAT", "plans_key", "store_plans", "stored_plans"]
 PLANS_FORMAT = "cluster_sim.capstone.stored_plans/1"
 #: the store's folder inside the sweep cache's
 FOLDER = "capstone_plans"
-#: a paper day's arrays are about 20 MB; no arrays file is larger (a larger file did not come from this module)
+#: a paper day's arrays are about 9 MB; no arrays file is larger (a larger file did not come from this module)
 MAX_ARRAYS_BYTES = 1 << 30
 #: each plan's per-vertex arrays, stored concatenated over the day's stages in key order
 _VERTEX_ARRAYS = {"ipa_assignment": np.int64, "ipa_theta": np.float64, "ipa_latency": np.float64,

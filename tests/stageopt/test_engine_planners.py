@@ -1,6 +1,6 @@
-"""The engine's stage planners (stageopt/agents.py) call IPA and β_j without checking again what they built at every
-stage (issue 33: the capstone's paper days plan 16k stages each). The same placements as the checked public
-functions, on the inputs the planners build, and the same engine records."""
+"""The engine's stage planners (cluster_sim/stageopt/agents.py) call IPA and β_j without checking again what they
+built at every stage (issue 33: the capstone's paper days plan 16k stages each). The same placements as the checked
+public functions, on the inputs the planners build, and the same engine records."""
 
 from __future__ import annotations
 
