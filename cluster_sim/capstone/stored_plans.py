@@ -26,15 +26,14 @@ import hashlib
 import importlib.metadata
 import io
 import json
-import os
-import tempfile
 import warnings
 from pathlib import Path
 
 import numpy as np
 
 from ..fingerprint import fingerprint
-from ..sweep.cache import SweepCacheWarning, _cache_get, _cache_path, _cache_put, _source_digest, _version, cache_dir
+from ..sweep.cache import (SweepCacheWarning, _cache_get, _cache_path, _cache_put, _source_digest, _version,
+                           _write_aside, cache_dir)
 from ..stageopt.optimizer import StagePlan
 
 __all__ = ["FOLDER", "PLANS_FORMAT", "plans_key", "store_plans", "stored_plans"]
@@ -169,19 +168,11 @@ def store_plans(config, plans, *, directory=None) -> bool:
     data = buffer.getvalue()
     sha256 = hashlib.sha256(data).hexdigest()
     path = _arrays_path(folder, key, sha256)
-    tmp = None
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-        with os.fdopen(fd, "wb") as fh:  # written aside, then renamed: an interrupt never leaves half a file
-            fh.write(data)
-        os.replace(tmp, path)
+        _write_aside(path, data)
     except OSError as err:
         warnings.warn(f"store_plans: cannot store the plans {path}: {err}", SweepCacheWarning, stacklevel=2)
         return False
-    finally:
-        if tmp is not None and os.path.exists(tmp):
-            os.unlink(tmp)
     # the entry last: an entry always names arrays written whole before it
     return _cache_put(folder, key, f"resource_plans({config!r})",
                       {"sha256": sha256, "stages": len(plans.stages), "jobs": len(plans.tokens)})

@@ -222,18 +222,25 @@ def _cache_put(directory: Path | None, key: str, config, values: dict) -> bool:
     if data is None:
         return False
     path = _cache_path(directory, key)
+    try:
+        _write_aside(path, data)
+    except OSError as err:  # a full disk or a read-only cache costs the entry, not the sweep's results
+        warnings.warn(f"run_grid: cannot store the cache entry {path}: {err}", SweepCacheWarning, stacklevel=3)
+        return False
+    return True
+
+
+def _write_aside(path: Path, data: bytes) -> None:
+    """``data`` as the file ``path`` (its folder made), written aside and then renamed: an interrupt never leaves
+    half a file. An ``OSError`` (a full disk, a read-only cache) is the caller's to say."""
     tmp = None
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-        with os.fdopen(fd, "wb") as fh:  # written aside, then renamed: an interrupt never leaves half a file
+        with os.fdopen(fd, "wb") as fh:
             fh.write(data)
         os.replace(tmp, path)
-    except OSError as err:  # a full disk or a read-only cache costs the entry, not the sweep's results
-        warnings.warn(f"run_grid: cannot store the cache entry {path}: {err}", SweepCacheWarning, stacklevel=3)
-        return False
     finally:
         if tmp is not None and os.path.exists(tmp):
             os.unlink(tmp)
-    return True
 
