@@ -51,7 +51,7 @@ from mesa.time import Priority
 from ..validate import number
 from .metrics import StepIntegral
 from .model import ClusterModel
-from .placement import first_fit, random_among, random_fit
+from .placement import best_fit, first_fit, random_among, random_fit, worst_fit
 from .workload import QUEUED, Job, Task
 
 if TYPE_CHECKING:
@@ -62,6 +62,8 @@ ORDERS = ("fifo", "priority")
 _UNLISTED = object()
 #: :meth:`CapacityScheduler._candidates` of a queue whose one startable gang is its candidate: the first job
 _HEAD = (0,)
+#: the policies that draw no random number when no machine fits (a one-task gang they cannot place fits nowhere)
+_NO_DRAW_WHEN_NONE_FITS = frozenset({first_fit, random_fit, best_fit, worst_fit})
 
 
 @dataclass(frozen=True)
@@ -628,18 +630,32 @@ class CapacityScheduler(mesa.Agent):
             ledger = self.csv.ledger
             free = None  # the (machines, R) array, made when a gang first needs it
             free_total, rooms = ledger.truly_free_total(), {}
+            # one-task demands that fit no machine in this scan: nothing changes the free rows until a gang starts,
+            # so every later task asking the same fits nowhere too (on a small, fragmented cluster most of a
+            # hundred queues pass the totals test with no machine to take their task); only for the engine's
+            # policies, which draw nothing when no machine fits, so skipping the call keeps every later draw
+            nowhere = set() if self.policy in _NO_DRAW_WHEN_NONE_FITS else None
+            pending_of = self._pending
             for q in list(self._order(self.root, starved)):
                 if not self._may_fit(q, starved, free_total, rooms):
                     continue
                 for i in self._candidates(q, limits, free, free_total, fits_least=True):
                     job = q.jobs[i]
-                    gang = self._gang(job)
+                    pending = pending_of[job.id]
+                    demand = None
+                    if nowhere is not None and (job.gang == 1 or len(pending) == 1):  # a gang of one task
+                        demand = pending[0].demand
+                        if demand in nowhere:
+                            continue  # (tested before the gang's list is made: an ad hoc queue holds hundreds)
+                    gang = pending[: min(job.gang, len(pending))]  # self._gang(job)
                     machines = self._place_listed(gang)
                     if machines is _UNLISTED:
                         if free is None:
                             free = ledger.truly_free
                         machines = self._place(gang, free)
                     if machines is None:
+                        if demand is not None:
+                            nowhere.add(demand)
                         continue  # room in total, but fragmented over machines: try the next job
                     self._used_now = None  # the ledger changes from here on
                     self._start(q, job, gang, machines)
