@@ -121,7 +121,9 @@ class Queue:
         self.own_fit: list = [None, None]
         self.guaranteed = np.zeros(n_resources, dtype=float)
         self.maximum = np.zeros(n_resources, dtype=float)
-        self.excess = np.zeros(n_resources, dtype=float)  # usage above a lowered maximum, shrinking
+        # usage above a lowered maximum, shrinking as work finishes: plain floats (``excess`` reads them as an
+        # array), as the scheduler updates them for every queue holding some after every admission pass
+        self.excess_list: list = [0.0] * n_resources
         if order == "fifo":
             self.key = lambda job: (job.arrival, job.id)
         elif order == "priority":
@@ -154,6 +156,15 @@ class Queue:
         value.flags.writeable = False  # as ``guaranteed``
         self._maximum, self.maximum_list = value, value.tolist()
         self.changed.add(self)
+
+    @property
+    def excess(self) -> np.ndarray:
+        """What the queue holds above a lowered maximum and may keep until it finishes (one number per resource)."""
+        return np.array(self.excess_list, dtype=float)
+
+    @excess.setter
+    def excess(self, value) -> None:
+        self.excess_list = np.asarray(value, dtype=float).tolist()
 
     def add(self, job: Job, need: np.ndarray) -> None:
         """A job with newly pending tasks joins the queue at its place in the order."""
@@ -317,18 +328,29 @@ class CapacityScheduler(mesa.Agent):
         self._resolve(q)
         # every queue whose maximum may have moved: this one, its subtree (rescaled) and its ancestors
         for node in self._subtree(q) + q.path()[1:]:
-            if node.name not in self._over and all(u <= m for u, m in zip(self._used_ints(node),
-                                                                            node.maximum_list)):
-                # no excess before and none now: the arrays below would give zeros again (a Morpheus cycle
-                # sets a capacity 70k times, nearly all of them this case), so they are not built
-                continue
-            node.excess = np.maximum(node.excess, self.used(node) - node.maximum).clip(min=0)
-            self._note_excess(node)
+            used = self._used_ints(node)
+            if node.name not in self._over and all(u <= m for u, m in zip(used, node.maximum_list)):
+                continue  # no excess before and none now (a Morpheus cycle sets a capacity 70k times, mostly so)
+            self._raise_excess(node, used)
         self._request_pass()
+
+    # What a queue holds above its maximum, per resource: ``max(excess, used - maximum)`` (at least 0) when its
+    # maximum changes, ``min(excess, max(used - maximum, 0))`` as its work finishes. In plain numbers, the IEEE
+    # operations numpy made on 2-element arrays: whole amounts made floats exactly, then the same subtraction,
+    # and max/min of values that are never NaN nor -0.0 (tests/morpheus/test_result_golden.py compares whole
+    # cycles with the code that used the arrays).
+    def _raise_excess(self, node: Queue, used: list) -> None:
+        node.excess_list = [max(e, u - m, 0.0) for e, u, m in zip(node.excess_list, used, node.maximum_list)]
+        self._note_excess(node)
+
+    def _shrink_excess(self, node: Queue) -> None:
+        node.excess_list = [min(e, max(u - m, 0.0))
+                            for e, u, m in zip(node.excess_list, self._used_ints(node), node.maximum_list)]
+        self._note_excess(node)
 
     def _note_excess(self, node: Queue) -> None:
         """Keep the set of queues with an excess: only they need shrinking after each pass."""
-        if node.excess.any():
+        if any(node.excess_list):
             self._over.add(node.name)
         else:
             self._over.discard(node.name)
@@ -503,9 +525,7 @@ class CapacityScheduler(mesa.Agent):
                 while self._admit_one():
                     pass
         for name in list(self._over):  # a lowered maximum's excess shrinks as work finishes (others have none)
-            q = self.queues[name]
-            q.excess = np.minimum(q.excess, (self.used(q) - q.maximum).clip(min=0))
-            self._note_excess(q)
+            self._shrink_excess(self.queues[name])
         if self._waiting:
             self.csv.wait_for_release(self)
 
@@ -773,8 +793,7 @@ class CapacityScheduler(mesa.Agent):
             self._requeue(task, q, f"reclaimed at {self.model.time:g} when queue {name!r} shrank below what it held")
             taken += 1
         for node in q.path():
-            node.excess = np.minimum(node.excess, (self.used(node) - node.maximum).clip(min=0))
-            self._note_excess(node)
+            self._shrink_excess(node)
         if taken:
             self._request_pass()
         return taken

@@ -9,7 +9,7 @@ import os
 
 import pytest
 
-from . import result_golden as golden
+import result_golden as golden  # tests/morpheus is on the path (no package here)
 
 RECORDS = json.loads(golden.FILE.read_text())
 
