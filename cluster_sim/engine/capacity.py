@@ -124,6 +124,7 @@ class Queue:
         # usage above a lowered maximum, shrinking as work finishes: plain floats (``excess`` reads them as an
         # array), as the scheduler updates them for every queue holding some after every admission pass
         self.excess_list: list = [0.0] * n_resources
+        self.excess_from = None  # (use, maximum_list) it was last shrunk from, or None (see _shrink_excess)
         if order == "fifo":
             self.key = lambda job: (job.arrival, job.id)
         elif order == "priority":
@@ -164,7 +165,7 @@ class Queue:
 
     @excess.setter
     def excess(self, value) -> None:
-        self.excess_list = np.asarray(value, dtype=float).tolist()
+        self.excess_list, self.excess_from = np.asarray(value, dtype=float).tolist(), None
 
     def add(self, job: Job, need: np.ndarray) -> None:
         """A job with newly pending tasks joins the queue at its place in the order."""
@@ -341,11 +342,16 @@ class CapacityScheduler(mesa.Agent):
     # cycles with the code that used the arrays).
     def _raise_excess(self, node: Queue, used: list) -> None:
         node.excess_list = [max(e, u - m, 0.0) for e, u, m in zip(node.excess_list, used, node.maximum_list)]
+        node.excess_from = None
         self._note_excess(node)
 
     def _shrink_excess(self, node: Queue) -> None:
-        node.excess_list = [min(e, max(u - m, 0.0))
-                            for e, u, m in zip(node.excess_list, self._used_ints(node), node.maximum_list)]
+        used, maximum = self._used_ints(node), node.maximum_list
+        seen = node.excess_from
+        if seen is not None and seen[1] is maximum and seen[0] == used:
+            return  # shrunk from this use and this maximum already: min(e, x) is e again (most queues, most passes)
+        node.excess_list = [min(e, max(u - m, 0.0)) for e, u, m in zip(node.excess_list, used, maximum)]
+        node.excess_from = (used, maximum)
         self._note_excess(node)
 
     def _note_excess(self, node: Queue) -> None:
