@@ -70,6 +70,7 @@ class Reprovisioner(mesa.Agent):
         self.granted: dict[str, dict[int, int]] = {}  # queue -> absolute plan step -> containers granted
         self.decisions: list[dict] = []
         self._skylines: dict[int, tuple] = {}  # job id -> (its allocation, its reservation per plan step)
+        self._containers: dict[int, tuple] = {}  # job id -> (its allocation, its container as the plan makes it)
         model.schedule_every(self.tick, STEP, start=0.0, priority=Priority.LOW)
 
     def extra(self, name: str) -> int:
@@ -88,6 +89,17 @@ class Reprovisioner(mesa.Agent):
             kept = self._skylines[job_id] = (alloc, sky)
         return kept[1]
 
+    def container(self, job_id: int) -> np.ndarray:
+        """The job's container as the plan makes it (``plan._container``), once per allocation, read-only: the
+        plan validated it for every one of a paper cycle's 22,790 decisions and every grant kept a copy."""
+        alloc = self.plan.allocations[job_id]
+        kept = self._containers.get(job_id)
+        if kept is None or kept[0] is not alloc:
+            z = self.plan._container(alloc.job.container)
+            z.flags.writeable = False
+            kept = self._containers[job_id] = (alloc, z)
+        return kept[1]
+
     def tick(self) -> None:
         for name in self.job_ids:
             if name not in self.live:
@@ -104,16 +116,18 @@ class Reprovisioner(mesa.Agent):
         now = model.time
         job_id = self.job_ids[name]
         past = self.granted.setdefault(name, {})
-        recent_steps = self.rule.recent_steps(now, STEP)
+        recent_steps = self.rule._recent_steps(now, STEP)  # now: the model's clock, valid
         granted_recent = [past.get(int(s), 0) for s in recent_steps]
         if self.per_run:  # the run's own reservation: the plan's skyline of the job holds its other instances
             base = model.provisioning[name].base
             recent = np.array([int(base[s]) if 0 <= s < base.size else 0 for s in recent_steps])
             grant, gid = _reprovision(self.plan, job_id, now, demand, self.rule, granted_recent,
-                                      reserved_now=reserved, own_recent=recent, skyline=self.skyline(job_id))
+                                      reserved_now=reserved, own_recent=recent, skyline=self.skyline(job_id),
+                                      container=self.container(job_id))
         else:
             skyline = self.skyline(job_id)
-            grant, gid = _reprovision(self.plan, job_id, now, demand, self.rule, granted_recent, skyline=skyline)
+            grant, gid = _reprovision(self.plan, job_id, now, demand, self.rule, granted_recent, skyline=skyline,
+                                      container=self.container(job_id))
             recent = skyline[recent_steps % self.plan.horizon]
         self.decisions.append(dict(time=now, job=name, demand=demand, reserved=reserved, recent_max=int(recent.max()),
                                    asked=grant.asked, cap=grant.cap, room=grant.room, granted=grant.containers,
@@ -121,7 +135,7 @@ class Reprovisioner(mesa.Agent):
         if gid is None:
             return
         self.live[name] = (gid, grant.containers, now + self.rule.hold_seconds)
-        for s in self.rule.hold_steps(now, STEP):
+        for s in self.rule._hold_steps(now, STEP):
             past[int(s)] = past.get(int(s), 0) + grant.containers
         model.apply(name)
         model.schedule(lambda: self.expire(name, gid), after=self.rule.hold_seconds)

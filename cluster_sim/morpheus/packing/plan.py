@@ -341,8 +341,10 @@ class ReservationPlan:
 
     def _replan_adhoc(self) -> None:
         """Strict priority: ad hoc jobs whose room a production change took are planned again."""
+        if not self.adhoc:  # nothing to re-plan (Lab 03's cycles plan no ad hoc job): the test below is not made
+            return
         over = np.any(self.adhoc_load > self.capacity - self.load, axis=0)
-        if not over.any() or not self.adhoc:
+        if not over.any():
             return
         hit = {jid: a for jid, a in self.adhoc.items() if np.any(over[a.containers(self.horizon) > 0])}
         for jid, old in hit.items():
