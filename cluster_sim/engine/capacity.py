@@ -675,16 +675,21 @@ class CapacityScheduler(mesa.Agent):
             self._used_now = None
 
     def _place_listed(self, gang: list[Task]):
-        """:meth:`_place` of a gang of one task under random fit, from the ledger's kept list of the machines its
-        demand fits (:meth:`~cluster_sim.engine.ledger.ResourceLedger.fitting_machines`): the machines
-        ``random_fit`` would find on ``truly_free``, in the same order, and the same draw, so the same machine
-        (or None). ``_UNLISTED`` where there is no list: a larger gang (placed on a scratch copy), another
-        policy, or a demand past the ledger's lists; the caller places it on the array."""
-        if len(gang) != 1 or self.policy is not random_fit:
+        """:meth:`_place` of a gang of one task under random fit or first fit, from the ledger's kept list of the
+        machines its demand fits (:meth:`~cluster_sim.engine.ledger.ResourceLedger.fitting_machines`): the machines
+        ``random_fit`` or ``first_fit`` would find on ``truly_free``, in the same (ascending) order, so the same
+        draw and machine under random fit, the first of them under first fit (or None: it fits nowhere).
+        ``_UNLISTED`` where there is no list: a larger gang (placed on a scratch copy), another policy, or a demand
+        past the ledger's lists; the caller places it on the array. (Lab 03's cycles place first fit: their gangs of
+        one retried at every pass, most of them ad hoc tasks that fit no machine, cost a pass over every machine.)"""
+        policy = self.policy
+        if len(gang) != 1 or (policy is not random_fit and policy is not first_fit):
             return _UNLISTED
         fitting = self.csv.ledger.fitting_machines(gang[0].demand)
         if fitting is None:
             return _UNLISTED
+        if policy is first_fit:
+            return [fitting[0]] if fitting else None
         m = random_among(fitting, self.model.rng)
         return None if m < 0 else [m]
 
