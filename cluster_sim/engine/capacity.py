@@ -111,6 +111,10 @@ class Queue:
         self.name, self.parent = name, parent
         self.backfill = backfill
         self.children: list[Queue] = []
+        # the children with work (a leaf with jobs, a parent with such a leaf below it), kept as jobs come and go:
+        # the scan serves only these, and a Morpheus cycle's hundred queues mostly have none (a set: the scan sorts
+        # them by a key no two share, so its order is not the set's)
+        self.working: set[Queue] = set()
         self.changed: set = set()
         # the scheduler's cached numbers, as plain numbers (valid once it has refreshed them): what the
         # queue holds, its ratio and whether it is owed work (leaves), whether its smallest need fits
@@ -172,6 +176,8 @@ class Queue:
         key = self.key(job)
         i = bisect_right(self.keys, key)
         self.jobs.insert(i, job)
+        if len(self.jobs) == 1:
+            self._working(True)
         self.keys.insert(i, key)
         # the same rows as np.insert(needs, i, need, axis=0), without its general path (about 15x the cost of a
         # concatenation here, and it runs at every admission and arrival: 8 % of a Lab 05 run at paper)
@@ -203,10 +209,27 @@ class Queue:
     def drop(self, job: Job) -> None:
         i = self.jobs.index(job)
         del self.jobs[i], self.keys[i]
+        if not self.jobs:
+            self._working(False)
         needs = self.needs  # the rows of np.delete(needs, i, axis=0), as in add
         self.needs = np.concatenate((needs[:i], needs[i + 1:]))
         self._least = None
         self.changed.add(self)
+
+    def _working(self, has: bool) -> None:
+        """This queue now has work (its first job) or none (its last one left): its ancestors' ``working`` follow."""
+        child, node = self, self.parent
+        while node is not None:
+            if has:
+                first = not node.working
+                node.working.add(child)
+                if not first:
+                    return
+            else:
+                node.working.discard(child)
+                if node.working:
+                    return
+            child, node = node, node.parent
 
     @property
     def leaf(self) -> bool:
@@ -566,8 +589,7 @@ class CapacityScheduler(mesa.Agent):
         """Leaves in the order they are served: the least served child first, at every level (from the
         cached numbers: call :meth:`_refresh` first). Leaves whose smallest need is known not to fit their
         own room are left out before sorting: the scan would pass over them, and the others keep their order."""
-        children = [c for c in node.children
-                    if (c.jobs and c.own_fit[starved] is not False if not c.children else self._has_work(c))]
+        children = [c for c in node.working if c.children or c.own_fit[starved] is not False]
         children.sort(key=lambda c: (c.ratio if not c.children else _dominant_share(c.used_ints, c.guaranteed_list), c.name))
         for c in children:
             if c.leaf:
@@ -823,6 +845,11 @@ class CapacityScheduler(mesa.Agent):
             if q.leaf and q is not self.root and (q.ratio != self._ratio(q) or q.owed != self._owed(q)):
                 raise AssertionError(f"queue {q.name!r}: cached ratio {q.ratio} and owed {q.owed}, they are "
                                      f"{self._ratio(q)} and {self._owed(q)}")
+        for q in self.queues.values():
+            working = {c for c in q.children if self._has_work(c)}
+            if q.working != working:
+                raise AssertionError(f"queue {q.name!r} keeps {sorted(c.name for c in q.working)} as its children "
+                                     f"with work, they are {sorted(c.name for c in working)}")
         if self._n_owed != len(self._starved()):
             raise AssertionError(f"the scheduler counts {self._n_owed} queues owed work, they are "
                                  f"{sorted(self._starved())}")
