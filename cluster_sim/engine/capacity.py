@@ -344,14 +344,17 @@ class CapacityScheduler(mesa.Agent):
         share of it shrank) keeps what runs (no preemption) but admits nothing until under."""
         q = self._queue(name)
         g = self._vector(guaranteed, "guaranteed")
-        m = g.copy() if maximum is None else self._vector(maximum, "maximum")
-        if (m < g).any():
-            raise ValueError(f"queue {name!r}: maximum {m.tolist()} is below guaranteed {g.tolist()}")
+        if maximum is None:
+            m = g.copy()  # the guarantee: not below it
+        else:
+            m = self._vector(maximum, "maximum")
+            if (m < g).any():
+                raise ValueError(f"queue {name!r}: maximum {m.tolist()} is below guaranteed {g.tolist()}")
         q.guaranteed, q.maximum = g, (m if self.elastic else g.copy())
         self._absolute.add(name)
         self._resolve(q)
         # every queue whose maximum may have moved: this one, its subtree (rescaled) and its ancestors
-        for node in self._subtree(q) + q.path()[1:]:
+        for node in (self._subtree(q) if q.children else [q]) + q.path()[1:]:
             used = self._used_ints(node)
             if node.name not in self._over and all(u <= m for u, m in zip(used, node.maximum_list)):
                 continue  # no excess before and none now (a Morpheus cycle sets a capacity 70k times, mostly so)
