@@ -208,5 +208,9 @@ def _reprovision(plan, job_id: int, now: float, demand: int, rule: ReprovisionRu
     else:
         room = plan.room(hold, z)
     grant = rule._decide(demand, reserved, float(recent.max()), room)
-    gid = plan._add_grant(job_id, np.unique(hold), grant.containers, z) if grant.containers else None
+    if not grant.containers:
+        return grant, None
+    # np.unique(hold): the hold's plan steps, sorted, once each (a sorted set of a step or two, without numpy's sort)
+    steps = np.array(sorted(set(hold.tolist())), dtype=hold.dtype)
+    gid = plan._add_grant(job_id, steps, grant.containers, z)
     return grant, gid
