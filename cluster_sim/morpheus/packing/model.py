@@ -117,10 +117,10 @@ class Reprovisioner(mesa.Agent):
         job_id = self.job_ids[name]
         past = self.granted.setdefault(name, {})
         recent_steps = self.rule._recent_steps(now, STEP)  # now: the model's clock, valid
-        granted_recent = [past.get(int(s), 0) for s in recent_steps]
+        granted_recent = [past.get(s, 0) for s in recent_steps.tolist()]
         if self.per_run:  # the run's own reservation: the plan's skyline of the job holds its other instances
             base = model.provisioning[name].base
-            recent = np.array([int(base[s]) if 0 <= s < base.size else 0 for s in recent_steps])
+            recent = np.array([int(base[s]) if 0 <= s < base.size else 0 for s in recent_steps.tolist()])
             grant, gid = _reprovision(self.plan, job_id, now, demand, self.rule, granted_recent,
                                       reserved_now=reserved, own_recent=recent, skyline=self.skyline(job_id),
                                       container=self.container(job_id))
@@ -135,8 +135,8 @@ class Reprovisioner(mesa.Agent):
         if gid is None:
             return
         self.live[name] = (gid, grant.containers, now + self.rule.hold_seconds)
-        for s in self.rule._hold_steps(now, STEP):
-            past[int(s)] = past.get(int(s), 0) + grant.containers
+        for s in self.rule._hold_steps(now, STEP).tolist():
+            past[s] = past.get(s, 0) + grant.containers
         model.apply(name)
         model.schedule(lambda: self.expire(name, gid), after=self.rule.hold_seconds)
 
