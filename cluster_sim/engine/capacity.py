@@ -465,15 +465,18 @@ class CapacityScheduler(mesa.Agent):
             ledger.queues_changed.clear()
         if not changed:
             return
+        queue_used = ledger.queue_used
         for q in changed:  # any order: each leaf's numbers are its own, its ancestors' change by sums
-            if not q.leaf:
+            if q.children:
                 continue
-            used = ledger.queue_used.get(q.name)
+            used = queue_used.get(q.name)
             used = self._nothing.tolist() if used is None else used.tolist()
             old = q.used_ints
             if used != old:
-                for n in q.path()[1:]:
+                n = q.parent
+                while n is not None:  # its ancestors (q.path()[1:])
                     n.used_ints = [a + b - c for a, b, c in zip(n.used_ints, used, old)]
+                    n = n.parent
                 q.used_ints = used
             q.ratio = _dominant_share(used, q.guaranteed_list)
             owed = self._owed(q, used)
