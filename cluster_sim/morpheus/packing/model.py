@@ -297,6 +297,7 @@ class MorpheusModel(CapacityClusterModel):
         self._applied_step = -1
         self._rest = -1  # the ad hoc queue is set to the whole cluster below, before anything is provisioned
         self._changes: list[float] = []  # times R* pieces change (a heap)
+        self._with_pieces: set[str] = set()  # the queues holding R* pieces (read at each of their changes)
         # the steps at which a queue's planned base changes (from the step before, or from nothing before step 0):
         # at a new step only those queues can be provisioned otherwise than they are, since a run's submission or
         # end and a DRA grant or its expiry set their queue at once (apply), and the times R* pieces change are in
@@ -385,8 +386,9 @@ class MorpheusModel(CapacityClusterModel):
         """The step's event: :meth:`settle` brings every queue's provisioning up to the new step."""
 
     def _refresh(self) -> None:
-        """Bring every queue up to now once a step begins or an R* piece changes (cheap otherwise). At a new step
-        alone, only the queues whose base changes then are read: the others are provisioned as they were
+        """Bring every queue up to now once a step begins or an R* piece changes (cheap otherwise). Only the queues
+        whose base changes at the new steps, and at a piece's change those holding R* pieces, are read: the others
+        are provisioned as they were (a run's submission or end and a DRA grant or its expiry set their queue at once)
         (tests/morpheus/test_refresh_steps.py compares whole cycles with reading every queue at every step)."""
         now = self.time
         step = int(now // STEP)
@@ -394,13 +396,12 @@ class MorpheusModel(CapacityClusterModel):
         while self._changes and self._changes[0] <= now + 1e-9:
             heapq.heappop(self._changes)
             pieces = True
-        if pieces:
-            names = self.names
-        elif step != self._applied_step:
-            names = {name for s in range(self._applied_step + 1, step + 1) for name in self._base_changes.get(s, ())}
-            names = sorted(names, key=self._order.__getitem__)  # in the queues' order: the same set_capacity calls
-        else:
+        if not pieces and step == self._applied_step:
             return
+        names = {name for s in range(self._applied_step + 1, step + 1) for name in self._base_changes.get(s, ())}
+        if pieces:  # and the queues holding R* pieces (the others' capacity moves only with their base, read above)
+            names |= self._with_pieces
+        names = sorted(names, key=self._order.__getitem__)  # in the queues' order: the same set_capacity calls
         self._applied_step = step
         changed = [self.apply(name, residual=False) for name in names]
         if any(changed):
@@ -417,6 +418,7 @@ class MorpheusModel(CapacityClusterModel):
         p = self.provisioning[name]
         if p.from_start is not None:
             self.pieces[name].append((job.arrival, p.from_start))
+            self._with_pieces.add(name)
             for k in range(1, p.from_start.size + 1):  # R* changes every step from the run's start
                 if k == p.from_start.size or p.from_start[k] != p.from_start[k - 1]:
                     heapq.heappush(self._changes, job.arrival + k * STEP)
