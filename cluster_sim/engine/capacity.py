@@ -113,6 +113,10 @@ class Queue:
         self.name, self.parent = name, parent
         self.backfill = backfill
         self.children: list[Queue] = []
+        # the children with work (a leaf with jobs, a parent with such a leaf below it), kept as jobs come and go:
+        # the scan serves only these, and a Morpheus cycle's hundred queues mostly have none (a set: the scan sorts
+        # them by a key no two share, so its order is not the set's)
+        self.working: set[Queue] = set()
         self.changed: set = set()
         # the scheduler's cached numbers, as plain numbers (valid once it has refreshed them): what the
         # queue holds, its ratio and whether it is owed work (leaves), whether its smallest need fits
@@ -123,7 +127,10 @@ class Queue:
         self.own_fit: list = [None, None]
         self.guaranteed = np.zeros(n_resources, dtype=float)
         self.maximum = np.zeros(n_resources, dtype=float)
-        self.excess = np.zeros(n_resources, dtype=float)  # usage above a lowered maximum, shrinking
+        # usage above a lowered maximum, shrinking as work finishes: plain floats (``excess`` reads them as an
+        # array), as the scheduler updates them for every queue holding some after every admission pass
+        self.excess_list: list = [0.0] * n_resources
+        self.excess_from = None  # (use, maximum_list) it was last shrunk from, or None (see _shrink_excess)
         if order == "fifo":
             self.key = lambda job: (job.arrival, job.id)
         elif order == "priority":
@@ -157,11 +164,22 @@ class Queue:
         self._maximum, self.maximum_list = value, value.tolist()
         self.changed.add(self)
 
+    @property
+    def excess(self) -> np.ndarray:
+        """What the queue holds above a lowered maximum and may keep until it finishes (one number per resource)."""
+        return np.array(self.excess_list, dtype=float)
+
+    @excess.setter
+    def excess(self, value) -> None:
+        self.excess_list, self.excess_from = np.asarray(value, dtype=float).tolist(), None
+
     def add(self, job: Job, need: np.ndarray) -> None:
         """A job with newly pending tasks joins the queue at its place in the order."""
         key = self.key(job)
         i = bisect_right(self.keys, key)
         self.jobs.insert(i, job)
+        if len(self.jobs) == 1:
+            self._working(True)
         self.keys.insert(i, key)
         # the same rows as np.insert(needs, i, need, axis=0), without its general path (about 15x the cost of a
         # concatenation here, and it runs at every admission and arrival: 8 % of a Lab 05 run at paper)
@@ -193,10 +211,27 @@ class Queue:
     def drop(self, job: Job) -> None:
         i = self.jobs.index(job)
         del self.jobs[i], self.keys[i]
+        if not self.jobs:
+            self._working(False)
         needs = self.needs  # the rows of np.delete(needs, i, axis=0), as in add
         self.needs = np.concatenate((needs[:i], needs[i + 1:]))
         self._least = None
         self.changed.add(self)
+
+    def _working(self, has: bool) -> None:
+        """This queue now has work (its first job) or none (its last one left): its ancestors' ``working`` follow."""
+        child, node = self, self.parent
+        while node is not None:
+            if has:
+                first = not node.working
+                node.working.add(child)
+                if not first:
+                    return
+            else:
+                node.working.discard(child)
+                if node.working:
+                    return
+            child, node = node, node.parent
 
     @property
     def leaf(self) -> bool:
@@ -311,26 +346,45 @@ class CapacityScheduler(mesa.Agent):
         share of it shrank) keeps what runs (no preemption) but admits nothing until under."""
         q = self._queue(name)
         g = self._vector(guaranteed, "guaranteed")
-        m = g.copy() if maximum is None else self._vector(maximum, "maximum")
-        if (m < g).any():
-            raise ValueError(f"queue {name!r}: maximum {m.tolist()} is below guaranteed {g.tolist()}")
+        if maximum is None:
+            m = g.copy()  # the guarantee: not below it
+        else:
+            m = self._vector(maximum, "maximum")
+            if (m < g).any():
+                raise ValueError(f"queue {name!r}: maximum {m.tolist()} is below guaranteed {g.tolist()}")
         q.guaranteed, q.maximum = g, (m if self.elastic else g.copy())
         self._absolute.add(name)
         self._resolve(q)
         # every queue whose maximum may have moved: this one, its subtree (rescaled) and its ancestors
-        for node in self._subtree(q) + q.path()[1:]:
-            if node.name not in self._over and all(u <= m for u, m in zip(self._used_ints(node),
-                                                                            node.maximum_list)):
-                # no excess before and none now: the arrays below would give zeros again (a Morpheus cycle
-                # sets a capacity 70k times, nearly all of them this case), so they are not built
-                continue
-            node.excess = np.maximum(node.excess, self.used(node) - node.maximum).clip(min=0)
-            self._note_excess(node)
+        for node in (self._subtree(q) if q.children else [q]) + q.path()[1:]:
+            used = self._used_ints(node)
+            if node.name not in self._over and all(u <= m for u, m in zip(used, node.maximum_list)):
+                continue  # no excess before and none now (a Morpheus cycle sets a capacity 70k times, mostly so)
+            self._raise_excess(node, used)
         self._request_pass()
+
+    # What a queue holds above its maximum, per resource: ``max(excess, used - maximum)`` (at least 0) when its
+    # maximum changes, ``min(excess, max(used - maximum, 0))`` as its work finishes. In plain numbers, the IEEE
+    # operations numpy made on 2-element arrays: whole amounts made floats exactly, then the same subtraction,
+    # and max/min of values that are never NaN nor -0.0 (tests/morpheus/test_result_golden.py compares whole
+    # cycles with the code that used the arrays).
+    def _raise_excess(self, node: Queue, used: list) -> None:
+        node.excess_list = [max(e, u - m, 0.0) for e, u, m in zip(node.excess_list, used, node.maximum_list)]
+        node.excess_from = None
+        self._note_excess(node)
+
+    def _shrink_excess(self, node: Queue) -> None:
+        used, maximum = self._used_ints(node), node.maximum_list
+        seen = node.excess_from
+        if seen is not None and seen[1] is maximum and seen[0] == used:
+            return  # shrunk from this use and this maximum already: min(e, x) is e again (most queues, most passes)
+        node.excess_list = [min(e, max(u - m, 0.0)) for e, u, m in zip(node.excess_list, used, maximum)]
+        node.excess_from = (used, maximum)
+        self._note_excess(node)
 
     def _note_excess(self, node: Queue) -> None:
         """Keep the set of queues with an excess: only they need shrinking after each pass."""
-        if node.excess.any():
+        if any(node.excess_list):
             self._over.add(node.name)
         else:
             self._over.discard(node.name)
@@ -413,15 +467,18 @@ class CapacityScheduler(mesa.Agent):
             ledger.queues_changed.clear()
         if not changed:
             return
+        queue_used = ledger.queue_used
         for q in changed:  # any order: each leaf's numbers are its own, its ancestors' change by sums
-            if not q.leaf:
+            if q.children:
                 continue
-            used = ledger.queue_used.get(q.name)
+            used = queue_used.get(q.name)
             used = self._nothing.tolist() if used is None else used.tolist()
             old = q.used_ints
             if used != old:
-                for n in q.path()[1:]:
+                n = q.parent
+                while n is not None:  # its ancestors (q.path()[1:])
                     n.used_ints = [a + b - c for a, b, c in zip(n.used_ints, used, old)]
+                    n = n.parent
                 q.used_ints = used
             q.ratio = _dominant_share(used, q.guaranteed_list)
             owed = self._owed(q, used)
@@ -505,9 +562,7 @@ class CapacityScheduler(mesa.Agent):
                 while self._admit_one():
                     pass
         for name in list(self._over):  # a lowered maximum's excess shrinks as work finishes (others have none)
-            q = self.queues[name]
-            q.excess = np.minimum(q.excess, (self.used(q) - q.maximum).clip(min=0))
-            self._note_excess(q)
+            self._shrink_excess(self.queues[name])
         if self._waiting:
             self.csv.wait_for_release(self)
 
@@ -542,8 +597,7 @@ class CapacityScheduler(mesa.Agent):
         """Leaves in the order they are served: the least served child first, at every level (from the
         cached numbers: call :meth:`_refresh` first). Leaves whose smallest need is known not to fit their
         own room are left out before sorting: the scan would pass over them, and the others keep their order."""
-        children = [c for c in node.children
-                    if (c.jobs and c.own_fit[starved] is not False if not c.children else self._has_work(c))]
+        children = [c for c in node.working if c.children or c.own_fit[starved] is not False]
         children.sort(key=lambda c: (c.ratio if not c.children else _dominant_share(c.used_ints, c.guaranteed_list), c.name))
         for c in children:
             if c.leaf:
@@ -665,16 +719,21 @@ class CapacityScheduler(mesa.Agent):
             self._used_now = None
 
     def _place_listed(self, gang: list[Task]):
-        """:meth:`_place` of a gang of one task under random fit, from the ledger's kept list of the machines its
-        demand fits (:meth:`~cluster_sim.engine.ledger.ResourceLedger.fitting_machines`): the machines
-        ``random_fit`` would find on ``truly_free``, in the same order, and the same draw, so the same machine
-        (or None). ``_UNLISTED`` where there is no list: a larger gang (placed on a scratch copy), another
-        policy, or a demand past the ledger's lists; the caller places it on the array."""
-        if len(gang) != 1 or self.policy is not random_fit:
+        """:meth:`_place` of a gang of one task under random fit or first fit, from the ledger's kept list of the
+        machines its demand fits (:meth:`~cluster_sim.engine.ledger.ResourceLedger.fitting_machines`): the machines
+        ``random_fit`` or ``first_fit`` would find on ``truly_free``, in the same (ascending) order, so the same
+        draw and machine under random fit, the first of them under first fit (or None: it fits nowhere).
+        ``_UNLISTED`` where there is no list: a larger gang (placed on a scratch copy), another policy, or a demand
+        past the ledger's lists; the caller places it on the array. (Lab 03's cycles place first fit: their gangs of
+        one retried at every pass, most of them ad hoc tasks that fit no machine, cost a pass over every machine.)"""
+        policy = self.policy
+        if len(gang) != 1 or (policy is not random_fit and policy is not first_fit):
             return _UNLISTED
         fitting = self.csv.ledger.fitting_machines(gang[0].demand)
         if fitting is None:
             return _UNLISTED
+        if policy is first_fit:
+            return [fitting[0]] if fitting else None
         m = random_among(fitting, self.model.rng)
         return None if m < 0 else [m]
 
@@ -789,8 +848,7 @@ class CapacityScheduler(mesa.Agent):
             self._requeue(task, q, f"reclaimed at {self.model.time:g} when queue {name!r} shrank below what it held")
             taken += 1
         for node in q.path():
-            node.excess = np.minimum(node.excess, (self.used(node) - node.maximum).clip(min=0))
-            self._note_excess(node)
+            self._shrink_excess(node)
         if taken:
             self._request_pass()
         return taken
@@ -809,6 +867,11 @@ class CapacityScheduler(mesa.Agent):
             if q.leaf and q is not self.root and (q.ratio != self._ratio(q) or q.owed != self._owed(q)):
                 raise AssertionError(f"queue {q.name!r}: cached ratio {q.ratio} and owed {q.owed}, they are "
                                      f"{self._ratio(q)} and {self._owed(q)}")
+        for q in self.queues.values():
+            working = {c for c in q.children if self._has_work(c)}
+            if q.working != working:
+                raise AssertionError(f"queue {q.name!r} keeps {sorted(c.name for c in q.working)} as its children "
+                                     f"with work, they are {sorted(c.name for c in working)}")
         if self._n_owed != len(self._starved()):
             raise AssertionError(f"the scheduler counts {self._n_owed} queues owed work, they are "
                                  f"{sorted(self._starved())}")

@@ -1,4 +1,4 @@
-"""Issue 33, Lab 00 at ``paper``: random fit reads kept lists of the machines a demand fits
+"""Issue 33, Lab 00 at ``paper``: random fit (and first fit, since round 16: Lab 03) reads kept lists of the machines a demand fits
 (``placement.FitLists``) instead of comparing every machine's row at every decision. The capacity scheduler places a
 gang of one task from the ledger's list (``ResourceLedger.fitting_machines``, where it built the (machines, R)
 ``truly_free`` array per admission) and keeps a job's next need when the next gang asks what the last one did (no
@@ -65,6 +65,10 @@ def records(config, monkeypatch, **kwargs):
                                                             mem_per_machine=8, load=1.2), {"preemption": True}),
     # many task shapes: the first FIT_LISTS get kept lists, the others are placed on the arrays, in one run
     ("default_busy", ClusterConfig.default().replace(load=1.3, horizon=120.0), {}),
+    # first fit (Lab 03's cycles) reads the same lists since round 16: the first machine listed is first fit's
+    ("paper_full_first_fit", ClusterConfig.paper().replace(horizon=20.0, machines=40, cpu_per_machine=8,
+                                                           mem_per_machine=8, load=1.2, placement="first_fit"), {}),
+    ("default_busy_first_fit", ClusterConfig.default().replace(load=1.3, horizon=120.0, placement="first_fit"), {}),
 ])
 def test_the_same_decisions_as_on_the_arrays(name, config, kwargs, monkeypatch):
     fast, old, model = records(config, monkeypatch, **kwargs)
@@ -72,7 +76,7 @@ def test_the_same_decisions_as_on_the_arrays(name, config, kwargs, monkeypatch):
     assert fast["n_admissions"] > 0
     lists = model.csv.ledger._fit
     assert lists, "no demand got a kept list: the new path was not taken"
-    if name == "default_busy":
+    if name.startswith("default_busy"):
         shapes = {t.demand for j in model.arrived for t in j.tasks}
         assert len(lists) == FIT_LISTS < len(shapes)  # both paths ran
     if name.startswith("paper_full"):
@@ -98,9 +102,10 @@ def test_an_admission_of_one_task_under_random_fit_builds_no_free_array(monkeypa
     assert len(reads) == 1  # the kept list's first build
 
 
-def test_other_policies_and_gangs_are_placed_on_the_arrays():
-    """Only a gang of one under random fit reads a kept list: first fit and larger gangs make none."""
-    config = ClusterConfig.ci().replace(placement="first_fit")
+@pytest.mark.parametrize("placement", ["best_fit", "worst_fit"])
+def test_other_policies_are_placed_on_the_arrays(placement):
+    """Only a gang of one under random fit or first fit reads a kept list: best and worst fit make none."""
+    config = ClusterConfig.ci().replace(placement=placement)
     model = CapacityClusterModel(config, TOUR)
     model.run_until(config.horizon)
     assert len(model.capacity_scheduler.admissions) > 0 and not model.csv.ledger._fit

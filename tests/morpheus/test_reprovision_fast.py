@@ -13,8 +13,10 @@ from cluster_sim.morpheus.packing.reprovision import reprovision
 from cluster_sim.morpheus.packing.simulation import build_model
 
 
-def _checked(plan, job_id, now, demand, rule, granted_recent, *, reserved_now=None, own_recent=None, skyline):
-    """The Reprovisioner's call through the public, validating function."""
+def _checked(plan, job_id, now, demand, rule, granted_recent, *, reserved_now=None, own_recent=None, skyline,
+             container=None):
+    """The Reprovisioner's call through the public, validating function (which makes the container and reads the
+    plan's room itself: ``container``, the Reprovisioner's kept one, is not passed on)."""
     return reprovision(plan, job_id, now, demand, rule, granted_recent=granted_recent, reserved_now=reserved_now,
                        own_recent=own_recent, skyline=skyline)
 

@@ -70,6 +70,7 @@ class Reprovisioner(mesa.Agent):
         self.granted: dict[str, dict[int, int]] = {}  # queue -> absolute plan step -> containers granted
         self.decisions: list[dict] = []
         self._skylines: dict[int, tuple] = {}  # job id -> (its allocation, its reservation per plan step)
+        self._containers: dict[int, tuple] = {}  # job id -> (its allocation, its container as the plan makes it)
         model.schedule_every(self.tick, STEP, start=0.0, priority=Priority.LOW)
 
     def extra(self, name: str) -> int:
@@ -88,6 +89,17 @@ class Reprovisioner(mesa.Agent):
             kept = self._skylines[job_id] = (alloc, sky)
         return kept[1]
 
+    def container(self, job_id: int) -> np.ndarray:
+        """The job's container as the plan makes it (``plan._container``), once per allocation, read-only: the
+        plan validated it for every one of a paper cycle's 22,790 decisions and every grant kept a copy."""
+        alloc = self.plan.allocations[job_id]
+        kept = self._containers.get(job_id)
+        if kept is None or kept[0] is not alloc:
+            z = self.plan._container(alloc.job.container)
+            z.flags.writeable = False
+            kept = self._containers[job_id] = (alloc, z)
+        return kept[1]
+
     def tick(self) -> None:
         for name in self.job_ids:
             if name not in self.live:
@@ -104,16 +116,18 @@ class Reprovisioner(mesa.Agent):
         now = model.time
         job_id = self.job_ids[name]
         past = self.granted.setdefault(name, {})
-        recent_steps = self.rule.recent_steps(now, STEP)
-        granted_recent = [past.get(int(s), 0) for s in recent_steps]
+        recent_steps = self.rule._recent_steps(now, STEP)  # now: the model's clock, valid
+        granted_recent = [past.get(s, 0) for s in recent_steps.tolist()]
         if self.per_run:  # the run's own reservation: the plan's skyline of the job holds its other instances
             base = model.provisioning[name].base
-            recent = np.array([int(base[s]) if 0 <= s < base.size else 0 for s in recent_steps])
+            recent = np.array([int(base[s]) if 0 <= s < base.size else 0 for s in recent_steps.tolist()])
             grant, gid = _reprovision(self.plan, job_id, now, demand, self.rule, granted_recent,
-                                      reserved_now=reserved, own_recent=recent, skyline=self.skyline(job_id))
+                                      reserved_now=reserved, own_recent=recent, skyline=self.skyline(job_id),
+                                      container=self.container(job_id))
         else:
             skyline = self.skyline(job_id)
-            grant, gid = _reprovision(self.plan, job_id, now, demand, self.rule, granted_recent, skyline=skyline)
+            grant, gid = _reprovision(self.plan, job_id, now, demand, self.rule, granted_recent, skyline=skyline,
+                                      container=self.container(job_id))
             recent = skyline[recent_steps % self.plan.horizon]
         self.decisions.append(dict(time=now, job=name, demand=demand, reserved=reserved, recent_max=int(recent.max()),
                                    asked=grant.asked, cap=grant.cap, room=grant.room, granted=grant.containers,
@@ -121,8 +135,8 @@ class Reprovisioner(mesa.Agent):
         if gid is None:
             return
         self.live[name] = (gid, grant.containers, now + self.rule.hold_seconds)
-        for s in self.rule.hold_steps(now, STEP):
-            past[int(s)] = past.get(int(s), 0) + grant.containers
+        for s in self.rule._hold_steps(now, STEP).tolist():
+            past[s] = past.get(s, 0) + grant.containers
         model.apply(name)
         model.schedule(lambda: self.expire(name, gid), after=self.rule.hold_seconds)
 
@@ -283,6 +297,7 @@ class MorpheusModel(CapacityClusterModel):
         self._applied_step = -1
         self._rest = -1  # the ad hoc queue is set to the whole cluster below, before anything is provisioned
         self._changes: list[float] = []  # times R* pieces change (a heap)
+        self._with_pieces: set[str] = set()  # the queues holding R* pieces (read at each of their changes)
         # the steps at which a queue's planned base changes (from the step before, or from nothing before step 0):
         # at a new step only those queues can be provisioned otherwise than they are, since a run's submission or
         # end and a DRA grant or its expiry set their queue at once (apply), and the times R* pieces change are in
@@ -371,8 +386,9 @@ class MorpheusModel(CapacityClusterModel):
         """The step's event: :meth:`settle` brings every queue's provisioning up to the new step."""
 
     def _refresh(self) -> None:
-        """Bring every queue up to now once a step begins or an R* piece changes (cheap otherwise). At a new step
-        alone, only the queues whose base changes then are read: the others are provisioned as they were
+        """Bring every queue up to now once a step begins or an R* piece changes (cheap otherwise). Only the queues
+        whose base changes at the new steps, and at a piece's change those holding R* pieces, are read: the others
+        are provisioned as they were (a run's submission or end and a DRA grant or its expiry set their queue at once)
         (tests/morpheus/test_refresh_steps.py compares whole cycles with reading every queue at every step)."""
         now = self.time
         step = int(now // STEP)
@@ -380,13 +396,12 @@ class MorpheusModel(CapacityClusterModel):
         while self._changes and self._changes[0] <= now + 1e-9:
             heapq.heappop(self._changes)
             pieces = True
-        if pieces:
-            names = self.names
-        elif step != self._applied_step:
-            names = {name for s in range(self._applied_step + 1, step + 1) for name in self._base_changes.get(s, ())}
-            names = sorted(names, key=self._order.__getitem__)  # in the queues' order: the same set_capacity calls
-        else:
+        if not pieces and step == self._applied_step:
             return
+        names = {name for s in range(self._applied_step + 1, step + 1) for name in self._base_changes.get(s, ())}
+        if pieces:  # and the queues holding R* pieces (the others' capacity moves only with their base, read above)
+            names |= self._with_pieces
+        names = sorted(names, key=self._order.__getitem__)  # in the queues' order: the same set_capacity calls
         self._applied_step = step
         changed = [self.apply(name, residual=False) for name in names]
         if any(changed):
@@ -403,6 +418,7 @@ class MorpheusModel(CapacityClusterModel):
         p = self.provisioning[name]
         if p.from_start is not None:
             self.pieces[name].append((job.arrival, p.from_start))
+            self._with_pieces.add(name)
             for k in range(1, p.from_start.size + 1):  # R* changes every step from the run's start
                 if k == p.from_start.size or p.from_start[k] != p.from_start[k - 1]:
                     heapq.heappush(self._changes, job.arrival + k * STEP)

@@ -242,7 +242,7 @@ class ReservationPlan:
     def _add_grant(self, job_id: int, steps: np.ndarray, containers: int, z: np.ndarray) -> int:
         """:meth:`add_grant` once checked: ``steps`` unique plan steps, ``z`` the container (an array), and
         ``containers`` known to fit (DRA's rule grants at most the room it read)."""
-        self.load[:, steps] += z[:, None] * containers
+        _add_at(self.load, steps, z, containers)
         gid = self._next_id
         self._next_id += 1
         self.grants[gid] = (job_id, steps, containers, z)
@@ -252,7 +252,7 @@ class ReservationPlan:
     def remove_grant(self, grant_id: int) -> None:
         """End a grant (its T seconds are over)."""
         _, steps, n, z = self.grants.pop(grant_id)
-        self.load[:, steps] -= z[:, None] * n
+        _add_at(self.load, steps, z, -n)
 
     # ---- checks and copies --------------------------------------------------------------------------
     def check(self) -> None:
@@ -341,8 +341,10 @@ class ReservationPlan:
 
     def _replan_adhoc(self) -> None:
         """Strict priority: ad hoc jobs whose room a production change took are planned again."""
+        if not self.adhoc:  # nothing to re-plan (Lab 03's cycles plan no ad hoc job): the test below is not made
+            return
         over = np.any(self.adhoc_load > self.capacity - self.load, axis=0)
-        if not over.any() or not self.adhoc:
+        if not over.any():
             return
         hit = {jid: a for jid, a in self.adhoc.items() if np.any(over[a.containers(self.horizon) > 0])}
         for jid, old in hit.items():
@@ -358,6 +360,19 @@ class ReservationPlan:
             self._add(self.adhoc_load, found, +1)
             self.adhoc[jid] = found
         self.adhoc = dict(sorted(self.adhoc.items()))
+
+
+def _add_at(load: np.ndarray, steps: np.ndarray, z: np.ndarray, n: int) -> None:
+    """``load[:, steps] += z[:, None] * n`` for unique ``steps``: element by element for a grant of a step or two (the
+    same float product and sum at each element; numpy's fancy indexing cost most of a DRA grant), by numpy above."""
+    if steps.size * z.size > 8:
+        load[:, steps] += z[:, None] * n
+        return
+    for r, zr in enumerate(z.tolist()):
+        add = zr * n  # the product numpy makes, a float (n a whole number)
+        row = load[r]
+        for s in steps.tolist():
+            row[s] += add
 
 
 def _name(method) -> str:

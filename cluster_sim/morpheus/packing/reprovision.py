@@ -40,6 +40,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ... import validate
+from .lowcost import _max_fit_step
 
 __all__ = ["Grant", "ReprovisionRule", "reprovision"]
 
@@ -107,14 +108,20 @@ class ReprovisionRule:
 
     def hold_steps(self, now: float, step_seconds: float) -> np.ndarray:
         """Plan steps (not wrapped) overlapping ``[now, now + T)``."""
-        now = validate.number(now, "now", lo=0)
+        return self._hold_steps(validate.number(now, "now", lo=0), step_seconds)
+
+    def _hold_steps(self, now: float, step_seconds: float) -> np.ndarray:
+        """:meth:`hold_steps` for a ``now`` known to be valid (the model's clock)."""
         first = int(math.floor(now / step_seconds))
         last = int(math.ceil((now + self.hold_seconds) / step_seconds)) - 1
         return np.arange(first, max(last, first) + 1)
 
     def recent_steps(self, now: float, step_seconds: float) -> np.ndarray:
         """Plan steps (not wrapped) overlapping ``[now - recent_seconds, now]``."""
-        now = validate.number(now, "now", lo=0)
+        return self._recent_steps(validate.number(now, "now", lo=0), step_seconds)
+
+    def _recent_steps(self, now: float, step_seconds: float) -> np.ndarray:
+        """:meth:`recent_steps` for a ``now`` known to be valid (the model's clock)."""
         return np.arange(int(math.floor((now - self.recent_seconds) / step_seconds)),
                          int(math.floor(now / step_seconds)) + 1)
 
@@ -170,14 +177,16 @@ def reprovision(plan, job_id: int, now: float, demand, rule: ReprovisionRule = R
 
 
 def _reprovision(plan, job_id: int, now: float, demand: int, rule: ReprovisionRule, granted_recent, *,
-                 reserved_now=None, own_recent=None, skyline):
+                 reserved_now=None, own_recent=None, skyline, container=None):
     """:func:`reprovision`'s decision and grant on arguments known to be valid: the public function's, once checked,
     and the :class:`~cluster_sim.morpheus.packing.model.Reprovisioner`'s, which come from its own model and plan
     (``now >= 0``, ``demand`` and ``reserved_now`` whole containers, ``skyline`` the job's reservation at every plan
     step, ``own_recent`` and ``granted_recent`` one value per recent step), so a paper cycle's 22,790 calls are not
     validated again. The plan's room over the hold is read once (``plan.add_grant`` would read it again to check the
     grant fits; the rule never grants more than that room). A test runs whole cycles both ways
-    (tests/morpheus/test_reprovision_fast.py)."""
+    (tests/morpheus/test_reprovision_fast.py). ``container``: the job's container as ``plan._container`` makes it,
+    when the caller keeps it (read-only: the grants share it); the room over a hold of a step or two is read in
+    Python floats as :meth:`ReservationPlan.room` reads it, without validating the container again."""
     H, dt = plan.horizon, plan.step_seconds
     alloc = plan.allocations.get(job_id) or plan.adhoc.get(job_id)
     cur = int(math.floor(now / dt)) % H
@@ -187,12 +196,21 @@ def _reprovision(plan, job_id: int, now: float, demand: int, rule: ReprovisionRu
     recent = skyline[steps % H] if own_recent is None else np.asarray(own_recent, dtype=float)
     if rule.recent_counts_grants and granted_recent is not None:
         recent = recent + np.asarray(granted_recent, dtype=float)
-    z = plan._container(alloc.job.container)
+    z = plan._container(alloc.job.container) if container is None else container
     if reserved_now is None:
         reserved = int(skyline[cur]) + sum(n for jid, at, n, _ in plan.grants.values() if jid == job_id and cur in at)
     else:
         reserved = reserved_now
-    room = plan.room(hold, z)
+    if hold.size * z.size <= 8:  # plan.room's own path for a step or two (hold is already wrapped), in the same floats
+        zs = z.tolist()
+        room = max(min(_max_fit_step(plan.load[:, s].tolist(), plan.capacity[:, s].tolist(), zs)
+                       for s in hold.tolist()), 0)
+    else:
+        room = plan.room(hold, z)
     grant = rule._decide(demand, reserved, float(recent.max()), room)
-    gid = plan._add_grant(job_id, np.unique(hold), grant.containers, z) if grant.containers else None
+    if not grant.containers:
+        return grant, None
+    # np.unique(hold): the hold's plan steps, sorted, once each (a sorted set of a step or two, without numpy's sort)
+    steps = np.array(sorted(set(hold.tolist())), dtype=hold.dtype)
+    gid = plan._add_grant(job_id, steps, grant.containers, z)
     return grant, gid
