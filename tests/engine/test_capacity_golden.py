@@ -20,8 +20,12 @@ def _diffs(part: str, got: dict) -> list[str]:
     return out
 
 
+# Lab 03's cycles as the labs run them (admission passes batched) are compared by tests/morpheus/test_result_golden.py,
+# whose records hold every field of these (the tasks with their attempts, the admissions, the metrics, the capacity
+# logs, the DRA decisions, the preemptions) for the same cycles: simulating them here again cost the suite about 10 s.
+# The Mesa-event-per-admission path below still compares them with these records.
 @pytest.mark.xdist_group("golden")
-@pytest.mark.parametrize("part", ["engine", "morpheus", "wing"])
+@pytest.mark.parametrize("part", ["engine", "wing"])
 def test_seeded_runs_on_the_capacity_scheduler_give_the_records_they_gave_before(part):
     scenarios = {"engine": golden.engine_scenarios, "morpheus": golden.morpheus_scenarios,
                  "wing": golden.wing_scenarios}
