@@ -227,8 +227,12 @@ class ShadowMeter:
             w = np.asarray(self._release_amt, dtype=np.float64)
             self.survival_sum += float(surv @ w)
             self.survival_weight += int(w.sum())
-            h, _ = np.histogram(np.clip(surv, 0.0, self.edges[-1]), bins=self.edges, weights=w)
-            self.survival_hist += h
+            # each time's bin, [edge i, edge i+1) with the last one closed (np.histogram's rule), and the amounts
+            # summed per bin: whole numbers, so exact in any order and equal to np.histogram's (test_measure), at a
+            # fraction of its cost on the short logs of frequent view updates
+            bins = len(self.edges) - 1
+            idx = np.searchsorted(self.edges, np.clip(surv, 0.0, self.edges[-1]), side="right") - 1
+            self.survival_hist += np.bincount(np.minimum(idx, bins - 1), weights=w, minlength=bins)
             self._release_t.clear()
             self._release_amt.clear()
 

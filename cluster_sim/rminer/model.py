@@ -75,6 +75,12 @@ class RMRun:
 
 
 
+#: a log of at most this many commits and releases is fed to the meter event by event, a longer one in one batch:
+#: the batch's fixed cost (about forty numpy calls) is larger below it. RMiner's labs feed a few hundred events at a
+#: view update; the capstone's every ten or so (the batches were a tenth of a run's CPU)
+SMALL_BATCH = 32
+
+
 class ShadowProbe:
     """Feeds the CSV's releases, commits and view updates into one :class:`ShadowMeter`.
 
@@ -118,6 +124,41 @@ class ShadowProbe:
         row at the last feed plus what its events since gave back and took (the ledger's free now, checked)."""
         if not self._times:
             return
+        if len(self._times) <= SMALL_BATCH:
+            self._feed_each()
+        else:
+            self._feed_batch()
+        free_now = self.csv.ledger.free
+        if not np.array_equal(self._free_fed, free_now):
+            m = int(np.argwhere((self._free_fed != free_now).any(axis=1))[0][0])
+            raise AssertionError(f"machine {m}'s free resources changed without a commit or release the shadow probe "
+                                 f"was told of: {self._free_fed[m].tolist()} from its events, {free_now[m].tolist()} "
+                                 "in the ledger")
+
+    def _feed_each(self) -> None:
+        """A short log, event by event through the meter's ``release`` and ``allocate`` (the numbers ``feed`` gives:
+        tests/rminer/test_issue33_work.py), in Python ints."""
+        times, codes, amounts = self._times, self._machines, self._amounts
+        self._new_log()
+        meter, series = self._meter, self.series
+        n_r = meter.n_resources
+        free = memoryview(self._free_fed)
+        for i, (t, code) in enumerate(zip(times, codes)):
+            amount = amounts[i * n_r:(i + 1) * n_r]
+            m = code if code >= 0 else ~code
+            sign = 1 if code >= 0 else -1
+            after = [free[m, r] + sign * amount[r] for r in range(n_r)]
+            for r in range(n_r):
+                free[m, r] = after[r]
+            if code >= 0:
+                meter.release(t, m, amount, after)
+            else:
+                meter.allocate(t, m, after)
+            if series is not None:
+                series.set(t, meter.shadow_of(0))
+
+    def _feed_batch(self) -> None:
+        """A long log in one vectorised batch (``ShadowMeter.feed``)."""
         t = np.frombuffer(self._times, dtype=np.float64)
         coded = np.frombuffer(self._machines, dtype=np.int64)
         demand = np.frombuffer(self._amounts, dtype=np.int64).reshape(len(t), -1)
@@ -126,13 +167,7 @@ class ShadowProbe:
         machine = np.where(released, coded, ~coded)
         change = np.where(released[:, None], demand, -demand)
         free_after = self._free_fed[machine] + cumsum_by(machine, change)
-        free_now = self.csv.ledger.free
         np.add.at(self._free_fed, machine, change)
-        if not np.array_equal(self._free_fed, free_now):
-            m = int(np.argwhere((self._free_fed != free_now).any(axis=1))[0][0])
-            raise AssertionError(f"machine {m}'s free resources changed without a commit or release the shadow probe "
-                                 f"was told of: {self._free_fed[m].tolist()} from its events, {free_now[m].tolist()} "
-                                 "in the ledger")
         shadow = self._meter.feed(t, machine, demand, free_after, released)
         if self.series is not None:  # the step series, event by event as before (ci and default runs)
             for when, s in zip(t.tolist(), shadow[:, 0].tolist()):
