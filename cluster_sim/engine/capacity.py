@@ -49,6 +49,7 @@ import numpy as np
 from mesa.time import Priority
 
 from ..validate import number
+from .agents import CentralStateView
 from .metrics import StepIntegral
 from .model import ClusterModel
 from .placement import best_fit, first_fit, random_among, random_fit, worst_fit
@@ -308,6 +309,10 @@ class CapacityScheduler(mesa.Agent):
         self._n_owed = 0  # leaves owed work (Queue.owed): some queue is starved while it is above 0
         self._over: set[str] = set()  # queues holding some usage above a lowered maximum (excess > 0)
         self._pass_call = model.callback(self._pass)
+        # gangs committed in one go (CentralStateView.commit_gang) unless a lab's central state commits its own way
+        csv = self.csv
+        self._gang_commits = type(csv).commit is CentralStateView.commit and "commit" not in vars(csv) and \
+            type(csv).commit_gang is CentralStateView.commit_gang
         # every admission's time, job, tasks admitted and gang size expected, as columns of C numbers (a
         # paper-scale run admits 2.4 M gangs: a tuple each held 100 bytes); :attr:`admissions` reads them
         self._admitted = (array("d"), array("q"), array("q"), array("q"))
@@ -765,11 +770,22 @@ class CapacityScheduler(mesa.Agent):
     def _start(self, q: Queue, job: Job, gang: list[Task], machines: list[int]) -> None:
         manager = self.model.job_managers[job.id]
         pending = self._pending[job.id]
-        commit, watched, name = self.csv.commit, manager.watched, q.name  # looked up once a gang, not a task
-        for task, m in zip(gang, machines):
-            task.attempts += 1
-            if not commit(task, m, watched=watched(task), queue=name):
-                raise AssertionError(f"task {task.id} did not fit machine {m} on the true state")
+        csv, watched, name = self.csv, manager.watched, q.name  # looked up once a gang, not a task
+        together = len(gang) > 1 and self._gang_commits
+        if together:
+            # the gang's holds in one go (the same holds, usage and reports: CentralStateView.commit_gang)
+            for task in gang:
+                task.attempts += 1
+            together = csv.commit_gang(gang, machines, watched=[watched(task) for task in gang], queue=name)
+            if not together:  # told again task by task below, which names the task that does not fit
+                for task in gang:
+                    task.attempts -= 1
+        if not together:
+            commit = csv.commit
+            for task, m in zip(gang, machines):
+                task.attempts += 1
+                if not commit(task, m, watched=watched(task), queue=name):
+                    raise AssertionError(f"task {task.id} did not fit machine {m} on the true state")
         for column, value in zip(self._admitted, (self.model.time, job.id, len(gang), min(job.gang, len(pending)))):
             column.append(value)
         del pending[: len(gang)]

@@ -262,13 +262,18 @@ def build_jobs(w: ValueWorkload, cluster_wide: bool) -> list[Job]:
     rs = w.config.run_start
     out, tid = [], 0
     j = w.jobs
-    for job_id, submit, org, n, runtime, prio in zip(j["job"].to_numpy(), j["submit"].to_numpy(float),
-                                                     j["org"].to_numpy(), j["containers"].to_numpy(),
-                                                     j["runtime"].to_numpy(float), j["priority"].to_numpy()):
-        queue = CLUSTER if cluster_wide else org_queue(org)
-        job = Job(id=int(job_id), arrival=float(submit - rs), queue=queue, gang=int(n), priority=int(prio))
-        job.stages.append(Stage(0, [Task(tid + k, job, 0, (1, 1), float(runtime)) for k in range(int(n))]))
-        tid += int(n)
+    queue = CLUSTER if cluster_wide else None
+    demand = (1, 1)  # one container: the one tuple for every task (Task checks a tuple it has seen once only)
+    # the columns as Python numbers (tolist), not numpy scalars: the same values, and the same float subtraction,
+    # without a numpy scalar operation per job and a float() per task
+    for job_id, submit, org, n, runtime, prio in zip(j["job"].tolist(), j["submit"].to_numpy(float).tolist(),
+                                                     j["org"].tolist(), j["containers"].tolist(),
+                                                     j["runtime"].to_numpy(float).tolist(), j["priority"].tolist()):
+        n = int(n)
+        job = Job(id=int(job_id), arrival=float(submit - rs), queue=queue or org_queue(org), gang=n,
+                  priority=int(prio))
+        job.stages.append(Stage(0, [Task(tid + k, job, 0, demand, runtime) for k in range(n)]))
+        tid += n
         out.append(job)
     return out
 
@@ -369,23 +374,30 @@ def _collect(config, w, model: WingModel, cap: pd.Series, eff, wall: float) -> W
     rs = config.run_start
     j = w.jobs
     by_id = model.by_id
-    start = np.array([by_id[int(i)].first_start for i in j["job"]]) + rs
-    finish = np.array([by_id[int(i)].finish for i in j["job"]]) + rs
-    failed = np.array([by_id[int(i)].failed for i in j["job"]])
+    engine_jobs = [by_id[i] for i in j["job"].tolist()]  # the run's jobs in the frame's order (read once)
+    start = np.array([job.first_start for job in engine_jobs]) + rs
+    finish = np.array([job.finish for job in engine_jobs]) + rs
+    failed = np.array([job.failed for job in engine_jobs])
     state = np.where(failed, "failed", np.where(np.isnan(finish), "pending", "completed"))
-    finish_s = pd.Series(finish, index=j["job"].to_numpy())
-    value = value_attained(w.downloads, finish_s)
-    leaf = np.array([by_id[int(i)].queue for i in j["job"]])
+    # value_attained(w.downloads, finish by job) counted in numpy: each download of a run job's output is earned if
+    # later than the job's completion (NaN compares False); the same counts, as floats (whole numbers, exact)
+    d = w.downloads
+    writer = pd.Index(j["job"].to_numpy()).get_indexer(d["job"].to_numpy())  # -1: not a run job (none, by prepare)
+    ok = writer >= 0
+    earned = np.zeros(len(d), dtype=bool)
+    earned[ok] = d["time"].to_numpy(float)[ok] > finish[writer[ok]]
+    value = np.bincount(writer[earned], minlength=len(j)).astype(float)
+    leaf = np.array([job.queue for job in engine_jobs])
     too_big = j["containers"].to_numpy() > cap.reindex(leaf).to_numpy() + 1e-9
     out = j[["job", "template", "kind", "user", "org", "queue", "priority", "submit", "runtime", "containers",
              "compute", "dep_mode", "k_true", "direct_true", "agg_true", "direct_pred", "agg_pred"]].copy()
     out["end_trace"] = j["submit"] + j["runtime"]
     out["start"], out["finish"], out["state"] = start, finish, state
-    out["value"] = value.to_numpy()
+    out["value"] = value
     out["too_big"] = too_big
     out["efficiency"] = eff.to_numpy() if eff is not None else np.nan
     adm = pd.DataFrame(model.capacity_scheduler.admissions, columns=["time", "job", "tasks", "gang"])
-    adm["queue"] = adm["job"].map(lambda i: by_id[int(i)].queue)
+    adm["queue"] = pd.Series([by_id[i].queue for i in adm["job"].tolist()], index=adm.index, dtype=object)
     n_tasks = int(j["containers"].sum())
     events = len(j) + len(adm) + int((state == "completed").sum()) + n_tasks + model.rekeys
     prov = seen = None
