@@ -270,13 +270,14 @@ class CentralStateView(mesa.Agent):
                 summed[r] += d
         self.commits += len(tasks)
         self._add_usage(now, summed, +1)
-        started, listeners, isnan = model.task_started, self.commit_listeners, math.isnan
+        started, listeners, isnan, wakes = model.task_started, self.commit_listeners, math.isnan, self._wake_times
         for task, m, finish, watch in zip(tasks, machines, finishes, watched):
             first = isnan(task.start)
             task.state, task.machine = RUNNING, m
             if first:
                 task.start = now
-            if watch or self.each_completion or self._release_waiters:
+            # (a gang's tasks mostly finish together: a wake-up asked for already is not asked for again)
+            if (watch or self.each_completion or self._release_waiters) and finish not in wakes:
                 self._request_wake(finish)
             if first:
                 started(task)

@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import math
 from array import array
-from operator import le
+from operator import add, le
 from bisect import bisect_right
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
@@ -153,6 +153,7 @@ class Queue:
         # read-only, as its plain numbers (``guaranteed_list``, read at every admission) are kept beside it
         value.flags.writeable = False
         self._guaranteed, self.guaranteed_list = value, value.tolist()
+        self.guaranteed_tol = [g + 1e-9 for g in self.guaranteed_list]  # what _owed compares a need with
         self.changed.add(self)
 
     @property
@@ -592,7 +593,8 @@ class CapacityScheduler(mesa.Agent):
             return False
         if used is None:
             used = self._used_ints(q)
-        if not all(u + n <= g + 1e-9 for u, n, g in zip(used, q.least_need, q.guaranteed_list)):
+        # (u + n <= g + 1e-9 resource by resource, the sums in C: g + 1e-9 kept from when the guarantee was set)
+        if not all(map(le, map(add, used, q.least_need), q.guaranteed_tol)):
             return False  # not even the smallest amounts fit: no gang does (the same sums as below)
         if len(q.startable_needs) == 1:
             return True  # the one gang's need is the least need: it fits, by the same sums
@@ -685,7 +687,7 @@ class CapacityScheduler(mesa.Agent):
         self._used_now = {}
         try:
             starved = self._n_owed > 0
-            limits = _Limits(self.queues, starved)
+            limits = None  # each queue's limit (_Limits), made when a queue first needs its candidates
             ledger = self.csv.ledger
             free = None  # the (machines, R) array, made when a gang first needs it
             free_total, rooms = ledger.truly_free_total(), {}
@@ -698,6 +700,8 @@ class CapacityScheduler(mesa.Agent):
             for q in list(self._order(self.root, starved)):
                 if not self._may_fit(q, starved, free_total, rooms):
                     continue
+                if limits is None:
+                    limits = _Limits(self.queues, starved)
                 for i in self._candidates(q, limits, free, free_total, fits_least=True):
                     job = q.jobs[i]
                     pending = pending_of[job.id]
@@ -932,7 +936,9 @@ def _dominant_share(used: list, guaranteed: list) -> float:
     resource guaranteed nothing counts as infinitely served if used, not at all if not)."""
     best = 0.0  # plain floats: two numbers per queue, compared at every admission
     for u, g in zip(used, guaranteed):
-        best = max(best, u / g if g > 0 else (math.inf if u > 0 else 0.0))
+        share = u / g if g > 0 else (math.inf if u > 0 else 0.0)
+        if share > best:  # max(best, share), without a call (never NaN: u >= 0, and g > 0 here)
+            best = share
     return best
 
 

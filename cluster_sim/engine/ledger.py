@@ -302,7 +302,7 @@ class ResourceLedger:
         holding them one by one; but the rows, totals, queue use and kept lists are written once per machine
         (a capacity scheduler's gang of hundreds of containers lands on a few machines: Lab 05's admissions)."""
         d0 = demands[0]
-        if all(d is d0 or d == d0 for d in demands):  # a job's tasks ask alike: whole units times counts
+        if demands.count(d0) == len(demands):  # a job's tasks ask alike: whole units times counts
             take = {m: [c * d for d in d0] for m, c in Counter(machines).items()}
         else:
             take = {}
@@ -314,7 +314,7 @@ class ResourceLedger:
             for r, d in enumerate(amount):
                 if alloc[m, r] + d > cap[m, r]:
                     return None
-        if len(set(map(id, owners))) != len(owners) or any(o in live for o in owners):
+        if len(set(owners)) != len(owners) or not live.keys().isdisjoint(owners):
             held = next((o for o in owners if o in live), None)
             raise ValueError(f"{held!r} already holds {live.get(held)}, or an owner is listed twice: release it first")
         total = self._allocated_total
