@@ -1022,7 +1022,12 @@ def _gang_total(tasks: list[Task]) -> tuple:
     """The tasks' total demand per resource, in whole units (Python ints)."""
     if len(tasks) == 1:
         return tasks[0].demand
-    return tuple(map(sum, zip(*[t.demand for t in tasks])))
+    demands = [t.demand for t in tasks]
+    d0 = demands[0]
+    if demands.count(d0) == len(demands):  # a job's tasks mostly ask alike: the same whole units, times their count
+        n = len(demands)
+        return tuple(d * n for d in d0)
+    return tuple(map(sum, zip(*demands)))
 
 
 def _total_demand(tasks: list[Task]) -> np.ndarray:

@@ -346,7 +346,8 @@ def run(config: WingConfig, *, priority: Callable | None = None, workload: Value
     t0 = time.perf_counter()
     w = _remembered_lake(config) if workload is None else workload
     eff = efficiency(config, w, priority)
-    machines, specs, cap = queue_plan(config, w.peaks, w.jobs.groupby("org")["containers"].max(), w.peak)
+    biggest, needs, polling, delay = _run_inputs(w) if workload is None else _lake_inputs(w)
+    machines, specs, cap = queue_plan(config, w.peaks, biggest, w.peak)
     jobs = build_jobs(w, specs is None)
     ref: list = []
     order, times = order_for(config, w, eff, ref)
@@ -355,12 +356,6 @@ def run(config: WingConfig, *, priority: Callable | None = None, workload: Value
     else:
         specs = [QueueSpec(s.name, share=s.share, max_share=s.max_share, order=order, backfill=config.backfill)
                  for s in specs]
-    needs: dict[int, list[int]] = {}
-    hard = w.deps[~w.deps["stale_ok"]]
-    for j, u in zip(hard["job"].to_numpy(), hard["depOn"].to_numpy()):
-        needs.setdefault(int(j), []).append(int(u))
-    polling = set(w.jobs.loc[w.jobs["dep_mode"] == "polling", "job"].astype(int))
-    delay = dict(zip(w.jobs["job"].astype(int), w.jobs["poll_delay"].astype(float)))
     model = WingModel(engine_config(config, w, machines), specs, jobs, needs=needs, polling=polling,
                       poll_delay=delay, rekey_times=times, recorder=recorder_for(w) if record else None,
                       check_every_event=check_every_event, record_series=False)
@@ -368,6 +363,28 @@ def run(config: WingConfig, *, priority: Callable | None = None, workload: Value
     model.run_until(w.horizon)
     model.check_invariants()
     return _collect(config, w, model, cap, eff, time.perf_counter() - t0)
+
+
+def _lake_inputs(w: ValueWorkload) -> tuple:
+    """What every run of lake ``w`` reads from it alike: each organisation's largest job, each job's hard inputs
+    (the upstream jobs it needs), the polling jobs and their delays (the model copies the last three)."""
+    biggest = w.jobs.groupby("org")["containers"].max()
+    needs: dict[int, list[int]] = {}
+    hard = w.deps[~w.deps["stale_ok"]]
+    for j, u in zip(hard["job"].to_numpy(), hard["depOn"].to_numpy()):
+        needs.setdefault(int(j), []).append(int(u))
+    polling = set(w.jobs.loc[w.jobs["dep_mode"] == "polling", "job"].astype(int))
+    delay = dict(zip(w.jobs["job"].astype(int), w.jobs["poll_delay"].astype(float)))
+    return biggest, needs, polling, delay
+
+
+def _run_inputs(w: ValueWorkload) -> tuple:
+    """:func:`_lake_inputs` of a remembered lake, kept on it: its runs (a claims pool runs 30 on each) read them
+    once. Only for the remembered lake, which no caller changes (a lake given to :func:`run` is read afresh)."""
+    kept = w.__dict__.get("_run_inputs")
+    if kept is None:
+        kept = w.__dict__["_run_inputs"] = _lake_inputs(w)
+    return kept
 
 
 def _collect(config, w, model: WingModel, cap: pd.Series, eff, wall: float) -> WingResult:
