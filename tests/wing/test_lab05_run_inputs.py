@@ -6,6 +6,7 @@ import pandas as pd
 import pytest
 
 from cluster_sim.wing.scheduling import WingConfig, run, value_attained, workload_for
+from cluster_sim.wing.scheduling.experiments import org_queue
 
 
 @pytest.mark.parametrize("policy,queues,capacity", [("wing_agg", "org", 0.3), ("prio", "cluster", 0.2),
@@ -22,3 +23,12 @@ def test_a_run_on_the_remembered_lake_is_the_run_on_a_fresh_copy(policy, queues,
     want = value_attained(w.downloads, finish)
     assert kept.jobs["value"].tolist() == want.tolist() and kept.value == float(want.sum())
     assert 0 < kept.value < kept.achievable  # some value earned, some lost: the comparison means something
+
+
+def test_the_admissions_name_their_queues_as_before():
+    # the old expression (a map by a function: pandas infers the column's string dtype from its values)
+    r = run(WingConfig.ci().replace(policy="prio", capacity=0.3))
+    org = {int(j): o for j, o in zip(r.jobs["job"], r.jobs["org"])}
+    before = r.admissions["job"].map(lambda i: org_queue(org[int(i)])).rename("queue")
+    assert len(r.admissions) > 0
+    pd.testing.assert_series_equal(r.admissions["queue"], before)

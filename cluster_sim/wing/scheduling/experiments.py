@@ -414,7 +414,7 @@ def _collect(config, w, model: WingModel, cap: pd.Series, eff, wall: float) -> W
     out["too_big"] = too_big
     out["efficiency"] = eff.to_numpy() if eff is not None else np.nan
     adm = pd.DataFrame(model.capacity_scheduler.admissions, columns=["time", "job", "tasks", "gang"])
-    adm["queue"] = pd.Series([by_id[i].queue for i in adm["job"].tolist()], index=adm.index, dtype=object)
+    adm["queue"] = adm["job"].map(lambda i: by_id[int(i)].queue)
     n_tasks = int(j["containers"].sum())
     events = len(j) + len(adm) + int((state == "completed").sum()) + n_tasks + model.rekeys
     prov = seen = None
