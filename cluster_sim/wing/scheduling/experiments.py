@@ -40,6 +40,7 @@ import numpy as np
 import pandas as pd
 
 from ...engine import ClusterConfig, Job, QueueSpec, Stage, Task
+from ...engine.model import gc_paused
 from ...sweep import run_grid
 from ..multihop import show
 from ..lake import GIB, ROW_BYTES, generate_lake, lake_rows
@@ -348,21 +349,25 @@ def run(config: WingConfig, *, priority: Callable | None = None, workload: Value
     eff = efficiency(config, w, priority)
     biggest, needs, polling, delay = _run_inputs(w) if workload is None else _lake_inputs(w)
     machines, specs, cap = queue_plan(config, w.peaks, biggest, w.peak)
-    jobs = build_jobs(w, specs is None)
-    ref: list = []
-    order, times = order_for(config, w, eff, ref)
-    if specs is None:
-        specs = [QueueSpec(CLUSTER, order=order, backfill=config.backfill)]
-    else:
-        specs = [QueueSpec(s.name, share=s.share, max_share=s.max_share, order=order, backfill=config.backfill)
-                 for s in specs]
-    model = WingModel(engine_config(config, w, machines), specs, jobs, needs=needs, polling=polling,
-                      poll_delay=delay, rekey_times=times, recorder=recorder_for(w) if record else None,
-                      check_every_event=check_every_event, record_series=False)
-    ref.append(model)
-    model.run_until(w.horizon)
-    model.check_invariants()
-    return _collect(config, w, model, cap, eff, time.perf_counter() - t0)
+    # the collector paused from the jobs' making to the outcome, as the model pauses it while it runs (gc_paused):
+    # a run makes thousands of tasks, jobs and agents that refer to each other, and young-generation collections
+    # walked them again and again while they were made and read; they are collected once the run is over
+    with gc_paused(WingModel.pause_gc):
+        jobs = build_jobs(w, specs is None)
+        ref: list = []
+        order, times = order_for(config, w, eff, ref)
+        if specs is None:
+            specs = [QueueSpec(CLUSTER, order=order, backfill=config.backfill)]
+        else:
+            specs = [QueueSpec(s.name, share=s.share, max_share=s.max_share, order=order, backfill=config.backfill)
+                     for s in specs]
+        model = WingModel(engine_config(config, w, machines), specs, jobs, needs=needs, polling=polling,
+                          poll_delay=delay, rekey_times=times, recorder=recorder_for(w) if record else None,
+                          check_every_event=check_every_event, record_series=False)
+        ref.append(model)
+        model.run_until(w.horizon)
+        model.check_invariants()
+        return _collect(config, w, model, cap, eff, time.perf_counter() - t0)
 
 
 def _lake_inputs(w: ValueWorkload) -> tuple:
