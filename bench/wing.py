@@ -140,6 +140,32 @@ Measured on the old
   tests/engine/test_capacity_golden.py, which covers Wing's policies at ci and default). Before it, at
   5,000 jobs a day PRIO took 11.7 s CPU and Wing-MIL 23.3 s under cProfile; the six policies at 40k jobs
   were not run (the closure comes first).
+
+Lab 05's claims pool (round 17, issues 24 and 33): ``--part claims05`` runs ``claims_runs(WingConfig.ci(),
+pool_size=4)`` (120 Wing runs through run_grid in one process, a fresh cache each time, the 4 lakes prepared
+in it) by an older checkout's code and by this one, in fresh processes taken in turns, and checks that both give
+the same frame of runs (``pd.testing.assert_frame_equal``, the runs' wall times left out):
+
+    git archive 9402da2 cluster_sim | tar -x -C /tmp/s17w/old
+    .venv/bin/python bench/wing.py --part claims05 --before /tmp/s17w/old --rounds 5
+
+Measured 19:05-19:09 UTC at load 1.0-1.2 (the lead's work beside it; CPU times of one side varied by a third
+from round to round): before 17.28 / 13.09 / 18.02 / 15.42 / 16.51 s, now 11.83 / 14.09 / 12.53 / 13.01 /
+14.03 s; RATIO 1.27x CPU time (medians 16.51 s / 13.01 s), the same frame of runs. About a fifth of what is
+left is preparing the 4 lakes (``prepare``: lake generation, single hop, Owl's closure), which this round did
+not touch. What changed, each tested against the old path (tests/engine/test_gang_commit.py, the golden records
+of tests/engine/test_capacity_golden.py, tests/wing/test_lab05_run_inputs.py):
+
+* a gang is committed in one go (``ResourceLedger.try_hold_gang``, ``CentralStateView.commit_gang``): its rows,
+  totals and queue use written once per machine, the usage set once at the gang's total; the same holds in the
+  same order, then each task's wake-up, start and ``on_commit`` in order;
+* the ledger's kept lists of fitting machines follow the machines that changed when next read
+  (``fitting_machines``), not at every hold and release; ``pop_due`` releases the common hold inline;
+* the admission scan: ``_owed``'s sums and ``_dominant_share`` without Python calls, the limits made only when a
+  queue needs its candidates, a gang's total of alike tasks by a product;
+* a Wing run: its lake's inputs read once per remembered lake, the jobs built and the outcome collected on plain
+  numbers (each job's value counted by ``np.bincount``: ``value_attained``'s counts), the collector paused from
+  the jobs' making to the outcome (as the model pauses it while it runs).
 """
 
 from __future__ import annotations
