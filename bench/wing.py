@@ -140,6 +140,32 @@ Measured on the old
   tests/engine/test_capacity_golden.py, which covers Wing's policies at ci and default). Before it, at
   5,000 jobs a day PRIO took 11.7 s CPU and Wing-MIL 23.3 s under cProfile; the six policies at 40k jobs
   were not run (the closure comes first).
+
+Lab 05's claims pool (round 17, issues 24 and 33): ``--part claims05`` runs ``claims_runs(WingConfig.ci(),
+pool_size=4)`` (120 Wing runs through run_grid in one process, a fresh cache each time, the 4 lakes prepared
+in it) by an older checkout's code and by this one, in fresh processes taken in turns, and checks that both give
+the same frame of runs (``pd.testing.assert_frame_equal``, the runs' wall times left out):
+
+    git archive 9402da2 cluster_sim | tar -x -C /tmp/s17w/old
+    .venv/bin/python bench/wing.py --part claims05 --before /tmp/s17w/old --rounds 5
+
+Measured 19:05-19:09 UTC at load 1.0-1.2 (the lead's work beside it; CPU times of one side varied by a third
+from round to round): before 17.28 / 13.09 / 18.02 / 15.42 / 16.51 s, now 11.83 / 14.09 / 12.53 / 13.01 /
+14.03 s; RATIO 1.27x CPU time (medians 16.51 s / 13.01 s), the same frame of runs. About a fifth of what is
+left is preparing the 4 lakes (``prepare``: lake generation, single hop, Owl's closure), which this round did
+not touch. What changed, each tested against the old path (tests/engine/test_gang_commit.py, the golden records
+of tests/engine/test_capacity_golden.py, tests/wing/test_lab05_run_inputs.py):
+
+* a gang is committed in one go (``ResourceLedger.try_hold_gang``, ``CentralStateView.commit_gang``): its rows,
+  totals and queue use written once per machine, the usage set once at the gang's total; the same holds in the
+  same order, then each task's wake-up, start and ``on_commit`` in order;
+* the ledger's kept lists of fitting machines follow the machines that changed when next read
+  (``fitting_machines``), not at every hold and release; ``pop_due`` releases the common hold inline;
+* the admission scan: ``_owed``'s sums and ``_dominant_share`` without Python calls, the limits made only when a
+  queue needs its candidates, a gang's total of alike tasks by a product;
+* a Wing run: its lake's inputs read once per remembered lake, the jobs built and the outcome collected on plain
+  numbers (each job's value counted by ``np.bincount``: ``value_attained``'s counts), the collector paused from
+  the jobs' making to the outcome (as the model pauses it while it runs).
 """
 
 from __future__ import annotations
@@ -446,13 +472,71 @@ def window_pairs_section(jobs_per_day: int, seed: int, history_days: int, omegas
               f"{est.work().gib:.1f} GiB; CPU {c:.1f} s")
 
 
+_CLAIMS05 = """
+import json, os, sys, tempfile, time
+src = sys.argv[1]
+if src:  # an older checkout's code first, without this worktree's editable install
+    sys.meta_path[:] = [f for f in sys.meta_path if "__editable__" not in repr(f)]
+    sys.path.insert(0, src)
+os.environ["CLUSTER_SIM_PROGRESS"] = "off"
+os.environ["CLUSTER_SIM_SWEEP_CLIENT"] = "inprocess"
+import cluster_sim
+from cluster_sim.wing.scheduling.claims import claims_runs
+from cluster_sim.wing.scheduling.config import WingConfig
+c0, t0 = time.process_time(), time.perf_counter()
+df = claims_runs(WingConfig.ci(), pool_size=int(sys.argv[2]), cache=tempfile.mkdtemp())
+cpu, wall = time.process_time() - c0, time.perf_counter() - t0
+df.drop(columns=["wall_seconds"]).to_pickle(sys.argv[3])
+print(json.dumps(dict(cpu=cpu, wall=wall, runs=len(df), where=os.path.dirname(cluster_sim.__file__))))
+"""
+
+
+def claims05_against_checkout(src: str, pool_size: int, rounds: int) -> None:
+    """Lab 05's claims pool at ``ci`` (``claims_runs(WingConfig.ci(), pool_size=...)``, through run_grid in this
+    process, a fresh cache each time) by an older checkout's code (``src``: a directory holding its
+    ``cluster_sim``, e.g. ``git archive 9402da2 cluster_sim | tar -x -C /tmp/old``) and by this one, in fresh
+    processes taken in turns; the RATIO of their CPU times (the median of each side's rounds), and whether both
+    computed the same frame of runs (``pd.testing.assert_frame_equal``, the runs' wall times left out)."""
+    import json
+    import os
+    import subprocess
+    import sys
+    import tempfile
+
+    times: dict[str, list[float]] = {"before": [], "now": []}
+    frames: dict[str, pd.DataFrame] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for r in range(rounds):
+            for side, where in (("before", src), ("now", "")):
+                out_file = os.path.join(tmp, f"{side}{r}.pkl")
+                out = subprocess.run([sys.executable, "-c", _CLAIMS05, where, str(pool_size), out_file], check=True,
+                                     capture_output=True, text=True).stdout
+                res = json.loads(out.strip().splitlines()[-1])
+                times[side].append(res["cpu"])
+                frames[side] = pd.read_pickle(out_file)
+                print(f"  {side:<6} claims_runs(ci, pool_size={pool_size}): {res['runs']} runs, cpu {res['cpu']:6.2f}s "
+                      f"wall {res['wall']:6.2f}s (code in {res['where']}) load {os.getloadavg()[0]:.1f}", flush=True)
+    try:
+        pd.testing.assert_frame_equal(frames["before"], frames["now"])
+        same = True
+    except AssertionError:
+        same = False
+    before, now = (sorted(times[k])[len(times[k]) // 2] for k in ("before", "now"))
+    print(f"RATIO before / now = {before / now:4.2f}x CPU time (medians of {rounds}: {before:.2f}s / {now:.2f}s); "
+          f"same frame of runs: {same}", flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="a tenth of a paper-scale day (4k jobs)")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--part", choices=("all", "pipeline", "scheduling", "window-pairs"), default="all",
+    ap.add_argument("--part", choices=("all", "pipeline", "scheduling", "window-pairs", "claims05"), default="all",
                     help="Lab 04's pipeline, Lab 05's scheduling section, or both; or the history's closure "
-                         "within ω sampled (window-pairs: --sched-jobs-per-day, --history-days, --omegas)")
+                         "within ω sampled (window-pairs: --sched-jobs-per-day, --history-days, --omegas); or "
+                         "Lab 05's claims pool at ci by an older checkout's code (--before) against this one (claims05)")
+    ap.add_argument("--before", help="claims05: a directory holding an older checkout's cluster_sim")
+    ap.add_argument("--pool-size", type=int, default=4, help="claims05: seeds in the claims pool (default %(default)s)")
+    ap.add_argument("--rounds", type=int, default=3, help="claims05: runs of each side, in turns (default %(default)s)")
     ap.add_argument("--omegas", default="1,3.5,7", help="window-pairs: the ω to count, in days (default %(default)s)")
     ap.add_argument("--samples", type=int, default=10_000, help="window-pairs: ancestors sampled (default %(default)s)")
     ap.add_argument("--sched-jobs-per-day", type=int, default=None,
@@ -467,6 +551,17 @@ def main() -> None:
     ap.add_argument("--max-memory-gib", type=float, default=None,
                     help="raise WingConfig's memory cap (default 8 GiB) on purpose for a bigger run")
     args = ap.parse_args()
+    if args.part == "claims05":
+        import os
+
+        if not args.before or not os.path.isdir(os.path.join(args.before, "cluster_sim")):
+            raise SystemExit(f"--before={args.before!r} is not allowed: give a directory holding an older checkout's "
+                             "cluster_sim (git archive <commit> cluster_sim | tar -x -C <dir>)")
+        if args.pool_size < 2 or args.rounds < 1:
+            raise SystemExit(f"--pool-size={args.pool_size} and --rounds={args.rounds} are not allowed: a pool of 2 "
+                             "seeds or more, 1 round or more")
+        claims05_against_checkout(args.before, args.pool_size, args.rounds)
+        return
     if args.part in ("all", "pipeline"):
         pipeline_section(args.quick, args.seed)
     if args.part == "window-pairs":

@@ -248,6 +248,43 @@ class CentralStateView(mesa.Agent):
                 fn(task, now)
         return True
 
+    def commit_gang(self, tasks: list[Task], machines: list[int], *, watched: list[bool], queue=None) -> bool:
+        """:meth:`commit` of a gang (``tasks[i]`` on ``machines[i]``, visible, for its own duration), all or none:
+        False (nothing committed, no conflict counted) if the tasks do not fit together.
+
+        What committing them one by one does, with the holds made first (the gang starts together): the same holds
+        in the same order (:meth:`ResourceLedger.try_hold_gang`), the same usage (set once, at the gang's total:
+        the same integral and change points, as every step is at this same time), then each task's wake-up,
+        start and ``on_commit`` in the tasks' order. ``watched[i]``: as :meth:`commit`'s ``watched`` for task i."""
+        model = self.model
+        now = model.time
+        speed = model.speed
+        finishes = [now + task.duration / speed[m] for task, m in zip(tasks, machines)]
+        demands = [task.demand for task in tasks]
+        if self.ledger.try_hold_gang(machines, demands, finishes, tasks, queue=queue) is None:
+            return False
+        n_res = len(self._usage_now)
+        summed = [0] * n_res
+        for demand in demands:
+            for r, d in enumerate(demand):
+                summed[r] += d
+        self.commits += len(tasks)
+        self._add_usage(now, summed, +1)
+        started, listeners, isnan, wakes = model.task_started, self.commit_listeners, math.isnan, self._wake_times
+        for task, m, finish, watch in zip(tasks, machines, finishes, watched):
+            first = isnan(task.start)
+            task.state, task.machine = RUNNING, m
+            if first:
+                task.start = now
+            # (a gang's tasks mostly finish together: a wake-up asked for already is not asked for again)
+            if (watch or self.each_completion or self._release_waiters) and finish not in wakes:
+                self._request_wake(finish)
+            if first:
+                started(task)
+            for fn in listeners:
+                fn(task, now)
+        return True
+
     def kill(self, task: Task, reason: str) -> None:
         """End a running task now (eviction, preemption): its resources return at once."""
         self._stop(task)

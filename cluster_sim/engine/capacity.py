@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import math
 from array import array
-from operator import le
+from operator import add, le
 from bisect import bisect_right
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
@@ -49,6 +49,7 @@ import numpy as np
 from mesa.time import Priority
 
 from ..validate import number
+from .agents import CentralStateView
 from .metrics import StepIntegral
 from .model import ClusterModel
 from .placement import best_fit, first_fit, random_among, random_fit, worst_fit
@@ -152,6 +153,7 @@ class Queue:
         # read-only, as its plain numbers (``guaranteed_list``, read at every admission) are kept beside it
         value.flags.writeable = False
         self._guaranteed, self.guaranteed_list = value, value.tolist()
+        self.guaranteed_tol = [g + 1e-9 for g in self.guaranteed_list]  # what _owed compares a need with
         self.changed.add(self)
 
     @property
@@ -308,6 +310,10 @@ class CapacityScheduler(mesa.Agent):
         self._n_owed = 0  # leaves owed work (Queue.owed): some queue is starved while it is above 0
         self._over: set[str] = set()  # queues holding some usage above a lowered maximum (excess > 0)
         self._pass_call = model.callback(self._pass)
+        # gangs committed in one go (CentralStateView.commit_gang) unless a lab's central state commits its own way
+        csv = self.csv
+        self._gang_commits = type(csv).commit is CentralStateView.commit and "commit" not in vars(csv) and \
+            type(csv).commit_gang is CentralStateView.commit_gang
         # every admission's time, job, tasks admitted and gang size expected, as columns of C numbers (a
         # paper-scale run admits 2.4 M gangs: a tuple each held 100 bytes); :attr:`admissions` reads them
         self._admitted = (array("d"), array("q"), array("q"), array("q"))
@@ -587,7 +593,8 @@ class CapacityScheduler(mesa.Agent):
             return False
         if used is None:
             used = self._used_ints(q)
-        if not all(u + n <= g + 1e-9 for u, n, g in zip(used, q.least_need, q.guaranteed_list)):
+        # (u + n <= g + 1e-9 resource by resource, the sums in C: g + 1e-9 kept from when the guarantee was set)
+        if not all(map(le, map(add, used, q.least_need), q.guaranteed_tol)):
             return False  # not even the smallest amounts fit: no gang does (the same sums as below)
         if len(q.startable_needs) == 1:
             return True  # the one gang's need is the least need: it fits, by the same sums
@@ -680,7 +687,7 @@ class CapacityScheduler(mesa.Agent):
         self._used_now = {}
         try:
             starved = self._n_owed > 0
-            limits = _Limits(self.queues, starved)
+            limits = None  # each queue's limit (_Limits), made when a queue first needs its candidates
             ledger = self.csv.ledger
             free = None  # the (machines, R) array, made when a gang first needs it
             free_total, rooms = ledger.truly_free_total(), {}
@@ -693,6 +700,8 @@ class CapacityScheduler(mesa.Agent):
             for q in list(self._order(self.root, starved)):
                 if not self._may_fit(q, starved, free_total, rooms):
                     continue
+                if limits is None:
+                    limits = _Limits(self.queues, starved)
                 for i in self._candidates(q, limits, free, free_total, fits_least=True):
                     job = q.jobs[i]
                     pending = pending_of[job.id]
@@ -765,11 +774,22 @@ class CapacityScheduler(mesa.Agent):
     def _start(self, q: Queue, job: Job, gang: list[Task], machines: list[int]) -> None:
         manager = self.model.job_managers[job.id]
         pending = self._pending[job.id]
-        commit, watched, name = self.csv.commit, manager.watched, q.name  # looked up once a gang, not a task
-        for task, m in zip(gang, machines):
-            task.attempts += 1
-            if not commit(task, m, watched=watched(task), queue=name):
-                raise AssertionError(f"task {task.id} did not fit machine {m} on the true state")
+        csv, watched, name = self.csv, manager.watched, q.name  # looked up once a gang, not a task
+        together = len(gang) > 1 and self._gang_commits
+        if together:
+            # the gang's holds in one go (the same holds, usage and reports: CentralStateView.commit_gang)
+            for task in gang:
+                task.attempts += 1
+            together = csv.commit_gang(gang, machines, watched=[watched(task) for task in gang], queue=name)
+            if not together:  # told again task by task below, which names the task that does not fit
+                for task in gang:
+                    task.attempts -= 1
+        if not together:
+            commit = csv.commit
+            for task, m in zip(gang, machines):
+                task.attempts += 1
+                if not commit(task, m, watched=watched(task), queue=name):
+                    raise AssertionError(f"task {task.id} did not fit machine {m} on the true state")
         for column, value in zip(self._admitted, (self.model.time, job.id, len(gang), min(job.gang, len(pending)))):
             column.append(value)
         del pending[: len(gang)]
@@ -916,7 +936,9 @@ def _dominant_share(used: list, guaranteed: list) -> float:
     resource guaranteed nothing counts as infinitely served if used, not at all if not)."""
     best = 0.0  # plain floats: two numbers per queue, compared at every admission
     for u, g in zip(used, guaranteed):
-        best = max(best, u / g if g > 0 else (math.inf if u > 0 else 0.0))
+        share = u / g if g > 0 else (math.inf if u > 0 else 0.0)
+        if share > best:  # max(best, share), without a call (never NaN: u >= 0, and g > 0 here)
+            best = share
     return best
 
 
@@ -1000,7 +1022,12 @@ def _gang_total(tasks: list[Task]) -> tuple:
     """The tasks' total demand per resource, in whole units (Python ints)."""
     if len(tasks) == 1:
         return tasks[0].demand
-    return tuple(map(sum, zip(*[t.demand for t in tasks])))
+    demands = [t.demand for t in tasks]
+    d0 = demands[0]
+    if demands.count(d0) == len(demands):  # a job's tasks mostly ask alike: the same whole units, times their count
+        n = len(demands)
+        return tuple(d * n for d in d0)
+    return tuple(map(sum, zip(*demands)))
 
 
 def _total_demand(tasks: list[Task]) -> np.ndarray:

@@ -35,6 +35,7 @@ Example
 from __future__ import annotations
 
 import heapq
+from collections import Counter
 from operator import attrgetter
 
 import numpy as np
@@ -109,6 +110,7 @@ class ResourceLedger:
         # the machines each demand fits on truly_free, kept from the first fitting_machines(demand) on, at every
         # change of a machine's rows (_refit)
         self._fit = FitLists()
+        self._stale: set = set()  # machines whose rows changed since the kept lists last followed them (_refit)
 
     def _views(self) -> None:
         # Element views of the same memory (not copies): a commit or a release touches one machine's
@@ -163,36 +165,48 @@ class ResourceLedger:
 
     def fitting_machines(self, demand: tuple) -> list[int] | None:
         """The machines where ``demand`` fits what is truly free (``(truly_free >= demand).all(axis=1)``), in
-        ascending order, as a list this ledger keeps up to date at every hold and release from this first call
-        on (read it, never change it); None once :data:`~cluster_sim.engine.placement.FIT_LISTS` other demands
-        have lists (:class:`~cluster_sim.engine.placement.FitLists`).
+        ascending order, as a list this ledger keeps from this first call on (read it, never change it) and brings
+        up to date whenever it is read here: call this again after a hold or a release (the same list, followed);
+        None once :data:`~cluster_sim.engine.placement.FIT_LISTS` other demands have lists
+        (:class:`~cluster_sim.engine.placement.FitLists`).
 
         For a placement that reads only which machines fit (the capacity scheduler's random fit, at every
         admission): at RMiner's 1,500 machines building ``truly_free`` and comparing its columns cost about a
         fifth of an admission, where a hold or a release changes one machine, which the list follows by one test.
+        The machines whose rows changed are noted at each hold and release and the lists follow them here, once
+        each, when next read: a gang of hundreds of containers lands on a few machines and comes back on them
+        (Lab 05), and following every hold and release cost more than the reads.
 
         >>> ledger = ResourceLedger(np.array([[2, 2], [1, 1], [4, 4]]))
         >>> fits = ledger.fitting_machines((2, 2)); fits
         [0, 2]
-        >>> h = ledger.hold(2, (3, 3), until=1.0, owner="a"); fits
+        >>> h = ledger.hold(2, (3, 3), until=1.0, owner="a"); ledger.fitting_machines((2, 2))
         [0]
-        >>> [hold.owner for hold in ledger.pop_due(1.0)], fits
-        (['a'], [0, 2])
+        >>> [hold.owner for hold in ledger.pop_due(1.0)], ledger.fitting_machines((2, 2)) is fits, fits
+        (['a'], True, [0, 2])
         """
+        if self._stale:
+            self._follow()
         kept = self._fit.get(demand)
         if kept is not None:
             return kept[1]
         return self._fit.machines(demand, self.truly_free)  # a new list (the array is made for it only)
 
     def _refit(self, machine: int) -> None:
-        """Bring the kept lists of fitting machines up to date after ``machine``'s rows changed."""
-        cap, alloc, hid = self._cap, self._alloc, self._hid
-        if self._n_res == 2:  # CPU and memory, spelt out: this runs at every hold and release
-            row = (cap[machine, 0] - alloc[machine, 0] - hid[machine, 0],
-                   cap[machine, 1] - alloc[machine, 1] - hid[machine, 1])
-        else:
-            row = [cap[machine, r] - alloc[machine, r] - hid[machine, r] for r in range(self._n_res)]
-        self._fit.update(machine, row)
+        """Note that ``machine``'s rows changed: the kept lists of fitting machines follow it when next read."""
+        self._stale.add(machine)
+
+    def _follow(self) -> None:
+        """Bring the kept lists of fitting machines up to date for the machines whose rows changed."""
+        cap, alloc, hid, update = self._cap, self._alloc, self._hid, self._fit.update
+        for machine in self._stale:  # any order: each machine's place in a list depends on its row only
+            if self._n_res == 2:  # CPU and memory, spelt out
+                row = (cap[machine, 0] - alloc[machine, 0] - hid[machine, 0],
+                       cap[machine, 1] - alloc[machine, 1] - hid[machine, 1])
+            else:
+                row = [cap[machine, r] - alloc[machine, r] - hid[machine, r] for r in range(self._n_res)]
+            update(machine, row)
+        self._stale.clear()
 
     @property
     def allocated_total(self) -> np.ndarray:
@@ -279,6 +293,62 @@ class ResourceLedger:
         heapq.heappush(self._heap, hold)
         return hold
 
+    def try_hold_gang(self, machines: list[int], demands: list, until: list[float], owners: list, *,
+                      queue=None) -> list[Hold] | None:
+        """:meth:`try_hold` of visible holds, one per owner (``owners[i]`` holds ``demands[i]`` on ``machines[i]``
+        until ``until[i]``), all or none: the holds, or None (nothing held) if the gang does not fit together.
+
+        The same holds, made in the same order (the same ``seq``, the same heap), and the same rows and totals as
+        holding them one by one; but the rows, totals, queue use and kept lists are written once per machine
+        (a capacity scheduler's gang of hundreds of containers lands on a few machines: Lab 05's admissions)."""
+        d0 = demands[0]
+        if demands.count(d0) == len(demands):  # a job's tasks ask alike: whole units times counts
+            take = {m: [c * d for d in d0] for m, c in Counter(machines).items()}
+        else:
+            take = {}
+            for m, demand in zip(machines, demands):
+                row = take.get(m)
+                take[m] = list(demand) if row is None else [a + d for a, d in zip(row, demand)]
+        cap, alloc, live = self._cap, self._alloc, self._live
+        for m, amount in take.items():
+            for r, d in enumerate(amount):
+                if alloc[m, r] + d > cap[m, r]:
+                    return None
+        if len(set(owners)) != len(owners) or not live.keys().isdisjoint(owners):
+            held = next((o for o in owners if o in live), None)
+            raise ValueError(f"{held!r} already holds {live.get(held)}, or an owner is listed twice: release it first")
+        total = self._allocated_total
+        summed = [0] * self._n_res
+        for m, amount in take.items():
+            for r, d in enumerate(amount):
+                alloc[m, r] += d
+                summed[r] += d
+        for r, d in enumerate(summed):
+            total[r] += d
+        if queue is not None:
+            row = self._queue_rows.get(queue)
+            if row is None:
+                used = self.queue_used[queue] = np.zeros(self.capacity.shape[1], dtype=np.int64)
+                row = self._queue_rows[queue] = memoryview(used)
+            for r, d in enumerate(summed):
+                row[r] += d
+            self.queues_changed.add(queue)
+        if self._fit:
+            for m in take:
+                self._refit(m)
+        seq, push, heap, new = self._seq, heapq.heappush, self._heap, float.__new__
+        holds = []
+        for owner, m, demand, finish in zip(owners, machines, demands, until):
+            hold = new(Hold, finish)  # Hold(owner, m, demand, finish, True, queue, seq), its fields set here
+            hold.owner, hold.machine, hold.demand, hold.finish = owner, m, demand, finish
+            hold.visible, hold.queue, hold.seq, hold.live = True, queue, seq, True
+            seq += 1
+            live[owner] = hold
+            push(heap, hold)
+            holds.append(hold)
+        self._seq = seq
+        return holds
+
     def hold(self, machine: int, demand, until: float, owner, *, visible: bool = True, queue=None) -> Hold:
         """:meth:`try_hold`, raising ``ValueError`` if the demand is not whole numbers or does not fit."""
         demand = whole_numbers(demand, "demand")
@@ -344,7 +414,24 @@ class ResourceLedger:
                     continue  # released early (killed, evicted, migrated)
                 hold.live = False
                 del live[hold.owner]
-                self._give_back(hold)
+                if hold.visible and hold.queue is not None and len(hold.demand) == 2:
+                    # _give_back spelt out for the capacity scheduler's common hold (visible, charged to a queue,
+                    # CPU and memory): it runs at every completion
+                    rows, m, (d0, d1), total = self._alloc, hold.machine, hold.demand, self._released_total
+                    left0, left1 = rows[m, 0] - d0, rows[m, 1] - d1
+                    rows[m, 0], rows[m, 1] = left0, left1
+                    total[0] += d0
+                    total[1] += d1
+                    row = self._queue_rows[hold.queue]
+                    row[0] -= d0
+                    row[1] -= d1
+                    self.queues_changed.add(hold.queue)
+                    if self._fit:
+                        self._stale.add(m)
+                    if left0 < 0 or left1 < 0:
+                        raise AssertionError(f"machine {m} released more than it held: {self.allocated[m].tolist()}")
+                else:
+                    self._give_back(hold)
                 yield hold
 
     def holds(self) -> list[Hold]:
@@ -381,4 +468,6 @@ class ResourceLedger:
         for queue, used in self.queue_used.items():
             if (used < 0).any():
                 raise AssertionError(f"queue {queue!r} holds a negative amount {used.tolist()}")
+        if self._stale:
+            self._follow()
         self._fit.check(self.truly_free, "the ledger")

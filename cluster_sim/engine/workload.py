@@ -51,19 +51,28 @@ class Task:
     tag: Any = None  # free slot for a lab's own bookkeeping (e.g. "rm" for Resource Miner tasks)
 
     def __post_init__(self) -> None:
-        # Built by the million: the common case (a tuple of non-negative ints) is checked cheaply.
+        # Built by the million: the common case (a tuple of non-negative ints) is checked cheaply, and the very
+        # tuple checked last (a job's tasks mostly share one) not again: a tuple of ints cannot change
+        global _last_whole
         d = self.demand
-        whole = type(d) is tuple and len(d) > 0
-        if whole:
-            for x in d:  # a plain loop: a generator in all() here was 3 % of Lab 05's runs
-                if type(x) is not int or x < 0:
-                    whole = False
-                    break
-        if not whole:
-            self.demand = _demand(d, self.id)
+        if d is not _last_whole:
+            whole = type(d) is tuple and len(d) > 0
+            if whole:
+                for x in d:  # a plain loop: a generator in all() here was 3 % of Lab 05's runs
+                    if type(x) is not int or x < 0:
+                        whole = False
+                        break
+            if whole:
+                _last_whole = d
+            else:
+                self.demand = _demand(d, self.id)
         if not 0.0 < self.duration < math.inf:  # also refuses NaN
             raise ValueError(f"Task {self.id}: duration={self.duration!r} is not allowed: "
                              "a task runs for a finite, positive number of seconds")
+
+
+#: the demand tuple a Task checked last (whole, non-negative ints): the next task given that very tuple needs no loop
+_last_whole = None
 
 
 def _demand(demand, task_id) -> tuple[int, ...]:

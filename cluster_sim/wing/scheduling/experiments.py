@@ -40,6 +40,7 @@ import numpy as np
 import pandas as pd
 
 from ...engine import ClusterConfig, Job, QueueSpec, Stage, Task
+from ...engine.model import gc_paused
 from ...sweep import run_grid
 from ..multihop import show
 from ..lake import GIB, ROW_BYTES, generate_lake, lake_rows
@@ -262,13 +263,18 @@ def build_jobs(w: ValueWorkload, cluster_wide: bool) -> list[Job]:
     rs = w.config.run_start
     out, tid = [], 0
     j = w.jobs
-    for job_id, submit, org, n, runtime, prio in zip(j["job"].to_numpy(), j["submit"].to_numpy(float),
-                                                     j["org"].to_numpy(), j["containers"].to_numpy(),
-                                                     j["runtime"].to_numpy(float), j["priority"].to_numpy()):
-        queue = CLUSTER if cluster_wide else org_queue(org)
-        job = Job(id=int(job_id), arrival=float(submit - rs), queue=queue, gang=int(n), priority=int(prio))
-        job.stages.append(Stage(0, [Task(tid + k, job, 0, (1, 1), float(runtime)) for k in range(int(n))]))
-        tid += int(n)
+    queue = CLUSTER if cluster_wide else None
+    demand = (1, 1)  # one container: the one tuple for every task (Task checks a tuple it has seen once only)
+    # the columns as Python numbers (tolist), not numpy scalars: the same values, and the same float subtraction,
+    # without a numpy scalar operation per job and a float() per task
+    for job_id, submit, org, n, runtime, prio in zip(j["job"].tolist(), j["submit"].to_numpy(float).tolist(),
+                                                     j["org"].tolist(), j["containers"].tolist(),
+                                                     j["runtime"].to_numpy(float).tolist(), j["priority"].tolist()):
+        n = int(n)
+        job = Job(id=int(job_id), arrival=float(submit - rs), queue=queue or org_queue(org), gang=n,
+                  priority=int(prio))
+        job.stages.append(Stage(0, [Task(tid + k, job, 0, demand, runtime) for k in range(n)]))
+        tid += n
         out.append(job)
     return out
 
@@ -341,47 +347,75 @@ def run(config: WingConfig, *, priority: Callable | None = None, workload: Value
     t0 = time.perf_counter()
     w = _remembered_lake(config) if workload is None else workload
     eff = efficiency(config, w, priority)
-    machines, specs, cap = queue_plan(config, w.peaks, w.jobs.groupby("org")["containers"].max(), w.peak)
-    jobs = build_jobs(w, specs is None)
-    ref: list = []
-    order, times = order_for(config, w, eff, ref)
-    if specs is None:
-        specs = [QueueSpec(CLUSTER, order=order, backfill=config.backfill)]
-    else:
-        specs = [QueueSpec(s.name, share=s.share, max_share=s.max_share, order=order, backfill=config.backfill)
-                 for s in specs]
+    biggest, needs, polling, delay = _run_inputs(w) if workload is None else _lake_inputs(w)
+    machines, specs, cap = queue_plan(config, w.peaks, biggest, w.peak)
+    # the collector paused from the jobs' making to the outcome, as the model pauses it while it runs (gc_paused):
+    # a run makes thousands of tasks, jobs and agents that refer to each other, and young-generation collections
+    # walked them again and again while they were made and read; they are collected once the run is over
+    with gc_paused(WingModel.pause_gc):
+        jobs = build_jobs(w, specs is None)
+        ref: list = []
+        order, times = order_for(config, w, eff, ref)
+        if specs is None:
+            specs = [QueueSpec(CLUSTER, order=order, backfill=config.backfill)]
+        else:
+            specs = [QueueSpec(s.name, share=s.share, max_share=s.max_share, order=order, backfill=config.backfill)
+                     for s in specs]
+        model = WingModel(engine_config(config, w, machines), specs, jobs, needs=needs, polling=polling,
+                          poll_delay=delay, rekey_times=times, recorder=recorder_for(w) if record else None,
+                          check_every_event=check_every_event, record_series=False)
+        ref.append(model)
+        model.run_until(w.horizon)
+        model.check_invariants()
+        return _collect(config, w, model, cap, eff, time.perf_counter() - t0)
+
+
+def _lake_inputs(w: ValueWorkload) -> tuple:
+    """What every run of lake ``w`` reads from it alike: each organisation's largest job, each job's hard inputs
+    (the upstream jobs it needs), the polling jobs and their delays (the model copies the last three)."""
+    biggest = w.jobs.groupby("org")["containers"].max()
     needs: dict[int, list[int]] = {}
     hard = w.deps[~w.deps["stale_ok"]]
     for j, u in zip(hard["job"].to_numpy(), hard["depOn"].to_numpy()):
         needs.setdefault(int(j), []).append(int(u))
     polling = set(w.jobs.loc[w.jobs["dep_mode"] == "polling", "job"].astype(int))
     delay = dict(zip(w.jobs["job"].astype(int), w.jobs["poll_delay"].astype(float)))
-    model = WingModel(engine_config(config, w, machines), specs, jobs, needs=needs, polling=polling,
-                      poll_delay=delay, rekey_times=times, recorder=recorder_for(w) if record else None,
-                      check_every_event=check_every_event, record_series=False)
-    ref.append(model)
-    model.run_until(w.horizon)
-    model.check_invariants()
-    return _collect(config, w, model, cap, eff, time.perf_counter() - t0)
+    return biggest, needs, polling, delay
+
+
+def _run_inputs(w: ValueWorkload) -> tuple:
+    """:func:`_lake_inputs` of a remembered lake, kept on it: its runs (a claims pool runs 30 on each) read them
+    once. Only for the remembered lake, which no caller changes (a lake given to :func:`run` is read afresh)."""
+    kept = w.__dict__.get("_run_inputs")
+    if kept is None:
+        kept = w.__dict__["_run_inputs"] = _lake_inputs(w)
+    return kept
 
 
 def _collect(config, w, model: WingModel, cap: pd.Series, eff, wall: float) -> WingResult:
     rs = config.run_start
     j = w.jobs
     by_id = model.by_id
-    start = np.array([by_id[int(i)].first_start for i in j["job"]]) + rs
-    finish = np.array([by_id[int(i)].finish for i in j["job"]]) + rs
-    failed = np.array([by_id[int(i)].failed for i in j["job"]])
+    engine_jobs = [by_id[i] for i in j["job"].tolist()]  # the run's jobs in the frame's order (read once)
+    start = np.array([job.first_start for job in engine_jobs]) + rs
+    finish = np.array([job.finish for job in engine_jobs]) + rs
+    failed = np.array([job.failed for job in engine_jobs])
     state = np.where(failed, "failed", np.where(np.isnan(finish), "pending", "completed"))
-    finish_s = pd.Series(finish, index=j["job"].to_numpy())
-    value = value_attained(w.downloads, finish_s)
-    leaf = np.array([by_id[int(i)].queue for i in j["job"]])
+    # value_attained(w.downloads, finish by job) counted in numpy: each download of a run job's output is earned if
+    # later than the job's completion (NaN compares False); the same counts, as floats (whole numbers, exact)
+    d = w.downloads
+    writer = pd.Index(j["job"].to_numpy()).get_indexer(d["job"].to_numpy())  # -1: not a run job (none, by prepare)
+    ok = writer >= 0
+    earned = np.zeros(len(d), dtype=bool)
+    earned[ok] = d["time"].to_numpy(float)[ok] > finish[writer[ok]]
+    value = np.bincount(writer[earned], minlength=len(j)).astype(float)
+    leaf = np.array([job.queue for job in engine_jobs])
     too_big = j["containers"].to_numpy() > cap.reindex(leaf).to_numpy() + 1e-9
     out = j[["job", "template", "kind", "user", "org", "queue", "priority", "submit", "runtime", "containers",
              "compute", "dep_mode", "k_true", "direct_true", "agg_true", "direct_pred", "agg_pred"]].copy()
     out["end_trace"] = j["submit"] + j["runtime"]
     out["start"], out["finish"], out["state"] = start, finish, state
-    out["value"] = value.to_numpy()
+    out["value"] = value
     out["too_big"] = too_big
     out["efficiency"] = eff.to_numpy() if eff is not None else np.nan
     adm = pd.DataFrame(model.capacity_scheduler.admissions, columns=["time", "job", "tasks", "gang"])
