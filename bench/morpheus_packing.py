@@ -46,6 +46,8 @@ Issue 33's target (1,000 jobs in 10 s): at the edge. The lead's quiet runs after
 --no-baseline 9.6 s (CPU 9.4 s) and 10.2 s (CPU 9.9 s). The CPU time is within 10 s; the wall time is within it
 on some runs and 2 % over on others, so the target is not met with a margin on this machine.
 On last round's faster machine (quiet, load 0.03-0.4) the previous search took 6.9 s (baseline 11.7 s, x1.68).
+Round 17 (2026-11-27, quiet, load 0.9-1.0), --no-baseline twice in a row on the same code: 7.3 s (CPU 7.3 s) and
+9.9 s (CPU 9.6 s): within the 10 s both times, and a measure of how far one run on this machine can stray.
 
 LowCost's time grows with the number of stages a job has (the rows - one per end point, at most 64 -
 walk through the stages together, and each stage costs a fixed number of numpy calls: a sort when

@@ -87,6 +87,11 @@ issue 33's target, not measurably under it. Timed quietly after the merge (load 
 same command on the code before, quiet that morning (load 1.0): SmartRM 80.9 s. So quietly 1.18x, and SmartRM is
 still 15 % over the 60 s.
 
+On the project's current machine (AMD EPYC, AVX2 only, about 2.2x slower on this project's work), 2026-11-27,
+round 17's final code, quiet (load 0.8-1.0), ``PYTHONPATH=. /usr/bin/time -v .venv/bin/python bench/rminer.py --part
+runs --modes smart``: the full SmartRM run 160.7 s CPU (64.6 us a task, 1.05 GB peak RSS; round 13 159.0 s), its
+20 s slice 10.2 s batched against the reference's 13.8 s (1.36x, same metrics): about 2.7x over the 60 s.
+
 The sweep section runs notebook 08's Fig. 4 sweep at the paper preset (15 NoRM runs of 200 machines,
 300 s) through ``run_grid`` in this process and then on a Dask LocalCluster of every usable core (what
 ``client="auto"`` chooses for it), and prints the RATIO of the wall times (ideal: the number of workers;
