@@ -266,6 +266,16 @@ class ResourceLedger:
             raise AssertionError(f"machine {machine} released more than it held: {self.allocated[machine].tolist()}")
 
     # ---- holds released at a known time -------------------------------------------------------
+    def _charge(self, queue, amount) -> None:
+        """Add ``amount`` to ``queue``'s use (its vector made at its first hold) and note the queue changed."""
+        row = self._queue_rows.get(queue)
+        if row is None:
+            used = self.queue_used[queue] = np.zeros(self.capacity.shape[1], dtype=np.int64)
+            row = self._queue_rows[queue] = memoryview(used)
+        for r, d in enumerate(amount):  # the vector's own memory: numpy's += of a tuple cost 4x more a commit
+            row[r] += d
+        self.queues_changed.add(queue)
+
     def try_hold(self, machine: int, demand, until: float, owner, *, visible: bool = True, queue=None):
         """Hold ``demand`` on ``machine`` until ``until`` if it fits (a commit's single check);
         the :class:`Hold`, or None. An owner holds one place at a time."""
@@ -278,13 +288,7 @@ class ResourceLedger:
             rows[machine, r] += d
             total[r] += d
         if queue is not None:
-            row = self._queue_rows.get(queue)
-            if row is None:
-                used = self.queue_used[queue] = np.zeros(self.capacity.shape[1], dtype=np.int64)
-                row = self._queue_rows[queue] = memoryview(used)
-            for r, d in enumerate(demand):  # the vector's own memory: numpy's += of a tuple cost 4x more a commit
-                row[r] += d
-            self.queues_changed.add(queue)
+            self._charge(queue, demand)
         if self._fit:
             self._refit(machine)
         hold = Hold(owner, machine, demand, until, visible, queue, self._seq)
@@ -326,13 +330,7 @@ class ResourceLedger:
         for r, d in enumerate(summed):
             total[r] += d
         if queue is not None:
-            row = self._queue_rows.get(queue)
-            if row is None:
-                used = self.queue_used[queue] = np.zeros(self.capacity.shape[1], dtype=np.int64)
-                row = self._queue_rows[queue] = memoryview(used)
-            for r, d in enumerate(summed):
-                row[r] += d
-            self.queues_changed.add(queue)
+            self._charge(queue, summed)
         if self._fit:
             for m in take:
                 self._refit(m)
