@@ -83,7 +83,16 @@ import numpy as np
 from ... import validate
 from .jobs import ROUND_UP, Allocation, _gangs
 from .stages import _as_lines, allocation_key, gang_pieces, place_stage_gangs, stage_interval
-from .lowcost_scan import scan_end_points
+
+
+def scan_end_points(L, C, z, xmax_w, demands, gangs, pos, ends):
+    """LowCost's search over end points: :func:`~cluster_sim.morpheus.packing.lowcost_greedy.greedy_scan`, the
+    paper's gang-by-gang rule compiled by Numba, imported on first use (importing Numba costs each process about
+    0.3 s, which only the packing labs should pay). The benchmark and the tests swap in the numpy reference,
+    :func:`~cluster_sim.morpheus.packing.lowcost_scan._scan_reference`, here."""
+    from .lowcost_greedy import greedy_scan
+
+    return greedy_scan(L, C, z, xmax_w, demands, gangs, pos, ends)
 
 __all__ = ["WindowResult", "MAX_END_POINTS", "end_points", "lowcost_reference", "lowcost_window", "greedy_window",
            "check_allocation"]
@@ -274,12 +283,11 @@ def _max_fit_step(L, C, z) -> int:
 
 def lowcost_window(load, capacity, container, demands, gangs=None, alignment: float = 0.0, *,
                    max_end_points: int | None = MAX_END_POINTS) -> WindowResult:
-    """LowCost on one window, all end points at once (numpy); the same decisions as the reference.
+    """LowCost on one window, all end points at once; the same decisions as the reference.
 
-    Arguments as :func:`lowcost_reference`. Each end point is a row; rows walk through the stages
-    together, and :func:`~cluster_sim.morpheus.packing.lowcost_scan.scan_end_points` places all of a stage's
-    gangs at every row in a fixed number of numpy calls (the greedy's order is one sort, see that
-    module), so the Python loop runs once per stage, not once per gang and end point.
+    Arguments as :func:`lowcost_reference`. Each end point is a row; :func:`scan_end_points` places every
+    stage's gangs at every row in one compiled call (:mod:`~cluster_sim.morpheus.packing.lowcost_greedy`), and
+    the cheapest row that placed every stage is kept.
     """
     L, C, z = _as_lines(load, capacity, container)
     demands, gangs = _check_stages(demands, gangs)
@@ -290,7 +298,7 @@ def lowcost_window(load, capacity, container, demands, gangs=None, alignment: fl
     if ends.size <= 0:
         return _no_room(None, W)
     xmax_w = _max_fit(L, C, z)  # containers that fit at each window step (the same for every row)
-    found = scan_end_points(L, C, z, xmax_w, demands, gangs, pos, ends)  # lowcost_scan: stages 3-1
+    found = scan_end_points(L, C, z, xmax_w, demands, gangs, pos, ends)  # stages 3-1
     if found.ids is None:
         return _no_room(found.refused, W)
     return _best_end_point(ends, found.ids, pos, K, W, found.stage_ids, found.stage_lo, found.stage_hi,
