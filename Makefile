@@ -26,6 +26,8 @@ $(STAMP): pyproject.toml requirements.lock kernelspec/pyproject.toml kernelspec/
 	[ -x $(PY) ] || { echo "creating $(VENV) with $$py ($$($$py --version))"; $$py -m venv $(VENV); }
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -c requirements.lock -e ".[test,dev]" ./kernelspec
+	@# LowCost's search is compiled by Numba on its first call (about 5 s) and kept in __pycache__: once, here
+	$(PY) -c "from cluster_sim.morpheus.packing.lowcost import lowcost_window; lowcost_window([[0, 0]], 2, 1, [1])"
 	@touch $(STAMP)
 
 # requirements.lock anew: the newest versions pyproject.toml allows, frozen (then run `make test` before committing it)
