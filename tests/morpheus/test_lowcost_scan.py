@@ -87,6 +87,42 @@ def test_the_compiled_search_makes_the_numpy_searchs_decisions_at_every_end_poin
     assert 0 < refused < n / 2  # both outcomes were exercised
 
 
+def test_the_compiled_search_gives_the_numpy_searchs_floats_on_wide_windows_of_fractional_loads():
+    """Fractional loads, capacities and container sizes over up to four lines (a size of 0 on one; capacities of 0 at
+    some steps, where 0 / 0 counts 0; a full stretch), windows up to 400 steps and jobs of up to 20 stages: every
+    field to the last bit, so the costs, peaks and areas are computed as the numpy search computes them."""
+    rng = np.random.default_rng(18)
+    placed = 0
+    for i in range(300):
+        Q, W = int(rng.integers(1, 5)), int(rng.integers(1, 400))
+        L = rng.random((Q, W)) * rng.choice([1, 10, 100])
+        if rng.random() < 0.5:
+            L = np.round(L, 1)
+        C = L + rng.random((Q, W)) * rng.choice([50, 500, 5000])
+        if rng.random() < 0.1:
+            C[:, rng.integers(0, W, size=3)] = 0.0
+            L[C == 0] = 0.0
+        if rng.random() < 0.2:
+            C[:, : W // 3] = L[:, : W // 3]
+        z = rng.random(Q) * 3
+        z[int(rng.integers(0, Q))] += 0.5
+        if Q > 1 and rng.random() < 0.3:
+            z[0] = 0.0
+        K = int(rng.integers(1, 21))
+        d = rng.integers(0, 51, size=K)
+        d[-1] = max(d[-1], 1)
+        args = scan_args(L, C, z, d.tolist(), rng.integers(1, 7, size=K).tolist(), [None, 5, 64][int(rng.integers(0, 3))])
+        if args[-1].size == 0:
+            continue
+        ref = lowcost_scan._scan_reference(*args)
+        placed += ref.ids is not None
+        try:
+            assert_same_scan(lowcost_greedy.greedy_scan(*args), ref)
+        except AssertionError as e:
+            raise AssertionError(f"window {i}: {e}") from None
+    assert placed > 100
+
+
 def test_lowcost_window_keeps_the_plain_references_answers():
     rng = np.random.default_rng(330)
     for _ in range(200):
