@@ -5,7 +5,7 @@ first: pymoo (Table 2's EVO baseline), scikit-learn (Lab 07's latency model, fit
 ``LatencyModel.fit``), scipy.stats (a t interval, a rank correlation, truncated noise), scipy.optimize (the LPs and
 MILPs of Labs 02, 03, 06) and scipy.ndimage (Lab 07's clustering) are imported by the functions that use them, not by
 every kernel (together about 1.6 s of each start; scipy.optimize and scipy.ndimage 0.09 and 0.04 s of CPU). Numba
-(LowCost's compiled search, about 0.3 s) is imported by the first LowCost search.
+(LowCost's compiled search, about 0.4 s) is imported by the first LowCost search.
 """
 
 from __future__ import annotations

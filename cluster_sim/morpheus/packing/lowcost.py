@@ -84,16 +84,6 @@ from ... import validate
 from .jobs import ROUND_UP, Allocation, _gangs
 from .stages import _as_lines, allocation_key, gang_pieces, place_stage_gangs, stage_interval
 
-
-def scan_end_points(L, C, z, xmax_w, demands, gangs, pos, ends):
-    """LowCost's search over end points: :func:`~cluster_sim.morpheus.packing.lowcost_greedy.greedy_scan`, the
-    paper's gang-by-gang rule compiled by Numba, imported on first use (importing Numba costs each process about
-    0.3 s, which only the packing labs should pay). The benchmark and the tests swap in the numpy reference,
-    :func:`~cluster_sim.morpheus.packing.lowcost_scan._scan_reference`, here."""
-    from .lowcost_greedy import greedy_scan
-
-    return greedy_scan(L, C, z, xmax_w, demands, gangs, pos, ends)
-
 __all__ = ["WindowResult", "MAX_END_POINTS", "end_points", "lowcost_reference", "lowcost_window", "greedy_window",
            "check_allocation"]
 
@@ -279,6 +269,16 @@ def _max_fit_step(L, C, z) -> int:
         else:
             step = 1
     return X
+
+
+def scan_end_points(L, C, z, xmax_w, demands, gangs, pos, ends):
+    """LowCost's search over end points: :func:`~cluster_sim.morpheus.packing.lowcost_greedy.greedy_scan`, the
+    paper's gang-by-gang rule compiled by Numba, imported on first use (importing Numba costs each process about
+    0.4 s, which only the packing labs should pay). The benchmark and the tests swap in the numpy reference,
+    :func:`~cluster_sim.morpheus.packing.lowcost_scan._scan_reference`, here."""
+    from .lowcost_greedy import greedy_scan
+
+    return greedy_scan(L, C, z, xmax_w, demands, gangs, pos, ends)
 
 
 def lowcost_window(load, capacity, container, demands, gangs=None, alignment: float = 0.0, *,
